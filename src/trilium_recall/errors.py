@@ -1,0 +1,51 @@
+"""The few exceptions the engine raises; edges (HTTP, CLI, hook) turn them into answers."""
+
+from __future__ import annotations
+
+
+class RecallError(Exception):
+    """Base of every error this package raises on purpose."""
+
+
+class ConfigError(RecallError):
+    """A setting is missing or invalid; the message names the variable."""
+
+
+class TriliumError(RecallError):
+    """Talking to a Trilium instance failed."""
+
+
+class TriliumUnavailable(TriliumError):
+    """Connection refused, timed out, or 5xx after the bounded retries."""
+
+
+class TriliumAuthError(TriliumError):
+    """Trilium answered 401: the ETAPI token is wrong or revoked."""
+
+
+class TriliumBadResponse(TriliumError):
+    """Trilium answered something that is not the JSON the ETAPI spec promises."""
+
+
+class NoteNotFound(TriliumError):
+    """404 NOTE_NOT_FOUND: deleted or never existed."""
+
+
+class NoteProtected(TriliumError):
+    """400 NOTE_IS_PROTECTED: content is encrypted and must never be indexed."""
+
+
+class ForbiddenRequest(TriliumError):
+    """A request that could change Trilium was stopped before it was sent."""
+
+
+class StoreError(RecallError):
+    """The index file cannot be opened or written (read-only dir, disk full, corrupt)."""
+
+
+class BadRequest(RecallError):
+    """A caller sent something we cannot answer; becomes HTTP 400 with this message."""
+
+
+class UnknownInstance(BadRequest):
+    """A request named an instance that is not configured."""

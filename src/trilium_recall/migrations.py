@@ -1,0 +1,93 @@
+"""Numbered, append-only schema migrations, applied when the index file opens.
+
+Never edit a shipped migration: add the next one. PRAGMA user_version records how far a file is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import apsw
+
+EMBEDDING_DIM = 384
+
+
+def m001_index(db: apsw.Connection) -> None:
+    db.execute(
+        f"""
+        CREATE TABLE instances (
+            name TEXT PRIMARY KEY,
+            url TEXT NOT NULL,
+            watermark TEXT,             -- newest utcDateModified seen by a sync
+            last_sync TEXT,             -- ISO time of the last successful tick or full run
+            last_full TEXT,             -- ISO time of the last complete full comparison
+            build_complete INTEGER NOT NULL DEFAULT 0,
+            error TEXT
+        );
+        CREATE TABLE notes (
+            instance TEXT NOT NULL,
+            note_id TEXT NOT NULL,
+            title TEXT NOT NULL,
+            type TEXT NOT NULL,
+            mime TEXT NOT NULL,
+            area TEXT NOT NULL,
+            paths TEXT NOT NULL,        -- JSON list of breadcrumbs ("Wiki › Summaries")
+            parents TEXT NOT NULL,      -- JSON sorted list of parent note ids
+            blob_id TEXT,
+            content_hash TEXT,
+            utc_modified TEXT NOT NULL,
+            attr_fingerprint TEXT NOT NULL,
+            skip_reason TEXT,           -- NULL when indexed
+            PRIMARY KEY (instance, note_id)
+        );
+        CREATE TABLE sections (
+            id INTEGER PRIMARY KEY,
+            instance TEXT NOT NULL,
+            note_id TEXT NOT NULL,
+            ordinal INTEGER NOT NULL,
+            heading TEXT NOT NULL,
+            text TEXT NOT NULL,
+            hash TEXT NOT NULL,
+            UNIQUE (instance, note_id, ordinal)
+        );
+        CREATE TABLE links (
+            instance TEXT NOT NULL,
+            source_id TEXT NOT NULL,
+            target_id TEXT NOT NULL,
+            kind TEXT NOT NULL,         -- link | include | <relation name>
+            PRIMARY KEY (instance, source_id, target_id, kind)
+        );
+        CREATE INDEX links_by_target ON links (instance, target_id);
+        CREATE VIRTUAL TABLE sections_fts USING fts5(
+            title, heading, body, tokenize = 'unicode61 remove_diacritics 2'
+        );
+        CREATE VIRTUAL TABLE section_vectors USING vec0(embedding float[{EMBEDDING_DIM}]);
+        CREATE TABLE embedding_cache (
+            hash TEXT NOT NULL,
+            model TEXT NOT NULL,
+            vector BLOB NOT NULL,
+            PRIMARY KEY (hash, model)
+        );
+        CREATE TABLE sent (
+            session_id TEXT NOT NULL,
+            instance TEXT NOT NULL,
+            note_id TEXT NOT NULL,
+            sent_at REAL NOT NULL,
+            PRIMARY KEY (session_id, instance, note_id)
+        );
+        CREATE INDEX sent_by_age ON sent (sent_at);
+        """
+    )
+
+
+MIGRATIONS: list[Callable[[apsw.Connection], None]] = [m001_index]
+
+
+def migrate(db: apsw.Connection) -> int:
+    """Apply every migration the file has not seen, each in its own transaction."""
+    version = db.execute("PRAGMA user_version").fetchone()[0]
+    for number, migration in enumerate(MIGRATIONS[version:], start=version + 1):
+        with db:
+            migration(db)
+            db.execute(f"PRAGMA user_version = {number}")
+    return len(MIGRATIONS)

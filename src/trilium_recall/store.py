@@ -1,0 +1,428 @@
+"""The index file: notes, sections, links, FTS5, sqlite-vec vectors, embedding cache, sessions.
+
+One SQLite file (apsw + sqlite-vec, WAL). Each note's writes happen in one transaction, so a
+crash never leaves a note half-written; queries use an in-memory mirror of the vectors
+(`VectorIndex`), because numpy over the float32 matrix measured 0.4 ms at 10k vectors against
+8 ms for a vec0 KNN scan (DESIGN.md).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import apsw
+import numpy as np
+import sqlite_vec
+
+from .errors import StoreError
+from .migrations import EMBEDDING_DIM, migrate
+
+SKIP_REASONS = ("archived", "hidden", "protected", "plumbing", "type", "error")
+
+
+@dataclass(frozen=True)
+class NoteRecord:
+    """What the index keeps about one note, indexed or skipped."""
+
+    instance: str
+    note_id: str
+    title: str
+    type: str
+    mime: str
+    area: str
+    paths: tuple[str, ...]
+    parents: tuple[str, ...]
+    blob_id: str | None
+    content_hash: str | None
+    utc_modified: str
+    attr_fingerprint: str
+    skip_reason: str | None = None
+
+
+@dataclass(frozen=True)
+class SectionInput:
+    """A section ready to write: text plus its embedding."""
+
+    ordinal: int
+    heading: str
+    text: str
+    hash: str
+    vector: np.ndarray
+
+
+@dataclass(frozen=True)
+class SectionHit:
+    """A stored section with the note facts a passage needs."""
+
+    section_id: int
+    instance: str
+    note_id: str
+    title: str
+    area: str
+    path: str
+    heading: str
+    text: str
+
+
+class VectorIndex:
+    """Thread-safe in-memory mirror of section vectors for brute-force cosine search."""
+
+    def __init__(self, dim: int = EMBEDDING_DIM) -> None:
+        self._lock = threading.Lock()
+        self._matrix = np.zeros((1024, dim), dtype=np.float32)
+        self._ids = np.full(1024, -1, dtype=np.int64)
+        self._slot: dict[int, int] = {}
+        self._free: list[int] = []
+        self._used = 0
+
+    def __len__(self) -> int:
+        return len(self._slot)
+
+    def upsert(self, ids: Sequence[int], vectors: np.ndarray) -> None:
+        with self._lock:
+            for section_id, vector in zip(ids, vectors, strict=True):
+                slot = self._slot.get(section_id)
+                if slot is None:
+                    slot = self._free.pop() if self._free else self._grow()
+                    self._slot[section_id] = slot
+                    self._ids[slot] = section_id
+                self._matrix[slot] = vector
+
+    def remove(self, ids: Iterable[int]) -> None:
+        with self._lock:
+            for section_id in ids:
+                slot = self._slot.pop(section_id, None)
+                if slot is not None:
+                    self._ids[slot] = -1
+                    self._matrix[slot] = 0
+                    self._free.append(slot)
+
+    def search(self, query: np.ndarray, k: int) -> list[tuple[int, float]]:
+        """Top-k (section id, cosine) by dot product; vectors are L2-normalised."""
+        with self._lock:
+            if not self._slot:
+                return []
+            scores = self._matrix[: self._used] @ query
+            scores[self._ids[: self._used] < 0] = -2.0
+            k = min(k, len(self._slot))
+            top = np.argpartition(-scores, k - 1)[:k]
+            top = top[np.argsort(-scores[top])]
+            return [(int(self._ids[i]), float(scores[i])) for i in top]
+
+    def _grow(self) -> int:
+        if self._used == len(self._ids):
+            self._matrix = np.concatenate([self._matrix, np.zeros_like(self._matrix)])
+            self._ids = np.concatenate([self._ids, np.full(len(self._ids), -1, dtype=np.int64)])
+        self._used += 1
+        return self._used - 1
+
+
+def open_db(path: Path) -> apsw.Connection:
+    """Open (creating if needed) the index file with sqlite-vec loaded and migrations applied."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        db = apsw.Connection(str(path))
+        db.enable_load_extension(True)
+        db.load_extension(sqlite_vec.loadable_path())
+        db.enable_load_extension(False)
+        db.set_busy_timeout(5000)
+        db.execute("PRAGMA journal_mode = WAL")
+        db.execute("PRAGMA synchronous = NORMAL")
+        migrate(db)
+        return db
+    except (OSError, apsw.Error) as exc:
+        raise StoreError(f"cannot open the index at {path}: {exc}") from None
+
+
+class Store:
+    """One connection to the index file plus the shared vector mirror."""
+
+    def __init__(self, path: Path, vectors: VectorIndex | None = None) -> None:
+        self.path = path
+        self.db = open_db(path)
+        self.vectors = vectors if vectors is not None else VectorIndex()
+
+    def close(self) -> None:
+        self.db.close()
+
+    @contextmanager
+    def atomic(self) -> Iterator[apsw.Connection]:
+        """One transaction; nested calls become savepoints (apsw's `with db`)."""
+        try:
+            with self.db:
+                yield self.db
+        except apsw.FullError:
+            raise StoreError(f"disk full while writing {self.path}") from None
+        except apsw.ReadOnlyError:
+            raise StoreError(f"{self.path} is read-only") from None
+
+    def load_vectors(self) -> int:
+        """Fill the mirror from vec0; called once at start."""
+        rows = self.db.execute("SELECT rowid, embedding FROM section_vectors").fetchall()
+        if rows:
+            ids = [row[0] for row in rows]
+            matrix = np.frombuffer(b"".join(row[1] for row in rows), dtype=np.float32)
+            self.vectors.upsert(ids, matrix.reshape(len(rows), EMBEDDING_DIM))
+        return len(rows)
+
+    # -- instances ---------------------------------------------------------------------------
+
+    def ensure_instance(self, name: str, url: str) -> None:
+        self.db.execute(
+            "INSERT INTO instances (name, url) VALUES (?, ?) "
+            "ON CONFLICT (name) DO UPDATE SET url = excluded.url",
+            (name, url),
+        )
+
+    def instance_state(self, name: str) -> dict[str, object]:
+        cursor = self.db.execute("SELECT * FROM instances WHERE name = ?", (name,))
+        row = cursor.fetchone()
+        if row is None:
+            return {}
+        return dict(zip([d[0] for d in cursor.getdescription()], row, strict=True))
+
+    def update_instance(self, name: str, **fields: object) -> None:
+        assignments = ", ".join(f'"{key}" = ?' for key in fields)
+        self.db.execute(
+            f"UPDATE instances SET {assignments} WHERE name = ?", (*fields.values(), name)
+        )
+
+    # -- notes -------------------------------------------------------------------------------
+
+    def known_notes(self, instance: str) -> dict[str, NoteRecord]:
+        rows = self.db.execute(
+            "SELECT instance, note_id, title, type, mime, area, paths, parents, blob_id, "
+            "content_hash, utc_modified, attr_fingerprint, skip_reason FROM notes "
+            "WHERE instance = ?",
+            (instance,),
+        )
+        known = {}
+        for row in rows:
+            fields = list(row)
+            fields[6], fields[7] = tuple(json.loads(fields[6])), tuple(json.loads(fields[7]))
+            known[row[1]] = NoteRecord(*fields)
+        return known
+
+    def save_note(
+        self,
+        note: NoteRecord,
+        sections: Sequence[SectionInput] | None,
+        links: Iterable[tuple[str, str]] = (),
+    ) -> None:
+        """Write a note in one transaction. `sections=None` keeps the stored sections."""
+        removed: list[int] = []
+        added: list[tuple[int, np.ndarray]] = []
+        with self.atomic() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO notes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (
+                    note.instance,
+                    note.note_id,
+                    note.title,
+                    note.type,
+                    note.mime,
+                    note.area,
+                    json.dumps(note.paths, ensure_ascii=False),
+                    json.dumps(note.parents),
+                    note.blob_id,
+                    note.content_hash,
+                    note.utc_modified,
+                    note.attr_fingerprint,
+                    note.skip_reason,
+                ),
+            )
+            if note.skip_reason is not None:
+                sections = []
+                links = ()
+            if sections is not None:
+                removed = self._delete_sections(note.instance, note.note_id)
+                for section in sections:
+                    section_id = self._insert_section(note, section)
+                    added.append((section_id, section.vector))
+                db.execute(
+                    "DELETE FROM links WHERE instance = ? AND source_id = ?",
+                    (note.instance, note.note_id),
+                )
+                db.executemany(
+                    "INSERT OR IGNORE INTO links VALUES (?, ?, ?, ?)",
+                    [(note.instance, note.note_id, target, kind) for target, kind in links],
+                )
+            else:
+                self._retitle_fts(note)
+        self.vectors.remove(removed)
+        if added:
+            self.vectors.upsert([i for i, _ in added], np.stack([v for _, v in added]))
+
+    def delete_note(self, instance: str, note_id: str) -> None:
+        with self.atomic() as db:
+            removed = self._delete_sections(instance, note_id)
+            db.execute("DELETE FROM notes WHERE instance = ? AND note_id = ?", (instance, note_id))
+            db.execute(
+                "DELETE FROM links WHERE instance = ? AND (source_id = ? OR target_id = ?)",
+                (instance, note_id, note_id),
+            )
+        self.vectors.remove(removed)
+
+    def _insert_section(self, note: NoteRecord, section: SectionInput) -> int:
+        self.db.execute(
+            "INSERT INTO sections (instance, note_id, ordinal, heading, text, hash) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (
+                note.instance,
+                note.note_id,
+                section.ordinal,
+                section.heading,
+                section.text,
+                section.hash,
+            ),
+        )
+        section_id = self.db.last_insert_rowid()
+        self.db.execute(
+            "INSERT INTO sections_fts (rowid, title, heading, body) VALUES (?, ?, ?, ?)",
+            (section_id, note.title, section.heading, section.text),
+        )
+        self.db.execute(
+            "INSERT INTO section_vectors (rowid, embedding) VALUES (?, ?)",
+            (section_id, np.asarray(section.vector, dtype=np.float32).tobytes()),
+        )
+        return section_id
+
+    def _delete_sections(self, instance: str, note_id: str) -> list[int]:
+        ids = [
+            row[0]
+            for row in self.db.execute(
+                "SELECT id FROM sections WHERE instance = ? AND note_id = ?", (instance, note_id)
+            )
+        ]
+        for section_id in ids:
+            self.db.execute("DELETE FROM sections_fts WHERE rowid = ?", (section_id,))
+            self.db.execute("DELETE FROM section_vectors WHERE rowid = ?", (section_id,))
+        self.db.execute(
+            "DELETE FROM sections WHERE instance = ? AND note_id = ?", (instance, note_id)
+        )
+        return ids
+
+    def _retitle_fts(self, note: NoteRecord) -> None:
+        self.db.execute(
+            "UPDATE sections_fts SET title = ? WHERE rowid IN "
+            "(SELECT id FROM sections WHERE instance = ? AND note_id = ?)",
+            (note.title, note.instance, note.note_id),
+        )
+
+    # -- embedding cache ---------------------------------------------------------------------
+
+    def cached_vectors(self, hashes: Iterable[str], model: str) -> dict[str, np.ndarray]:
+        found = {}
+        for text_hash in set(hashes):
+            row = self.db.execute(
+                "SELECT vector FROM embedding_cache WHERE hash = ? AND model = ?",
+                (text_hash, model),
+            ).fetchone()
+            if row:
+                found[text_hash] = np.frombuffer(row[0], dtype=np.float32)
+        return found
+
+    def cache_vectors(self, vectors: dict[str, np.ndarray], model: str) -> None:
+        with self.atomic() as db:
+            db.executemany(
+                "INSERT OR REPLACE INTO embedding_cache VALUES (?, ?, ?)",
+                [(h, model, np.asarray(v, dtype=np.float32).tobytes()) for h, v in vectors.items()],
+            )
+
+    # -- counts ------------------------------------------------------------------------------
+
+    def counts(self, instance: str) -> dict[str, object]:
+        notes = self.db.execute(
+            "SELECT count(*) FROM notes WHERE instance = ? AND skip_reason IS NULL", (instance,)
+        ).fetchone()[0]
+        sections = self.db.execute(
+            "SELECT count(*) FROM sections WHERE instance = ?", (instance,)
+        ).fetchone()[0]
+        skipped = dict.fromkeys(SKIP_REASONS[:4], 0)
+        for reason, count in self.db.execute(
+            "SELECT skip_reason, count(*) FROM notes "
+            "WHERE instance = ? AND skip_reason IS NOT NULL GROUP BY skip_reason",
+            (instance,),
+        ):
+            skipped[reason] = count
+        return {"notes": notes, "sections": sections, "skipped": skipped}
+
+    # -- search support ----------------------------------------------------------------------
+
+    def keyword_search(self, match: str, limit: int) -> list[tuple[int, float]]:
+        """(section id, bm25) best first; title and heading weigh more than body."""
+        return [
+            (row[0], row[1])
+            for row in self.db.execute(
+                "SELECT rowid, bm25(sections_fts, 4.0, 2.0, 1.0) AS rank FROM sections_fts "
+                "WHERE sections_fts MATCH ? ORDER BY rank LIMIT ?",
+                (match, limit),
+            )
+        ]
+
+    def section_hits(self, ids: Sequence[int]) -> dict[int, SectionHit]:
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        rows = self.db.execute(
+            "SELECT s.id, s.instance, s.note_id, n.title, n.area, n.paths, s.heading, s.text "
+            f"FROM sections s JOIN notes n USING (instance, note_id) WHERE s.id IN ({marks})",
+            tuple(ids),
+        )
+        return {
+            row[0]: SectionHit(
+                row[0],
+                row[1],
+                row[2],
+                row[3],
+                row[4],
+                (json.loads(row[5]) or [""])[0],
+                row[6],
+                row[7],
+            )
+            for row in rows
+        }
+
+    def linked_from(
+        self, instance: str, targets: Iterable[str], kinds: Sequence[str]
+    ) -> dict[str, list[str]]:
+        """For each target note, the notes whose relation in `kinds` points at it."""
+        found: dict[str, list[str]] = {}
+        marks = ",".join("?" * len(kinds))
+        for target in set(targets):
+            for (source,) in self.db.execute(
+                f"SELECT source_id FROM links WHERE instance = ? AND target_id = ? "
+                f"AND kind IN ({marks}) ORDER BY source_id",
+                (instance, target, *kinds),
+            ):
+                found.setdefault(target, []).append(source)
+        return found
+
+    # -- sessions ----------------------------------------------------------------------------
+
+    def already_sent(self, session_id: str, ttl_seconds: float) -> set[tuple[str, str]]:
+        cutoff = time.time() - ttl_seconds
+        return {
+            (row[0], row[1])
+            for row in self.db.execute(
+                "SELECT instance, note_id FROM sent WHERE session_id = ? AND sent_at >= ?",
+                (session_id, cutoff),
+            )
+        }
+
+    def mark_sent(
+        self, session_id: str, notes: Iterable[tuple[str, str]], ttl_seconds: float
+    ) -> None:
+        now = time.time()
+        with self.atomic() as db:
+            db.execute("DELETE FROM sent WHERE sent_at < ?", (now - ttl_seconds,))
+            db.executemany(
+                "INSERT OR REPLACE INTO sent VALUES (?, ?, ?, ?)",
+                [(session_id, instance, note_id, now) for instance, note_id in notes],
+            )
