@@ -80,7 +80,37 @@ def m001_index(db: apsw.Connection) -> None:
     )
 
 
-MIGRATIONS: list[Callable[[apsw.Connection], None]] = [m001_index]
+def m002_oauth(db: apsw.Connection) -> None:
+    """OAuth clients, codes and tokens (auth.py). Codes and tokens are stored only as SHA-256
+    hashes, and a client's secret only as its hash, so the file never holds a usable credential."""
+    db.execute(
+        """
+        CREATE TABLE oauth_clients (
+            client_id TEXT PRIMARY KEY,
+            info TEXT NOT NULL,         -- JSON OAuthClientInformationFull, client_secret hashed
+            created_at REAL NOT NULL
+        );
+        CREATE TABLE oauth_codes (
+            code_hash TEXT PRIMARY KEY,
+            client_id TEXT NOT NULL,
+            params TEXT NOT NULL,       -- JSON: scopes, redirect_uri, code_challenge, resource
+            expires_at REAL NOT NULL
+        );
+        CREATE TABLE oauth_tokens (
+            token_hash TEXT PRIMARY KEY,
+            kind TEXT NOT NULL CHECK (kind IN ('access', 'refresh')),
+            grant_id TEXT NOT NULL,     -- one login; refresh rotation and revocation act on it
+            client_id TEXT NOT NULL,
+            scopes TEXT NOT NULL,       -- JSON list
+            resource TEXT NOT NULL,
+            expires_at REAL NOT NULL
+        );
+        CREATE INDEX oauth_tokens_by_grant ON oauth_tokens (grant_id);
+        """
+    )
+
+
+MIGRATIONS: list[Callable[[apsw.Connection], None]] = [m001_index, m002_oauth]
 
 
 def migrate(db: apsw.Connection) -> int:

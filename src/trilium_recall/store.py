@@ -115,6 +115,15 @@ class VectorIndex:
             top = top[np.argsort(-scores[top])]
             return [(int(self._ids[i]), float(scores[i])) for i in top]
 
+    def similarity(self, ids: Iterable[int], query: np.ndarray) -> dict[int, float]:
+        """Cosine of the query with each known section id (unknown ids are left out)."""
+        with self._lock:
+            slots = {i: self._slot[i] for i in ids if i in self._slot}
+            if not slots:
+                return {}
+            scores = self._matrix[list(slots.values())] @ query
+            return {i: float(score) for i, score in zip(slots, scores, strict=True)}
+
     def _grow(self) -> int:
         if self._used == len(self._ids):
             self._matrix = np.concatenate([self._matrix, np.zeros_like(self._matrix)])
@@ -388,6 +397,16 @@ class Store:
             )
             for row in rows
         }
+
+    def section_ids_of(self, instance: str, note_ids: Sequence[str]) -> list[int]:
+        marks = ",".join("?" * len(note_ids))
+        return [
+            row[0]
+            for row in self.db.execute(
+                f"SELECT id FROM sections WHERE instance = ? AND note_id IN ({marks})",
+                (instance, *note_ids),
+            )
+        ]
 
     def linked_from(
         self, instance: str, targets: Iterable[str], kinds: Sequence[str]

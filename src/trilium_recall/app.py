@@ -1,0 +1,105 @@
+"""HTTP edge: GET /health, POST /recall (JSON API and Claude Code http-hook mode), /mcp."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+from starlette.types import ASGIApp
+
+from .engine import Engine
+from .errors import BadRequest
+from .mcp import build_mcp, mcp_routes
+
+log = logging.getLogger(__name__)
+
+MAX_BODY_BYTES = 2 * 1024 * 1024  # a 1 MB prompt is accepted (and truncated for search)
+HOOK_EVENT = "UserPromptSubmit"
+
+
+def create_app(engine: Engine) -> ASGIApp:
+    server = build_mcp(engine)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: Starlette) -> AsyncIterator[None]:
+        await engine.start()
+        async with server.session_manager.run():
+            yield
+        await engine.stop()
+
+    async def health(_: Request) -> JSONResponse:
+        return JSONResponse(engine.health())
+
+    async def recall_endpoint(request: Request) -> Response:
+        try:
+            body = await _read_json(request)
+            hook_mode = "hook_event_name" in body
+            prompt, session_id, instance = _recall_fields(body)
+            result = await engine.recall(prompt, session_id=session_id, instance=instance)
+        except BadRequest as exc:
+            return JSONResponse({"error": str(exc)}, status_code=400)
+        if hook_mode:
+            return _hook_answer(result.context if result else "")
+        if result is None:
+            return JSONResponse(
+                {"passages": [], "context": "", "skipped": None, "took_ms": None,
+                 "timed_out": True}
+            )
+        answer: dict[str, Any] = result.to_json()
+        if request.query_params.get("explain") in ("1", "true") and result.trace:
+            answer["explain"] = result.trace.to_json()
+        return JSONResponse(answer)
+
+    routes = [
+        Route("/health", health, methods=["GET"]),
+        Route("/recall", recall_endpoint, methods=["POST"]),
+        *mcp_routes(server, engine.settings),
+    ]
+    return Starlette(routes=routes, lifespan=lifespan)
+
+
+async def _read_json(request: Request) -> dict[str, Any]:
+    declared = request.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        raise BadRequest(f"body larger than {MAX_BODY_BYTES} bytes")
+    raw = bytearray()
+    async for chunk in request.stream():
+        raw += chunk
+        if len(raw) > MAX_BODY_BYTES:
+            raise BadRequest(f"body larger than {MAX_BODY_BYTES} bytes")
+    try:
+        body = json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        raise BadRequest("body is not valid JSON") from None
+    if not isinstance(body, dict):
+        raise BadRequest("body must be a JSON object")
+    return body
+
+
+def _recall_fields(body: dict[str, Any]) -> tuple[str, str | None, str | None]:
+    prompt = body.get("prompt")
+    if not isinstance(prompt, str):
+        raise BadRequest("'prompt' is required and must be a string")
+    values = []
+    for name in ("session_id", "instance"):
+        value = body.get(name)
+        if value is not None and not isinstance(value, str):
+            raise BadRequest(f"'{name}' must be a string")
+        values.append(value or None)
+    return prompt.replace("\x00", " "), values[0], values[1]
+
+
+def _hook_answer(context: str) -> Response:
+    """Claude Code http-hook format; an empty body adds nothing to the prompt."""
+    if not context:
+        return Response(status_code=200)
+    return JSONResponse(
+        {"hookSpecificOutput": {"hookEventName": HOOK_EVENT, "additionalContext": context}}
+    )

@@ -1,0 +1,290 @@
+"""Command line: serve · demo · index · status · search · explain · hook · install-hook."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import sys
+from collections.abc import Callable, Sequence
+
+from pydantic import SecretStr
+
+from . import __version__
+from .config import Instance, Settings, load_settings
+from .errors import RecallError
+from .recall import RecallResult
+
+log = logging.getLogger("trilium_recall")
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "run", None):
+        parser.print_help()
+        raise SystemExit(2)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        code = args.run(args)
+    except RecallError as exc:
+        print(f"trilium-recall: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+    except KeyboardInterrupt:
+        code = 130
+    raise SystemExit(code or 0)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="trilium-recall",
+        description="The right few passages from your Trilium Notes, for AI assistants.",
+    )
+    parser.add_argument("--version", action="version", version=f"trilium-recall {__version__}")
+    commands = parser.add_subparsers(title="commands", metavar="COMMAND")
+
+    def command(name: str, run: Callable[[argparse.Namespace], int], text: str) -> argparse.ArgumentParser:
+        sub = commands.add_parser(name, help=text, description=text)
+        sub.set_defaults(run=run)
+        return sub
+
+    for name, run, text in (
+        ("serve", _serve, "Sync and serve /health, /recall and /mcp (demo notebook if no Trilium is configured)."),
+        ("demo", _demo, "Serve the built-in demo notebook: no Trilium needed."),
+    ):
+        sub = command(name, run, text)
+        sub.add_argument("--host", help="address to bind (RECALL_HOST, default 127.0.0.1)")
+        sub.add_argument("--port", type=int, help="port (RECALL_PORT, default 8765)")
+    command("index", _index, "Run one full build of the index with a progress bar, then exit.")
+    command("status", _status, "Print the index counts per instance from the SQLite file.")
+    for name, run, text in (
+        ("search", _search, "Print the passages recall would give for a prompt."),
+        ("explain", _explain, "Show keyword and meaning hits, fusion, weights and the gate for a prompt."),
+    ):
+        sub = command(name, run, text)
+        sub.add_argument("prompt", help="the prompt to search for")
+        sub.add_argument("--instance", help="only this instance")
+        sub.add_argument("--demo", action="store_true", help="use the demo notebook's index")
+        sub.add_argument("--json", action="store_true", help="print JSON")
+    command("hook", _hook, "Claude Code UserPromptSubmit hook: reads stdin, prints context, exits 0.")
+    for name, run, text in (
+        ("install-hook", _install_hook, "Add the recall hook to Claude Code's settings.json."),
+        ("uninstall-hook", _uninstall_hook, "Remove the recall hook from Claude Code's settings.json."),
+    ):
+        sub = command(name, run, text)
+        scope = sub.add_mutually_exclusive_group()
+        scope.add_argument("--user", dest="scope", action="store_const", const="user", help="~/.claude/settings.json (default)")
+        scope.add_argument("--project", dest="scope", action="store_const", const="project", help=".claude/settings.json here")
+        if name == "install-hook":
+            sub.add_argument("--http", action="store_true", help="register /recall as an http hook")
+    return parser
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    overrides = {k: v for k in ("host", "port") if (v := getattr(args, k, None)) is not None}
+    return load_settings(**overrides)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    settings = _settings(args)
+    if not settings.instances:
+        log.info("no Trilium configured (TRILIUM_URL, TRILIUM_ETAPI_TOKEN): serving the demo notebook")
+        return _demo(args)
+    return _run_server(settings)
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from .demo import demo_settings, start_demo_trilium, try_it
+
+    base = _settings(args)
+    trilium = start_demo_trilium()
+    try:
+        settings = demo_settings(base, trilium)
+        _build_with_progress(settings)
+        print("\nThe demo notebook is indexed. Try:\n")
+        for line in try_it(settings):
+            print(f"  {line}")
+        print()
+        return _run_server(settings)
+    finally:
+        trilium.stop()
+
+
+def _run_server(settings: Settings) -> int:
+    import uvicorn
+
+    from .app import create_app
+    from .engine import Engine
+
+    _check_exposure(settings)
+    app = create_app(Engine(settings))
+    uvicorn.run(app, host=settings.host, port=settings.port, log_level="info")
+    return 0
+
+
+def _check_exposure(settings: Settings) -> None:
+    if settings.login_password is None and not settings.is_loopback:
+        raise RecallError(
+            f"RECALL_LOGIN_PASSWORD is not set: refusing to serve on {settings.host}; "
+            "set a password or bind to 127.0.0.1"
+        )
+    if settings.login_password is None:
+        log.warning("RECALL_LOGIN_PASSWORD is not set: /recall and /mcp are open to this machine only")
+
+
+def _build_with_progress(settings: Settings) -> None:
+    from rich.progress import Progress
+
+    from .classify import Rules
+    from .embed import E5Embedder
+    from .store import Store
+    from .sync import Syncer
+    from .trilium import TriliumClient
+
+    async def build() -> None:
+        store = Store(settings.db_path)
+        embedder = E5Embedder()
+        with Progress(transient=False) as progress:
+            for name, instance in settings.instances.items():
+                task = progress.add_task(f"indexing {name}", total=None)
+                client = TriliumClient(instance.url, instance.token.get_secret_value())
+                syncer = Syncer(
+                    instance, client, store, embedder, Rules.from_settings(settings),
+                    on_progress=lambda s, t=task: progress.update(t, completed=s.done, total=s.total or None),
+                )
+                try:
+                    report = await syncer.full()
+                finally:
+                    await client.aclose()
+                progress.update(task, description=f"{name}: {report.indexed} notes (re)indexed")
+        store.close()
+
+    asyncio.run(build())
+
+
+def _index(args: argparse.Namespace) -> int:
+    settings = _settings(args)
+    if not settings.instances:
+        raise RecallError("no Trilium configured: set TRILIUM_URL and TRILIUM_ETAPI_TOKEN")
+    _build_with_progress(settings)
+    return _status(args)
+
+
+def _status(args: argparse.Namespace) -> int:
+    from .store import Store
+
+    settings = _settings(args)
+    if not settings.db_path.exists():
+        raise RecallError(f"no index at {settings.db_path}: run `trilium-recall index` first")
+    store = Store(settings.db_path)
+    names = [row[0] for row in store.db.execute("SELECT name FROM instances ORDER BY name")]
+    report = {name: {**store.counts(name), **_public_state(store.instance_state(name))} for name in names}
+    print(json.dumps(report, indent=2))
+    return 0
+
+
+def _public_state(state: dict[str, object]) -> dict[str, object]:
+    return {k: state.get(k) for k in ("last_sync", "last_full", "build_complete", "error")}
+
+
+def _offline_settings(args: argparse.Namespace) -> Settings:
+    """Settings for commands that read the index only: instances as recorded in the file."""
+    from .store import Store
+
+    settings = _settings(args)
+    if args.demo:
+        settings = settings.model_copy(update={"data_dir": settings.data_dir / "demo"})
+    if not settings.db_path.exists():
+        raise RecallError(f"no index at {settings.db_path}: run `trilium-recall index` (or demo) first")
+    if settings.instances and not args.demo:
+        return settings
+    store = Store(settings.db_path)
+    recorded = {
+        name: Instance(name, url, SecretStr(""))
+        for name, url in store.db.execute("SELECT name, url FROM instances")
+    }
+    store.close()
+    return settings.model_copy(update={"instances": recorded})
+
+
+def _search(args: argparse.Namespace, explain: bool = False) -> int:
+    from .embed import E5Embedder
+    from .recall import recall
+    from .store import Store
+
+    settings = _offline_settings(args)
+    store = Store(settings.db_path)
+    store.load_vectors()
+    result = recall(store, E5Embedder(), settings, args.prompt, instance=args.instance,
+                    use_skip_rules=explain)
+    if args.json:
+        answer = result.to_json()
+        if explain and result.trace:
+            answer["explain"] = result.trace.to_json()
+        print(json.dumps(answer, indent=2, ensure_ascii=False))
+    elif explain:
+        _print_explain(result)
+    else:
+        print(result.context or "No matching notes.")
+    return 0
+
+
+def _explain(args: argparse.Namespace) -> int:
+    return _search(args, explain=True)
+
+
+def _print_explain(result: RecallResult) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    if result.skipped:
+        console.print(f"Skipped before searching: {result.skipped}")
+        return
+    trace = result.trace
+    assert trace is not None
+    console.print(f"terms: {', '.join(trace.terms) or '(none)'}")
+    console.print(f"keyword hits: {len(trace.keyword)}   meaning hits: {len(trace.vector)}   "
+                  f"query embedding: {trace.embed_ms:.0f} ms   search: {trace.total_ms:.0f} ms")
+    table = Table("note", "area", "kw#", "vec#", "cosine", "terms", "fused", "weight", "score", "gate")
+    for c in trace.candidates[:10]:
+        table.add_row(
+            c.hit.title, c.hit.area, str(c.keyword_rank or "-"), str(c.vector_rank or "-"),
+            f"{c.cosine:.3f}", ",".join(c.matched_terms), f"{c.fused:.4f}", f"{c.weight:.2f}",
+            f"{c.score:.4f}", ("pass: " if c.passed else "drop: ") + c.reason,
+        )
+    console.print(table)
+    for line in trace.substitutions:
+        console.print(f"summary for source: {line}")
+    verdict = f"{len(result.passages)} passage(s) sent" if result.passages else "silent: nothing passed the gate"
+    console.print(verdict)
+
+
+def _hook(_: argparse.Namespace) -> int:
+    from .hook import main as hook_main
+
+    hook_main()
+    return 0
+
+
+def _install_hook(args: argparse.Namespace) -> int:
+    from .claude_settings import install_hook
+
+    settings = load_settings()
+    url = f"http://{settings.host}:{settings.port}"
+    for line in install_hook(args.scope or "user", http=args.http, engine_url=url):
+        print(line)
+    return 0
+
+
+def _uninstall_hook(args: argparse.Namespace) -> int:
+    from .claude_settings import uninstall_hook
+
+    for line in uninstall_hook(args.scope or "user"):
+        print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    main()

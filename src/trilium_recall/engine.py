@@ -1,0 +1,119 @@
+"""The running engine: the index, the embedder, one syncer per instance, and timed recalls.
+
+Searches run on a small thread pool, each thread with its own read connection (WAL lets them
+read while the syncer writes), so a long build never stalls /recall.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+from .classify import Rules
+from .config import Settings
+from .embed import E5Embedder, Embedder
+from .recall import RecallResult, recall
+from .store import Store, VectorIndex
+from .sync import Syncer, run_forever
+from .trilium import TriliumClient
+
+log = logging.getLogger(__name__)
+
+SEARCH_THREADS = 2  # one per core; the query embedding dominates and holds a lock anyway
+# The answer may take this long past the budget before it is dropped as late (thread hand-off).
+BUDGET_GRACE_S = 0.1
+
+
+class Engine:
+    def __init__(self, settings: Settings, embedder: Embedder | None = None) -> None:
+        self.settings = settings
+        self.embedder: Embedder = embedder or E5Embedder()
+        self.vectors = VectorIndex()
+        self.store = Store(settings.db_path, self.vectors)
+        self.store.load_vectors()
+        self.syncers = {
+            name: Syncer(
+                instance,
+                TriliumClient(instance.url, instance.token.get_secret_value()),
+                self.store,
+                self.embedder,
+                Rules.from_settings(settings),
+            )
+            for name, instance in settings.instances.items()
+        }
+        self._local = threading.local()
+        self._pool = ThreadPoolExecutor(SEARCH_THREADS, thread_name_prefix="recall")
+        self._tasks: list[asyncio.Task[None]] = []
+
+    async def start(self) -> None:
+        """Begin syncing in the background; the last index serves meanwhile."""
+        s = self.settings
+        for syncer in self.syncers.values():
+            task = asyncio.create_task(run_forever(syncer, s.tick_seconds, s.full_seconds))
+            self._tasks.append(task)
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._tasks.clear()
+        for syncer in self.syncers.values():
+            await syncer.client.aclose()
+        self._pool.shutdown(wait=True, cancel_futures=True)
+        self.store.close()
+
+    async def recall(
+        self,
+        prompt: str,
+        *,
+        session_id: str | None = None,
+        instance: str | None = None,
+        limit: int | None = None,
+        use_skip_rules: bool = True,
+    ) -> RecallResult | None:
+        """The recall pipeline under the time budget; None when the budget ran out."""
+        budget = self.settings.time_budget_ms / 1000
+        deadline = time.monotonic() + budget
+        loop = asyncio.get_running_loop()
+        future = loop.run_in_executor(
+            self._pool,
+            lambda: recall(
+                self._reader(), self.embedder, self.settings, prompt,
+                session_id=session_id, instance=instance, limit=limit,
+                use_skip_rules=use_skip_rules, deadline=deadline,
+            ),
+        )
+        try:
+            return await asyncio.wait_for(future, budget + BUDGET_GRACE_S)
+        except TimeoutError:
+            log.warning("recall ran past its %.0f ms budget; answered nothing", budget * 1000)
+            return None
+
+    def _reader(self) -> Store:
+        store = getattr(self._local, "store", None)
+        if store is None:
+            store = self._local.store = Store(self.settings.db_path, self.vectors)
+        return store
+
+    def health(self) -> dict[str, object]:
+        instances: dict[str, object] = {}
+        states = []
+        for name, syncer in self.syncers.items():
+            saved = self.store.instance_state(name)
+            complete = bool(saved.get("build_complete"))
+            error = syncer.status.error
+            states.append("degraded" if error else "ok" if complete else "starting")
+            instances[name] = {
+                **self.store.counts(name),
+                "last_sync": saved.get("last_sync"),
+                "last_full": saved.get("last_full"),
+                "error": error,
+                "progress": {"done": syncer.status.done, "total": syncer.status.total},
+            }
+        status = (
+            "degraded" if "degraded" in states else "starting" if "starting" in states else "ok"
+        )
+        return {"status": status, "instances": instances}

@@ -1,0 +1,103 @@
+"""The MCP server at /mcp: one `recall` tool and instructions saying when to call it.
+
+The tool calls the engine's recall pipeline directly (no skip rules, no session dedupe), never
+our own HTTP API. Initialize and list_tools never touch the index, so connecting stays fast
+while the first build runs (Claude Code gives a slow server ~2 s, then starts without it).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+from urllib.parse import urlparse
+
+from mcp.server import MCPServer
+from mcp.server.transport_security import TransportSecuritySettings
+from pydantic import Field
+from starlette.routing import BaseRoute
+
+from .config import Settings
+from .engine import Engine
+from .errors import UnknownInstance
+from .recall import Passage
+
+INSTRUCTIONS = """\
+This server searches the user's personal Trilium notebook: their own notes on projects, \
+home-lab and server setups, configuration, commands they use, decisions and their reasons, \
+meeting notes, a work journal, and an LLM-maintained wiki of summaries and sources.
+
+Call `recall` before answering whenever the question may depend on something the user wrote \
+down: their own projects, systems, setups, past decisions, people, dates, or "how did I / what \
+did we …" questions. Phrase the query as a short description of what you are looking for. \
+It returns at most a few passages with links, or "No matching notes." when nothing fits — then \
+answer from general knowledge. Skip it for generic programming questions that do not depend on \
+the user's own notes."""
+
+NO_MATCH = "No matching notes."
+STILL_BUILDING = "The notes index is still being built; try again in a minute."
+
+RECALL_DESCRIPTION = """\
+Search the user's Trilium notes (keywords and meaning) and return the few most relevant \
+passages — title, breadcrumb path, section, excerpt and a link — or "No matching notes."."""
+
+
+def build_mcp(engine: Engine) -> MCPServer:
+    settings = engine.settings
+    server = MCPServer(
+        name="trilium-recall", instructions=settings.instructions or INSTRUCTIONS
+    )
+
+    @server.tool(name="recall", description=RECALL_DESCRIPTION)
+    async def recall_tool(
+        query: Annotated[str, Field(min_length=1, max_length=20_000,
+                                    description="What to look for in the notes.")],
+        limit: Annotated[int, Field(ge=1, le=10, description="Passages at most.")] = 3,
+        instance: Annotated[str | None, Field(description="Only this Trilium instance.")] = None,
+    ) -> str:
+        if instance is not None and instance not in settings.instances:
+            raise UnknownInstance(
+                f"unknown instance {instance!r}; known: {', '.join(settings.instances)}"
+            )
+        result = await engine.recall(query, instance=instance, limit=limit, use_skip_rules=False)
+        if result is None:
+            return "The search took too long; try a shorter query."
+        if not result.passages:
+            building = engine.health()["status"] == "starting"
+            return STILL_BUILDING if building and not len(engine.vectors) else NO_MATCH
+        return format_passages(result.passages)
+
+    return server
+
+
+def format_passages(passages: list[Passage]) -> str:
+    blocks = []
+    for passage in passages:
+        where = f"{passage.path} › {passage.title}" if passage.path else passage.title
+        lines = [f"## {passage.title}", f"Path: {where}  (area: {passage.area})"]
+        if passage.heading and passage.heading != passage.title:
+            lines.append(f"Section: {passage.heading}")
+        lines += ["", passage.text]
+        if passage.url:
+            lines += ["", f"Open: {passage.url}"]
+        blocks.append("\n".join(lines))
+    return "\n\n---\n\n".join(blocks)
+
+
+def transport_security(settings: Settings) -> TransportSecuritySettings:
+    """Host/Origin checks against DNS rebinding: loopback, RECALL_BASE_URL, RECALL_ALLOWED_HOSTS."""
+    hosts = ["127.0.0.1:*", "localhost:*", "[::1]:*", *settings.allowed_hosts]
+    origins = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
+    if settings.base_url:
+        parsed = urlparse(settings.base_url)
+        hosts += [parsed.netloc, f"{parsed.hostname}:*"]
+        origins.append(f"{parsed.scheme}://{parsed.netloc}")
+    origins += [f"https://{host}" for host in settings.allowed_hosts]
+    origins += ["https://claude.ai", "https://claude.com"]
+    return TransportSecuritySettings(allowed_hosts=hosts, allowed_origins=origins)
+
+
+def mcp_routes(server: MCPServer, settings: Settings) -> list[BaseRoute]:
+    """The /mcp route; the caller runs `server.session_manager.run()` in its lifespan."""
+    app = server.streamable_http_app(
+        streamable_http_path="/mcp", transport_security=transport_security(settings)
+    )
+    return list(app.routes)

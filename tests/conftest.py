@@ -1,0 +1,93 @@
+"""Shared fixtures: a deterministic fake embedder and a real SQLite index in tmp_path."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from trilium_recall.config import Instance, Settings, load_settings
+from trilium_recall.store import NoteRecord, SectionInput, Store
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+DEMO_ZIP = SHARED / "trilium" / "demo.zip"
+
+
+class HashEmbedder:
+    """Bag-of-words vectors: texts sharing words get high cosine. Counts every passage."""
+
+    name = "hash-test"
+    dim = 384
+
+    def __init__(self) -> None:
+        self.passage_calls: list[str] = []
+        self.fail_after: int | None = None  # raise after this many passages (crash tests)
+
+    def _vector(self, text: str) -> np.ndarray:
+        vector = np.zeros(self.dim, dtype=np.float32)
+        for word in re.findall(r"\w+", text.casefold()):
+            digest = hashlib.blake2b(word.encode(), digest_size=4).digest()
+            vector[int.from_bytes(digest, "little") % self.dim] += 1.0
+        norm = float(np.linalg.norm(vector))
+        return vector / norm if norm else vector
+
+    def passages(self, texts: Sequence[str]) -> np.ndarray:
+        if self.fail_after is not None and len(self.passage_calls) + len(texts) > self.fail_after:
+            raise RuntimeError("embedder failure injected by the test")
+        self.passage_calls.extend(texts)
+        return np.stack([self._vector(t) for t in texts]) if texts else np.zeros((0, self.dim))
+
+    def query(self, text: str) -> np.ndarray:
+        return self._vector(text)
+
+
+@pytest.fixture
+def embedder() -> HashEmbedder:
+    return HashEmbedder()
+
+
+def make_settings(data_dir: Path, **overrides: object) -> Settings:
+    instance = Instance("default", "http://trilium.test", token=_secret("tok_secret"))
+    overrides.setdefault("instances", {"default": instance})
+    return load_settings({"RECALL_DATA_DIR": str(data_dir)}, **overrides)
+
+
+def _secret(value: str):  # noqa: ANN202 - tiny helper
+    from pydantic import SecretStr
+
+    return SecretStr(value)
+
+
+def add_note(
+    store: Store,
+    embedder: HashEmbedder,
+    note_id: str,
+    title: str,
+    sections: Sequence[tuple[str, str]],
+    *,
+    area: str = "other",
+    path: str = "Notes",
+    links: Sequence[tuple[str, str]] = (),
+    instance: str = "default",
+) -> None:
+    """Write a note straight into the index, as the syncer would."""
+    record = NoteRecord(
+        instance, note_id, title, "text", "text/html", area, (path,), ("root",), "blob-" + note_id,
+        None, "2026-01-01 00:00:00.000Z", "fp",
+    )
+    rows = []
+    for ordinal, (heading, text) in enumerate(sections):
+        vector = embedder.passages([f"{heading}\n{text}"])[0]
+        rows.append(SectionInput(ordinal, heading, text, f"{note_id}-{ordinal}", vector))
+    store.save_note(record, rows, links)
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Store:
+    opened = Store(tmp_path / "recall.sqlite3")
+    yield opened
+    opened.close()

@@ -1,0 +1,72 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import add_note
+
+from trilium_recall.errors import StoreError
+from trilium_recall.migrations import MIGRATIONS
+from trilium_recall.store import Store, VectorIndex
+
+
+def _unit(*values: float) -> np.ndarray:
+    vector = np.zeros(384, dtype=np.float32)
+    vector[: len(values)] = values
+    return vector / np.linalg.norm(vector)
+
+
+def test_vector_index_search_upsert_remove() -> None:
+    index = VectorIndex()
+    index.upsert([10, 11, 12], np.stack([_unit(1, 0), _unit(0, 1), _unit(1, 1)]))
+    assert [i for i, _ in index.search(_unit(1, 0), 2)] == [10, 12]
+    index.remove([10])
+    assert [i for i, _ in index.search(_unit(1, 0), 3)] == [12, 11]
+    index.upsert([13], np.stack([_unit(1, 0.01)]))  # reuses the freed slot
+    assert index.search(_unit(1, 0), 1)[0][0] == 13
+    assert len(index) == 3
+    assert index.similarity([11, 99], _unit(0, 1)) == pytest.approx({11: 1.0})
+
+
+def test_vector_index_grows_past_its_first_capacity() -> None:
+    index = VectorIndex()
+    ids = list(range(3000))
+    rng = np.random.default_rng(1)
+    vectors = rng.normal(size=(3000, 384)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    index.upsert(ids, vectors)
+    assert index.search(vectors[2999], 1)[0][0] == 2999
+
+
+def test_delete_note_clears_every_table(store, embedder) -> None:
+    add_note(store, embedder, "a", "Alpha", [("Alpha", "alpha text"), ("Alpha › b", "beta text")], links=[("b", "link")])
+    add_note(store, embedder, "b", "Beta", [("Beta", "other words")], links=[("a", "link")])
+    store.delete_note("default", "a")
+    db = store.db
+    assert db.execute("SELECT count(*) FROM notes WHERE note_id = 'a'").fetchone()[0] == 0
+    assert db.execute("SELECT count(*) FROM sections WHERE note_id = 'a'").fetchone()[0] == 0
+    assert db.execute("SELECT count(*) FROM sections_fts").fetchone()[0] == 1
+    assert db.execute("SELECT count(*) FROM section_vectors").fetchone()[0] == 1
+    assert db.execute("SELECT count(*) FROM links").fetchone()[0] == 0
+    assert len(store.vectors) == 1
+
+
+def test_reopen_keeps_data_and_schema_version(tmp_path, embedder) -> None:
+    path = tmp_path / "recall.sqlite3"
+    first = Store(path)
+    add_note(first, embedder, "a", "Alpha", [("Alpha", "alpha text")])
+    first.close()
+    again = Store(path)
+    assert again.db.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
+    assert again.load_vectors() == 1
+    assert again.keyword_search('"alpha"', 5)[0][0] > 0
+
+
+@pytest.mark.parametrize("where", ["file-in-the-way", "read-only-filesystem"])
+def test_unwritable_data_dir_is_a_clear_store_error(tmp_path, where) -> None:
+    if where == "file-in-the-way":
+        (tmp_path / "data").write_text("not a directory")
+        path = tmp_path / "data" / "recall.sqlite3"
+    else:
+        path = __import__("pathlib").Path("/proc/self/recall-data/recall.sqlite3")  # EROFS/ENOENT even for root
+    with pytest.raises(StoreError, match="cannot open the index at"):
+        Store(path)

@@ -1,0 +1,233 @@
+"""Sync against the fake Trilium over real HTTP, into a real SQLite index (hash embedder)."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+
+import pytest
+from conftest import DEMO_ZIP, HashEmbedder, make_settings
+
+from trilium_recall.classify import Rules
+from trilium_recall.config import Instance
+from trilium_recall.fake_trilium import FakeTrilium
+from trilium_recall.store import Store
+from trilium_recall.sync import Syncer
+from trilium_recall.trilium import TriliumClient
+
+TOKEN = "syncTest_secret"
+
+
+def _label(name: str, value: str = "", inheritable: bool = False) -> dict:
+    return {"type": "label", "name": name, "value": value, "inheritable": inheritable}
+
+
+def seed_extras(trilium: FakeTrilium) -> None:
+    """A small LLM wiki, a journal, excluded notes: the cases demo.zip does not have."""
+    add = trilium.add_note
+    add("wikiRootAAAA", "LLM Wiki")
+    add("rawRootAAAAA", "Raw", parent_id="wikiRootAAAA", attributes=[_label("wikiLayer", "raw", True)])
+    add("rawNoteAAAAA", "Call with storage vendor", parent_id="rawRootAAAAA",
+        content="<p>Storage vendor call: renewal at 40 TB, discount code ZX42.</p>")
+    add("wikiLayerAAA", "Wiki", parent_id="wikiRootAAAA")
+    add("summariesAAA", "Summaries", parent_id="wikiLayerAAA",
+        attributes=[_label("wikiLayer", "summary", True)])
+    add("summaryAAAAA", "Storage vendor summary", parent_id="summariesAAA",
+        content="<h2>Outcome</h2><p>We renew the storage contract.</p>",
+        attributes=[{"type": "relation", "name": "derivedFrom", "value": "rawNoteAAAAA"}])
+    add("locksAAAAAAA", "Locks", parent_id="wikiRootAAAA")
+    add("lockNoteAAAA", "ingest lock", parent_id="locksAAAAAAA", content="<p>storage vendor lock</p>")
+    add("templNoteAAA", "Summary template", parent_id="wikiLayerAAA",
+        attributes=[_label("template")], content="<p>template body</p>")
+    add("archiveAAAAA", "Archive", attributes=[_label("archived", inheritable=True)])
+    add("oldNoteAAAAA", "Old storage plan", parent_id="archiveAAAAA", content="<p>old plan</p>")
+    add("secretAAAAAA", "Bank", is_protected=True, content="<p>ciphertext</p>")
+    add("techAAAAAAAA", "Tech notes", content="<p>Assorted notes.</p>")
+    add("resticAAAAAA", "Restic backups", parent_id="techAAAAAAAA",
+        content="<h2>Restore</h2><p>restic restore latest --target /srv</p>"
+                "<h2>Schedule</h2><p>nightly at 02:00</p>")
+    add("imageAAAAAAA", "Diagram", parent_id="techAAAAAAAA", type="image", mime="image/png")
+
+
+@pytest.fixture
+def trilium():
+    fake = FakeTrilium(token=TOKEN)
+    fake.load_export_zip(DEMO_ZIP)
+    seed_extras(fake)
+    fake.start()
+    yield fake
+    fake.stop()
+
+
+class Harness:
+    def __init__(self, trilium: FakeTrilium, tmp_path, embedder: HashEmbedder) -> None:
+        self.settings = make_settings(tmp_path)
+        self.instance = Instance("default", trilium.url(), self.settings.instances["default"].token)
+        self.embedder = embedder
+        self.store = Store(self.settings.db_path)
+        self.client = TriliumClient(trilium.url(), TOKEN)
+        self.syncer = Syncer(self.instance, self.client, self.store, embedder,
+                             Rules.from_settings(self.settings))
+
+    def notes(self) -> dict[str, tuple[str, str | None]]:
+        rows = self.store.db.execute("SELECT note_id, area, skip_reason FROM notes")
+        return {note_id: (area, reason) for note_id, area, reason in rows}
+
+    def indexed(self) -> set[str]:
+        return {n for n, (_, reason) in self.notes().items() if reason is None}
+
+    def table_mentions(self, note_id: str) -> dict[str, int]:
+        db = self.store.db
+        ids = [r[0] for r in db.execute("SELECT id FROM sections WHERE note_id = ?", (note_id,))]
+        marks = ",".join("?" * len(ids)) or "NULL"
+        return {
+            "notes": db.execute("SELECT count(*) FROM notes WHERE note_id = ?", (note_id,)).fetchone()[0],
+            "sections": len(ids),
+            "fts": db.execute(f"SELECT count(*) FROM sections_fts WHERE rowid IN ({marks})", ids).fetchone()[0],
+            "vectors": db.execute(f"SELECT count(*) FROM section_vectors WHERE rowid IN ({marks})", ids).fetchone()[0],
+            "links": db.execute("SELECT count(*) FROM links WHERE source_id = ? OR target_id = ?", (note_id, note_id)).fetchone()[0],
+        }
+
+    async def close(self) -> None:
+        await self.client.aclose()
+        self.store.close()
+
+
+@pytest.fixture
+async def harness(trilium, tmp_path):
+    h = Harness(trilium, tmp_path, HashEmbedder())
+    yield h
+    await h.close()
+
+
+def _demo_text_and_code_ids() -> set[str]:
+    meta = json.loads(zipfile.ZipFile(DEMO_ZIP).read("!!!meta.json"))
+    found: set[str] = set()
+
+    def walk(entry: dict) -> None:
+        if entry.get("type") in ("text", "code") and not entry.get("isClone") and entry.get("noteId") != "root":
+            own = {a["name"] for a in entry.get("attributes", []) if a["type"] == "label"}
+            if "template" not in own:
+                found.add(entry["noteId"])
+        for child in entry.get("children", []):
+            walk(child)
+
+    for entry in meta["files"]:
+        walk(entry)
+    return found
+
+
+async def test_full_build_indexes_what_it_should_and_nothing_else(harness) -> None:
+    report = await harness.syncer.full()
+    notes = harness.notes()
+    indexed = harness.indexed()
+    assert _demo_text_and_code_ids() <= indexed
+    assert {"rawNoteAAAAA", "summaryAAAAA", "resticAAAAAA", "techAAAAAAAA"} <= indexed
+    assert notes["oldNoteAAAAA"][1] == "archived" and notes["archiveAAAAA"][1] == "archived"
+    assert notes["secretAAAAAA"][1] == "protected"
+    assert notes["lockNoteAAAA"][1] == "plumbing" and notes["locksAAAAAAA"][1] == "plumbing"
+    assert notes["templNoteAAA"][1] == "plumbing"
+    assert notes["imageAAAAAAA"][1] == "type"
+    assert not any(n.startswith("_") for n in indexed)
+    assert notes["rawNoteAAAAA"][0] == "sources" and notes["summaryAAAAA"][0] == "wiki"
+    assert notes["resticAAAAAA"][0] == "other"
+    assert notes["ZZz9RKYGLcK7"][0] == "journal"  # a day note under the #calendarRoot journal
+    assert report.indexed == len(indexed)
+    assert harness.store.instance_state("default")["build_complete"] == 1
+    links = harness.store.linked_from("default", ["rawNoteAAAAA"], ("derivedFrom",))
+    assert links == {"rawNoteAAAAA": ["summaryAAAAA"]}
+
+
+async def test_minute_tick_reembeds_only_the_edited_note(harness, trilium) -> None:
+    await harness.syncer.full()
+    harness.embedder.passage_calls.clear()
+    trilium.set_content("resticAAAAAA", "<h2>Restore</h2><p>restic restore latest --target /mnt/restore</p>"
+                                        "<h2>Schedule</h2><p>nightly at 02:00</p>")
+    report = await harness.syncer.tick()
+    assert report.indexed == 1
+    assert len(harness.embedder.passage_calls) == 1  # only the changed section; the other is cached
+    assert "/mnt/restore" in harness.embedder.passage_calls[0]
+    texts = [r[0] for r in harness.store.db.execute(
+        "SELECT text FROM sections WHERE note_id = 'resticAAAAAA' ORDER BY ordinal")]
+    assert any("/mnt/restore" in t for t in texts)
+    harness.embedder.passage_calls.clear()
+    assert (await harness.syncer.tick()).indexed == 0
+    assert harness.embedder.passage_calls == []
+
+
+async def test_full_comparison_catches_deletes_archives_moves_and_unarchives(harness, trilium) -> None:
+    await harness.syncer.full()
+    assert harness.table_mentions("rawNoteAAAAA")["links"] == 1
+    restic_before = harness.table_mentions("resticAAAAAA")
+    trilium.delete("rawNoteAAAAA")
+    trilium.set_label("techAAAAAAAA", "archived", inheritable=True)
+    trilium.move("summaryAAAAA", "summariesAAA", "sxsosDSEMa8u")  # under the journal root
+    # Attribute and branch edits do not bump utcDateModified: only the full run sees them.
+    await harness.syncer.full()
+    assert harness.table_mentions("rawNoteAAAAA") == dict.fromkeys(
+        ("notes", "sections", "fts", "vectors", "links"), 0)
+    notes = harness.notes()
+    assert notes["techAAAAAAAA"][1] == notes["resticAAAAAA"][1] == "archived"
+    assert harness.table_mentions("resticAAAAAA")["sections"] == 0
+    assert notes["summaryAAAAA"][0] == "journal"
+    trilium.remove_label("techAAAAAAAA", "archived")
+    harness.embedder.passage_calls.clear()
+    await harness.syncer.full()
+    assert harness.notes()["resticAAAAAA"] == ("other", None)
+    assert harness.table_mentions("resticAAAAAA") == restic_before
+    assert harness.embedder.passage_calls == []  # back in from the embedding cache
+
+
+async def test_restart_on_existing_index_embeds_nothing(harness, trilium, tmp_path) -> None:
+    await harness.syncer.full()
+    counts = harness.store.counts("default")
+    await harness.close()
+    again = Harness(trilium, tmp_path, HashEmbedder())
+    try:
+        assert again.syncer.build_complete
+        await again.syncer.full()
+        assert again.embedder.passage_calls == []
+        assert again.store.counts("default") == counts
+    finally:
+        await again.close()
+
+
+async def test_crash_mid_build_resumes_and_matches_a_clean_build(trilium, tmp_path) -> None:
+    clean = Harness(trilium, tmp_path / "clean", HashEmbedder())
+    await clean.syncer.full()
+    expected = clean.store.counts("default")
+    await clean.close()
+
+    crashing = HashEmbedder()
+    crashing.fail_after = 40
+    first = Harness(trilium, tmp_path / "crash", crashing)
+    with pytest.raises(RuntimeError, match="injected"):
+        await first.syncer.full()
+    assert not first.syncer.build_complete
+    partial = first.store.counts("default")["sections"]
+    assert 0 < partial < expected["sections"]
+    await first.close()
+
+    resumed = Harness(trilium, tmp_path / "crash", HashEmbedder())
+    assert not resumed.syncer.build_complete
+    await resumed.syncer.full()
+    assert resumed.syncer.build_complete
+    assert resumed.store.counts("default") == expected
+    assert len(resumed.embedder.passage_calls) < expected["sections"]  # cache kept the first part
+    await resumed.close()
+
+
+async def test_content_that_vanishes_between_listing_and_fetch_is_dropped(harness, trilium) -> None:
+    await harness.syncer.full()
+    trilium.set_content("resticAAAAAA", "<p>changed</p>")
+    listing = await harness.client.changed_since("2000-01-01 00:00:00.000Z")
+    assert any(n.note_id == "resticAAAAAA" for n in listing)
+    trilium.delete("resticAAAAAA")
+    harness.syncer.tree.update({n.note_id: n for n in listing})
+    known = harness.store.known_notes("default")
+    from trilium_recall.sync import RunReport
+
+    report = RunReport()
+    await harness.syncer._apply([n for n in listing if n.note_id == "resticAAAAAA"], known, report)
+    assert report.deleted == 1
+    assert harness.table_mentions("resticAAAAAA")["notes"] == 0
