@@ -53,10 +53,12 @@ def embedder() -> HashEmbedder:
 def make_settings(data_dir: Path, **overrides: object) -> Settings:
     instance = Instance("default", "http://trilium.test", token=_secret("tok_secret"))
     overrides.setdefault("instances", {"default": instance})
+    # A handful of test notes has no spread for a z-score: tests of the gate set it themselves.
+    overrides.setdefault("gate_min_zscore", -100.0)
     return load_settings({"RECALL_DATA_DIR": str(data_dir)}, **overrides)
 
 
-def _secret(value: str):  # noqa: ANN202 - tiny helper
+def _secret(value: str):
     from pydantic import SecretStr
 
     return SecretStr(value)
@@ -76,8 +78,18 @@ def add_note(
 ) -> None:
     """Write a note straight into the index, as the syncer would."""
     record = NoteRecord(
-        instance, note_id, title, "text", "text/html", area, (path,), ("root",), "blob-" + note_id,
-        None, "2026-01-01 00:00:00.000Z", "fp",
+        instance,
+        note_id,
+        title,
+        "text",
+        "text/html",
+        area,
+        (path,),
+        ("root",),
+        "blob-" + note_id,
+        None,
+        "2026-01-01 00:00:00.000Z",
+        "fp",
     )
     rows = []
     for ordinal, (heading, text) in enumerate(sections):
@@ -91,3 +103,44 @@ def store(tmp_path: Path) -> Store:
     opened = Store(tmp_path / "recall.sqlite3")
     yield opened
     opened.close()
+
+
+PASSWORD = "test-password-Quokka-42"
+
+
+class DemoEngine:
+    """The real engine (real e5 model) over the built-in demo notebook, shared per session."""
+
+    def __init__(self, trilium, process) -> None:
+        self.trilium = trilium
+        self.process = process
+        self.url = process.url
+        self.password = PASSWORD
+        self.headers = {"Authorization": f"Bearer {PASSWORD}"}
+
+
+@pytest.fixture(scope="session")
+def demo_engine(tmp_path_factory):
+    """Built once: ~15 s of embedding on 2 cores. Tests must not mutate its notebook."""
+    from engine_process import EngineProcess
+    from trilium_recall.demo import NOTEBOOK_DIR
+    from trilium_recall.fake_trilium import FakeTrilium
+
+    trilium = FakeTrilium(token="demoEngine_token")
+    trilium.load_notebook_dir(NOTEBOOK_DIR)
+    trilium.start()
+    data_dir = tmp_path_factory.mktemp("demo-engine")
+    process = EngineProcess(
+        data_dir,
+        {
+            "TRILIUM_URL": trilium.url(),
+            "TRILIUM_ETAPI_TOKEN": "demoEngine_token",
+            "RECALL_LOGIN_PASSWORD": PASSWORD,
+        },
+    ).start()
+    try:
+        process.wait_for("ok")
+        yield DemoEngine(trilium, process)
+    finally:
+        process.stop()
+        trilium.stop()

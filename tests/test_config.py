@@ -10,7 +10,9 @@ from trilium_recall.errors import ConfigError
 
 
 def test_one_instance_from_trilium_url_and_token() -> None:
-    settings = load_settings({"TRILIUM_URL": "http://notes:8080/", "TRILIUM_ETAPI_TOKEN": "id_secret"})
+    settings = load_settings(
+        {"TRILIUM_URL": "http://notes:8080/", "TRILIUM_ETAPI_TOKEN": "id_secret"}
+    )
     instance = settings.instances["default"]
     assert (instance.url, instance.token.get_secret_value()) == ("http://notes:8080", "id_secret")
     assert instance.note_url("abc") == "http://notes:8080/#root/abc"
@@ -19,8 +21,10 @@ def test_one_instance_from_trilium_url_and_token() -> None:
 def test_several_instances() -> None:
     env = {
         "RECALL_INSTANCES": "work, home",
-        "TRILIUM_URL_WORK": "https://work.example", "TRILIUM_ETAPI_TOKEN_WORK": "w_1",
-        "TRILIUM_URL_HOME": "http://127.0.0.1:8080", "TRILIUM_ETAPI_TOKEN_HOME": "h_1",
+        "TRILIUM_URL_WORK": "https://work.example",
+        "TRILIUM_ETAPI_TOKEN_WORK": "w_1",
+        "TRILIUM_URL_HOME": "http://127.0.0.1:8080",
+        "TRILIUM_ETAPI_TOKEN_HOME": "h_1",
     }
     assert list(load_settings(env).instances) == ["work", "home"]
 
@@ -31,7 +35,10 @@ def test_several_instances() -> None:
         ({"TRILIUM_URL": "http://x"}, "TRILIUM_ETAPI_TOKEN is not set"),
         ({"TRILIUM_ETAPI_TOKEN": "t"}, "TRILIUM_URL is not set"),
         ({"TRILIUM_URL": "notes:8080", "TRILIUM_ETAPI_TOKEN": "t"}, "TRILIUM_URL must be an http"),
-        ({"RECALL_INSTANCES": "a", "TRILIUM_URL_A": "http://x"}, "TRILIUM_ETAPI_TOKEN_A is not set"),
+        (
+            {"RECALL_INSTANCES": "a", "TRILIUM_URL_A": "http://x"},
+            "TRILIUM_ETAPI_TOKEN_A is not set",
+        ),
         ({"RECALL_PORT": "eighty"}, "RECALL_PORT"),
         ({"RECALL_AREA_WEIGHTS": "wiki=heavy"}, "RECALL_AREA_WEIGHTS"),
         ({"RECALL_BASE_URL": "recall.example"}, "RECALL_BASE_URL"),
@@ -44,7 +51,11 @@ def test_bad_values_name_the_variable(env: dict[str, str], message: str) -> None
 
 def test_secrets_stay_out_of_repr() -> None:
     settings = load_settings(
-        {"TRILIUM_URL": "http://x", "TRILIUM_ETAPI_TOKEN": "tok_TOPSECRET", "RECALL_LOGIN_PASSWORD": "pw-TOPSECRET"}
+        {
+            "TRILIUM_URL": "http://x",
+            "TRILIUM_ETAPI_TOKEN": "tok_TOPSECRET",
+            "RECALL_LOGIN_PASSWORD": "pw-TOPSECRET",
+        }
     )
     assert "TOPSECRET" not in repr(settings)
     assert "TOPSECRET" not in str(settings.instances)
@@ -53,8 +64,11 @@ def test_secrets_stay_out_of_repr() -> None:
 def test_cli_config_error_is_one_line_exit_2_without_traceback() -> None:
     env = {"PATH": "/usr/bin:/bin", "TRILIUM_URL": "http://127.0.0.1:9", "HOME": "/tmp"}
     done = subprocess.run(
-        [sys.executable, "-m", "trilium_recall.cli", "status"], env=env, capture_output=True,
-        text=True, timeout=60,
+        [sys.executable, "-m", "trilium_recall.cli", "status"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert done.returncode == 2
     assert done.stderr.strip() == (

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import add_note
 
+from conftest import add_note
 from trilium_recall.errors import StoreError
 from trilium_recall.migrations import MIGRATIONS
 from trilium_recall.store import Store, VectorIndex
@@ -18,11 +18,11 @@ def _unit(*values: float) -> np.ndarray:
 def test_vector_index_search_upsert_remove() -> None:
     index = VectorIndex()
     index.upsert([10, 11, 12], np.stack([_unit(1, 0), _unit(0, 1), _unit(1, 1)]))
-    assert [i for i, _ in index.search(_unit(1, 0), 2)] == [10, 12]
+    assert [i for i, _ in index.search(_unit(1, 0), 2).hits] == [10, 12]
     index.remove([10])
-    assert [i for i, _ in index.search(_unit(1, 0), 3)] == [12, 11]
+    assert [i for i, _ in index.search(_unit(1, 0), 3).hits] == [12, 11]
     index.upsert([13], np.stack([_unit(1, 0.01)]))  # reuses the freed slot
-    assert index.search(_unit(1, 0), 1)[0][0] == 13
+    assert index.search(_unit(1, 0), 1).hits[0][0] == 13
     assert len(index) == 3
     assert index.similarity([11, 99], _unit(0, 1)) == pytest.approx({11: 1.0})
 
@@ -34,11 +34,20 @@ def test_vector_index_grows_past_its_first_capacity() -> None:
     vectors = rng.normal(size=(3000, 384)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     index.upsert(ids, vectors)
-    assert index.search(vectors[2999], 1)[0][0] == 2999
+    neighbours = index.search(vectors[2999], 1)
+    assert neighbours.hits[0][0] == 2999
+    assert neighbours.zscore(1.0) > 10  # random unit vectors barely correlate
 
 
 def test_delete_note_clears_every_table(store, embedder) -> None:
-    add_note(store, embedder, "a", "Alpha", [("Alpha", "alpha text"), ("Alpha › b", "beta text")], links=[("b", "link")])
+    add_note(
+        store,
+        embedder,
+        "a",
+        "Alpha",
+        [("Alpha", "alpha text"), ("Alpha › b", "beta text")],
+        links=[("b", "link")],
+    )
     add_note(store, embedder, "b", "Beta", [("Beta", "other words")], links=[("a", "link")])
     store.delete_note("default", "a")
     db = store.db
@@ -67,6 +76,8 @@ def test_unwritable_data_dir_is_a_clear_store_error(tmp_path, where) -> None:
         (tmp_path / "data").write_text("not a directory")
         path = tmp_path / "data" / "recall.sqlite3"
     else:
-        path = __import__("pathlib").Path("/proc/self/recall-data/recall.sqlite3")  # EROFS/ENOENT even for root
+        path = __import__("pathlib").Path(
+            "/proc/self/recall-data/recall.sqlite3"
+        )  # EROFS/ENOENT even for root
     with pytest.raises(StoreError, match="cannot open the index at"):
         Store(path)

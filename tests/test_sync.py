@@ -6,8 +6,8 @@ import json
 import zipfile
 
 import pytest
-from conftest import DEMO_ZIP, HashEmbedder, make_settings
 
+from conftest import DEMO_ZIP, HashEmbedder, make_settings
 from trilium_recall.classify import Rules
 from trilium_recall.config import Instance
 from trilium_recall.fake_trilium import FakeTrilium
@@ -26,26 +26,57 @@ def seed_extras(trilium: FakeTrilium) -> None:
     """A small LLM wiki, a journal, excluded notes: the cases demo.zip does not have."""
     add = trilium.add_note
     add("wikiRootAAAA", "LLM Wiki")
-    add("rawRootAAAAA", "Raw", parent_id="wikiRootAAAA", attributes=[_label("wikiLayer", "raw", True)])
-    add("rawNoteAAAAA", "Call with storage vendor", parent_id="rawRootAAAAA",
-        content="<p>Storage vendor call: renewal at 40 TB, discount code ZX42.</p>")
+    add(
+        "rawRootAAAAA",
+        "Raw",
+        parent_id="wikiRootAAAA",
+        attributes=[_label("wikiLayer", "raw", True)],
+    )
+    add(
+        "rawNoteAAAAA",
+        "Call with storage vendor",
+        parent_id="rawRootAAAAA",
+        content="<p>Storage vendor call: renewal at 40 TB, discount code ZX42.</p>",
+    )
     add("wikiLayerAAA", "Wiki", parent_id="wikiRootAAAA")
-    add("summariesAAA", "Summaries", parent_id="wikiLayerAAA",
-        attributes=[_label("wikiLayer", "summary", True)])
-    add("summaryAAAAA", "Storage vendor summary", parent_id="summariesAAA",
+    add(
+        "summariesAAA",
+        "Summaries",
+        parent_id="wikiLayerAAA",
+        attributes=[_label("wikiLayer", "summary", True)],
+    )
+    add(
+        "summaryAAAAA",
+        "Storage vendor summary",
+        parent_id="summariesAAA",
         content="<h2>Outcome</h2><p>We renew the storage contract.</p>",
-        attributes=[{"type": "relation", "name": "derivedFrom", "value": "rawNoteAAAAA"}])
+        attributes=[{"type": "relation", "name": "derivedFrom", "value": "rawNoteAAAAA"}],
+    )
     add("locksAAAAAAA", "Locks", parent_id="wikiRootAAAA")
-    add("lockNoteAAAA", "ingest lock", parent_id="locksAAAAAAA", content="<p>storage vendor lock</p>")
-    add("templNoteAAA", "Summary template", parent_id="wikiLayerAAA",
-        attributes=[_label("template")], content="<p>template body</p>")
+    add(
+        "lockNoteAAAA",
+        "ingest lock",
+        parent_id="locksAAAAAAA",
+        content="<p>storage vendor lock</p>",
+    )
+    add(
+        "templNoteAAA",
+        "Summary template",
+        parent_id="wikiLayerAAA",
+        attributes=[_label("template")],
+        content="<p>template body</p>",
+    )
     add("archiveAAAAA", "Archive", attributes=[_label("archived", inheritable=True)])
     add("oldNoteAAAAA", "Old storage plan", parent_id="archiveAAAAA", content="<p>old plan</p>")
     add("secretAAAAAA", "Bank", is_protected=True, content="<p>ciphertext</p>")
     add("techAAAAAAAA", "Tech notes", content="<p>Assorted notes.</p>")
-    add("resticAAAAAA", "Restic backups", parent_id="techAAAAAAAA",
+    add(
+        "resticAAAAAA",
+        "Restic backups",
+        parent_id="techAAAAAAAA",
         content="<h2>Restore</h2><p>restic restore latest --target /srv</p>"
-                "<h2>Schedule</h2><p>nightly at 02:00</p>")
+        "<h2>Schedule</h2><p>nightly at 02:00</p>",
+    )
     add("imageAAAAAAA", "Diagram", parent_id="techAAAAAAAA", type="image", mime="image/png")
 
 
@@ -66,8 +97,9 @@ class Harness:
         self.embedder = embedder
         self.store = Store(self.settings.db_path)
         self.client = TriliumClient(trilium.url(), TOKEN)
-        self.syncer = Syncer(self.instance, self.client, self.store, embedder,
-                             Rules.from_settings(self.settings))
+        self.syncer = Syncer(
+            self.instance, self.client, self.store, embedder, Rules.from_settings(self.settings)
+        )
 
     def notes(self) -> dict[str, tuple[str, str | None]]:
         rows = self.store.db.execute("SELECT note_id, area, skip_reason FROM notes")
@@ -81,11 +113,20 @@ class Harness:
         ids = [r[0] for r in db.execute("SELECT id FROM sections WHERE note_id = ?", (note_id,))]
         marks = ",".join("?" * len(ids)) or "NULL"
         return {
-            "notes": db.execute("SELECT count(*) FROM notes WHERE note_id = ?", (note_id,)).fetchone()[0],
+            "notes": db.execute(
+                "SELECT count(*) FROM notes WHERE note_id = ?", (note_id,)
+            ).fetchone()[0],
             "sections": len(ids),
-            "fts": db.execute(f"SELECT count(*) FROM sections_fts WHERE rowid IN ({marks})", ids).fetchone()[0],
-            "vectors": db.execute(f"SELECT count(*) FROM section_vectors WHERE rowid IN ({marks})", ids).fetchone()[0],
-            "links": db.execute("SELECT count(*) FROM links WHERE source_id = ? OR target_id = ?", (note_id, note_id)).fetchone()[0],
+            "fts": db.execute(
+                f"SELECT count(*) FROM sections_fts WHERE rowid IN ({marks})", ids
+            ).fetchone()[0],
+            "vectors": db.execute(
+                f"SELECT count(*) FROM section_vectors WHERE rowid IN ({marks})", ids
+            ).fetchone()[0],
+            "links": db.execute(
+                "SELECT count(*) FROM links WHERE source_id = ? OR target_id = ?",
+                (note_id, note_id),
+            ).fetchone()[0],
         }
 
     async def close(self) -> None:
@@ -105,7 +146,11 @@ def _demo_text_and_code_ids() -> set[str]:
     found: set[str] = set()
 
     def walk(entry: dict) -> None:
-        if entry.get("type") in ("text", "code") and not entry.get("isClone") and entry.get("noteId") != "root":
+        if (
+            entry.get("type") in ("text", "code")
+            and not entry.get("isClone")
+            and entry.get("noteId") != "root"
+        ):
             own = {a["name"] for a in entry.get("attributes", []) if a["type"] == "label"}
             if "template" not in own:
                 found.add(entry["noteId"])
@@ -141,21 +186,30 @@ async def test_full_build_indexes_what_it_should_and_nothing_else(harness) -> No
 async def test_minute_tick_reembeds_only_the_edited_note(harness, trilium) -> None:
     await harness.syncer.full()
     harness.embedder.passage_calls.clear()
-    trilium.set_content("resticAAAAAA", "<h2>Restore</h2><p>restic restore latest --target /mnt/restore</p>"
-                                        "<h2>Schedule</h2><p>nightly at 02:00</p>")
+    trilium.set_content(
+        "resticAAAAAA",
+        "<h2>Restore</h2><p>restic restore latest --target /mnt/restore</p>"
+        "<h2>Schedule</h2><p>nightly at 02:00</p>",
+    )
     report = await harness.syncer.tick()
     assert report.indexed == 1
     assert len(harness.embedder.passage_calls) == 1  # only the changed section; the other is cached
     assert "/mnt/restore" in harness.embedder.passage_calls[0]
-    texts = [r[0] for r in harness.store.db.execute(
-        "SELECT text FROM sections WHERE note_id = 'resticAAAAAA' ORDER BY ordinal")]
+    texts = [
+        r[0]
+        for r in harness.store.db.execute(
+            "SELECT text FROM sections WHERE note_id = 'resticAAAAAA' ORDER BY ordinal"
+        )
+    ]
     assert any("/mnt/restore" in t for t in texts)
     harness.embedder.passage_calls.clear()
     assert (await harness.syncer.tick()).indexed == 0
     assert harness.embedder.passage_calls == []
 
 
-async def test_full_comparison_catches_deletes_archives_moves_and_unarchives(harness, trilium) -> None:
+async def test_full_comparison_catches_deletes_archives_moves_and_unarchives(
+    harness, trilium
+) -> None:
     await harness.syncer.full()
     assert harness.table_mentions("rawNoteAAAAA")["links"] == 1
     restic_before = harness.table_mentions("resticAAAAAA")
@@ -165,7 +219,8 @@ async def test_full_comparison_catches_deletes_archives_moves_and_unarchives(har
     # Attribute and branch edits do not bump utcDateModified: only the full run sees them.
     await harness.syncer.full()
     assert harness.table_mentions("rawNoteAAAAA") == dict.fromkeys(
-        ("notes", "sections", "fts", "vectors", "links"), 0)
+        ("notes", "sections", "fts", "vectors", "links"), 0
+    )
     notes = harness.notes()
     assert notes["techAAAAAAAA"][1] == notes["resticAAAAAA"][1] == "archived"
     assert harness.table_mentions("resticAAAAAA")["sections"] == 0

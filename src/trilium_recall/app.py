@@ -49,8 +49,7 @@ def create_app(engine: Engine) -> ASGIApp:
             return _hook_answer(result.context if result else "")
         if result is None:
             return JSONResponse(
-                {"passages": [], "context": "", "skipped": None, "took_ms": None,
-                 "timed_out": True}
+                {"passages": [], "context": "", "skipped": None, "took_ms": None, "timed_out": True}
             )
         answer: dict[str, Any] = result.to_json()
         if request.query_params.get("explain") in ("1", "true") and result.trace:

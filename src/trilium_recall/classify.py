@@ -152,7 +152,5 @@ def _hidden_stub() -> Note:
 
 def attribute_fingerprint(note: Note) -> str:
     """Changes whenever an own or inherited label/relation changes (dates do not)."""
-    facts = sorted(
-        (a.note_id, a.type, a.name, a.value, a.is_inheritable) for a in note.attributes
-    )
+    facts = sorted((a.note_id, a.type, a.name, a.value, a.is_inheritable) for a in note.attributes)
     return hashlib.sha256(json.dumps(facts).encode()).hexdigest()[:16]

@@ -25,7 +25,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     if not getattr(args, "run", None):
         parser.print_help()
         raise SystemExit(2)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
     try:
         code = args.run(args)
     except RecallError as exc:
@@ -44,13 +46,19 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"trilium-recall {__version__}")
     commands = parser.add_subparsers(title="commands", metavar="COMMAND")
 
-    def command(name: str, run: Callable[[argparse.Namespace], int], text: str) -> argparse.ArgumentParser:
+    def command(
+        name: str, run: Callable[[argparse.Namespace], int], text: str
+    ) -> argparse.ArgumentParser:
         sub = commands.add_parser(name, help=text, description=text)
         sub.set_defaults(run=run)
         return sub
 
     for name, run, text in (
-        ("serve", _serve, "Sync and serve /health, /recall and /mcp (demo notebook if no Trilium is configured)."),
+        (
+            "serve",
+            _serve,
+            "Sync and serve /health, /recall and /mcp (demo notebook if no Trilium is configured).",
+        ),
         ("demo", _demo, "Serve the built-in demo notebook: no Trilium needed."),
     ):
         sub = command(name, run, text)
@@ -60,22 +68,44 @@ def _parser() -> argparse.ArgumentParser:
     command("status", _status, "Print the index counts per instance from the SQLite file.")
     for name, run, text in (
         ("search", _search, "Print the passages recall would give for a prompt."),
-        ("explain", _explain, "Show keyword and meaning hits, fusion, weights and the gate for a prompt."),
+        (
+            "explain",
+            _explain,
+            "Show keyword and meaning hits, fusion, weights and the gate for a prompt.",
+        ),
     ):
         sub = command(name, run, text)
         sub.add_argument("prompt", help="the prompt to search for")
         sub.add_argument("--instance", help="only this instance")
         sub.add_argument("--demo", action="store_true", help="use the demo notebook's index")
         sub.add_argument("--json", action="store_true", help="print JSON")
-    command("hook", _hook, "Claude Code UserPromptSubmit hook: reads stdin, prints context, exits 0.")
+    command(
+        "hook", _hook, "Claude Code UserPromptSubmit hook: reads stdin, prints context, exits 0."
+    )
     for name, run, text in (
         ("install-hook", _install_hook, "Add the recall hook to Claude Code's settings.json."),
-        ("uninstall-hook", _uninstall_hook, "Remove the recall hook from Claude Code's settings.json."),
+        (
+            "uninstall-hook",
+            _uninstall_hook,
+            "Remove the recall hook from Claude Code's settings.json.",
+        ),
     ):
         sub = command(name, run, text)
         scope = sub.add_mutually_exclusive_group()
-        scope.add_argument("--user", dest="scope", action="store_const", const="user", help="~/.claude/settings.json (default)")
-        scope.add_argument("--project", dest="scope", action="store_const", const="project", help=".claude/settings.json here")
+        scope.add_argument(
+            "--user",
+            dest="scope",
+            action="store_const",
+            const="user",
+            help="~/.claude/settings.json (default)",
+        )
+        scope.add_argument(
+            "--project",
+            dest="scope",
+            action="store_const",
+            const="project",
+            help=".claude/settings.json here",
+        )
         if name == "install-hook":
             sub.add_argument("--http", action="store_true", help="register /recall as an http hook")
     return parser
@@ -89,7 +119,9 @@ def _settings(args: argparse.Namespace) -> Settings:
 def _serve(args: argparse.Namespace) -> int:
     settings = _settings(args)
     if not settings.instances:
-        log.info("no Trilium configured (TRILIUM_URL, TRILIUM_ETAPI_TOKEN): serving the demo notebook")
+        log.info(
+            "no Trilium configured (TRILIUM_URL, TRILIUM_ETAPI_TOKEN): serving the demo notebook"
+        )
         return _demo(args)
     return _run_server(settings)
 
@@ -130,7 +162,9 @@ def _check_exposure(settings: Settings) -> None:
             "set a password or bind to 127.0.0.1"
         )
     if settings.login_password is None:
-        log.warning("RECALL_LOGIN_PASSWORD is not set: /recall and /mcp are open to this machine only")
+        log.warning(
+            "RECALL_LOGIN_PASSWORD is not set: /recall and /mcp are open to this machine only"
+        )
 
 
 def _build_with_progress(settings: Settings) -> None:
@@ -150,8 +184,14 @@ def _build_with_progress(settings: Settings) -> None:
                 task = progress.add_task(f"indexing {name}", total=None)
                 client = TriliumClient(instance.url, instance.token.get_secret_value())
                 syncer = Syncer(
-                    instance, client, store, embedder, Rules.from_settings(settings),
-                    on_progress=lambda s, t=task: progress.update(t, completed=s.done, total=s.total or None),
+                    instance,
+                    client,
+                    store,
+                    embedder,
+                    Rules.from_settings(settings),
+                    on_progress=lambda s, t=task: progress.update(
+                        t, completed=s.done, total=s.total or None
+                    ),
                 )
                 try:
                     report = await syncer.full()
@@ -179,7 +219,9 @@ def _status(args: argparse.Namespace) -> int:
         raise RecallError(f"no index at {settings.db_path}: run `trilium-recall index` first")
     store = Store(settings.db_path)
     names = [row[0] for row in store.db.execute("SELECT name FROM instances ORDER BY name")]
-    report = {name: {**store.counts(name), **_public_state(store.instance_state(name))} for name in names}
+    report = {
+        name: {**store.counts(name), **_public_state(store.instance_state(name))} for name in names
+    }
     print(json.dumps(report, indent=2))
     return 0
 
@@ -196,7 +238,9 @@ def _offline_settings(args: argparse.Namespace) -> Settings:
     if args.demo:
         settings = settings.model_copy(update={"data_dir": settings.data_dir / "demo"})
     if not settings.db_path.exists():
-        raise RecallError(f"no index at {settings.db_path}: run `trilium-recall index` (or demo) first")
+        raise RecallError(
+            f"no index at {settings.db_path}: run `trilium-recall index` (or demo) first"
+        )
     if settings.instances and not args.demo:
         return settings
     store = Store(settings.db_path)
@@ -216,8 +260,9 @@ def _search(args: argparse.Namespace, explain: bool = False) -> int:
     settings = _offline_settings(args)
     store = Store(settings.db_path)
     store.load_vectors()
-    result = recall(store, E5Embedder(), settings, args.prompt, instance=args.instance,
-                    use_skip_rules=explain)
+    result = recall(
+        store, E5Embedder(), settings, args.prompt, instance=args.instance, use_skip_rules=explain
+    )
     if args.json:
         answer = result.to_json()
         if explain and result.trace:
@@ -245,19 +290,34 @@ def _print_explain(result: RecallResult) -> None:
     trace = result.trace
     assert trace is not None
     console.print(f"terms: {', '.join(trace.terms) or '(none)'}")
-    console.print(f"keyword hits: {len(trace.keyword)}   meaning hits: {len(trace.vector)}   "
-                  f"query embedding: {trace.embed_ms:.0f} ms   search: {trace.total_ms:.0f} ms")
-    table = Table("note", "area", "kw#", "vec#", "cosine", "terms", "fused", "weight", "score", "gate")
+    console.print(
+        f"keyword hits: {len(trace.keyword)}   meaning hits: {len(trace.vector)}   "
+        f"query embedding: {trace.embed_ms:.0f} ms   search: {trace.total_ms:.0f} ms"
+    )
+    table = Table(
+        "note", "area", "kw#", "vec#", "cosine", "terms", "fused", "weight", "score", "gate"
+    )
     for c in trace.candidates[:10]:
         table.add_row(
-            c.hit.title, c.hit.area, str(c.keyword_rank or "-"), str(c.vector_rank or "-"),
-            f"{c.cosine:.3f}", ",".join(c.matched_terms), f"{c.fused:.4f}", f"{c.weight:.2f}",
-            f"{c.score:.4f}", ("pass: " if c.passed else "drop: ") + c.reason,
+            c.hit.title,
+            c.hit.area,
+            str(c.keyword_rank or "-"),
+            str(c.vector_rank or "-"),
+            f"{c.cosine:.3f}",
+            ",".join(c.matched_terms),
+            f"{c.fused:.4f}",
+            f"{c.weight:.2f}",
+            f"{c.score:.4f}",
+            ("pass: " if c.passed else "drop: ") + c.reason,
         )
     console.print(table)
     for line in trace.substitutions:
         console.print(f"summary for source: {line}")
-    verdict = f"{len(result.passages)} passage(s) sent" if result.passages else "silent: nothing passed the gate"
+    verdict = (
+        f"{len(result.passages)} passage(s) sent"
+        if result.passages
+        else "silent: nothing passed the gate"
+    )
     console.print(verdict)
 
 

@@ -65,8 +65,10 @@ class Settings(BaseSettings):
 
     # Search tuning; the gate numbers are calibrated by eval/evaluate.py (see eval/RESULTS.md).
     area_weights: str = "wiki=1.0,sources=0.85,journal=0.7,other=0.7"
-    gate_min_cosine: float = Field(default=0.80, ge=-1, le=1)
+    gate_min_cosine: float = Field(default=0.845, ge=-1, le=1)
+    gate_min_zscore: float = Field(default=2.4)
     gate_keyword_terms: int = Field(default=2, ge=1)
+    gate_keyword_coverage: float = Field(default=0.5, ge=0, le=1)
     max_passages: int = Field(default=3, ge=1, le=10)
     time_budget_ms: float = Field(default=1200.0, gt=0)
     session_ttl_hours: float = Field(default=24.0, gt=0)

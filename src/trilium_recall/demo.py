@@ -36,7 +36,7 @@ def try_it(settings: Settings) -> list[str]:
     auth = ' -H "Authorization: Bearer $RECALL_LOGIN_PASSWORD"' if settings.login_password else ""
     return [
         f"curl -s {base}/recall{auth} -H 'Content-Type: application/json' "
-        "-d '{\"prompt\": \"how do I restore my restic backup?\"}'",
-        "trilium-recall explain --demo \"which port does wireguard listen on\"",
+        '-d \'{"prompt": "how do I restore my restic backup?"}\'',
+        'trilium-recall explain --demo "which port does wireguard listen on"',
         f"claude mcp add --transport http trilium-recall {base}/mcp",
     ]

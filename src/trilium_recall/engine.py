@@ -81,9 +81,15 @@ class Engine:
         future = loop.run_in_executor(
             self._pool,
             lambda: recall(
-                self._reader(), self.embedder, self.settings, prompt,
-                session_id=session_id, instance=instance, limit=limit,
-                use_skip_rules=use_skip_rules, deadline=deadline,
+                self._reader(),
+                self.embedder,
+                self.settings,
+                prompt,
+                session_id=session_id,
+                instance=instance,
+                limit=limit,
+                use_skip_rules=use_skip_rules,
+                deadline=deadline,
             ),
         )
         try:

@@ -42,14 +42,14 @@ passages — title, breadcrumb path, section, excerpt and a link — or "No matc
 
 def build_mcp(engine: Engine) -> MCPServer:
     settings = engine.settings
-    server = MCPServer(
-        name="trilium-recall", instructions=settings.instructions or INSTRUCTIONS
-    )
+    server = MCPServer(name="trilium-recall", instructions=settings.instructions or INSTRUCTIONS)
 
     @server.tool(name="recall", description=RECALL_DESCRIPTION)
     async def recall_tool(
-        query: Annotated[str, Field(min_length=1, max_length=20_000,
-                                    description="What to look for in the notes.")],
+        query: Annotated[
+            str,
+            Field(min_length=1, max_length=20_000, description="What to look for in the notes."),
+        ],
         limit: Annotated[int, Field(ge=1, le=10, description="Passages at most.")] = 3,
         instance: Annotated[str | None, Field(description="Only this Trilium instance.")] = None,
     ) -> str:

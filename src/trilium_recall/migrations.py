@@ -110,7 +110,12 @@ def m002_oauth(db: apsw.Connection) -> None:
     )
 
 
-MIGRATIONS: list[Callable[[apsw.Connection], None]] = [m001_index, m002_oauth]
+def m003_term_stats(db: apsw.Connection) -> None:
+    """Document frequency per indexed term, for the keyword side of the relevance gate."""
+    db.execute("CREATE VIRTUAL TABLE sections_vocab USING fts5vocab(sections_fts, 'row')")
+
+
+MIGRATIONS: list[Callable[[apsw.Connection], None]] = [m001_index, m002_oauth, m003_term_stats]
 
 
 def migrate(db: apsw.Connection) -> int:

@@ -72,8 +72,13 @@ def recall(
     ttl = settings.session_ttl_hours * 3600
     sent = frozenset(store.already_sent(session_id, ttl)) if session_id else frozenset()
     result = search(
-        store, embedder, settings, prompt,
-        limit=limit or settings.max_passages, instance=instance, exclude=sent,
+        store,
+        embedder,
+        settings,
+        prompt,
+        limit=limit or settings.max_passages,
+        instance=instance,
+        exclude=sent,
     )
     if deadline is not None and time.monotonic() > deadline:
         return RecallResult([], "", None, _since(started), result.trace)

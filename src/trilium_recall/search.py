@@ -6,6 +6,7 @@ call `search()`. `SearchTrace` records every step so `explain` can show why reca
 
 from __future__ import annotations
 
+import math
 import re
 import time
 import unicodedata
@@ -16,7 +17,7 @@ import numpy as np
 
 from .config import Settings
 from .embed import MAX_QUERY_CHARS, Embedder
-from .store import SectionHit, Store
+from .store import Neighbours, SectionHit, Store
 
 KEYWORD_K = 40
 VECTOR_K = 40
@@ -26,20 +27,23 @@ MAX_TERMS = 24
 # e5 similarities sit in a narrow band, so small gaps are noise.
 SOURCE_DETAIL_MARGIN = 0.02
 EXCERPT_CHARS = 1200
+# When meaning and keywords agree on a section, each may be weaker than alone (eval/RESULTS.md).
+AGREE_FRACTION = 0.7
+AGREE_Z_SLACK = 0.4
 _WORD = re.compile(r"\w+", re.UNICODE)
 STOP_WORDS = frozenset(
-    """a about above after again against all am an and any are as at be because been before
-    being below between both but by can could did do does doing down during each few for from
-    further had has have having he her here hers herself him himself his how i if in into is it
-    its itself just me more most my myself no nor not now of off on once only or other our ours
+    """a about above after again against all am an and any are as at be because been before being
+    below between both but by can could did do does doing down during each few for from further
+    had has have having he her here hers herself him himself his how i if in into is it its
+    itself just me more most my myself no nor not now of off on once only or other our ours
     ourselves out over own same she should so some such than that the their theirs them
     themselves then there these they this those through to too under until up very was we were
-    what when where which while who whom why will with would you your yours yourself
-    yourselves what's where's how's i'm i've i'd let's please tell show give find know need
-    want like get got use used using make way thing things something anything also again
-    there's here's it's that's can't don't didn't doesn't isn't wasn't won't i'll we'll
-    der die das und ist ein eine nicht mit wie was ich le la les de des et est un une pour
-    el los las y en que por con para""".split()
+    what when where which while who whom why will with would you your yours yourself yourselves
+    what's where's how's i'm i've i'd let's please tell show give find know need want like get
+    got use used using make way thing things something anything also again there's here's it's
+    that's can't don't didn't doesn't isn't wasn't won't i'll we'll der die das und ist ein
+    eine nicht mit wie was ich le la les de des et est un une pour el los las y en que por con
+    para""".split()
 )
 
 
@@ -51,7 +55,9 @@ class Candidate:
     keyword_rank: int | None
     vector_rank: int | None
     cosine: float
+    zscore: float
     matched_terms: tuple[str, ...]
+    coverage: float
     fused: float
     weight: float
     score: float
@@ -68,7 +74,9 @@ class Candidate:
             "keyword_rank": self.keyword_rank,
             "meaning_rank": self.vector_rank,
             "cosine": round(self.cosine, 4),
+            "zscore": round(self.zscore, 2),
             "matched_terms": list(self.matched_terms),
+            "coverage": round(self.coverage, 2),
             "fused": round(self.fused, 5),
             "area_weight": self.weight,
             "score": round(self.score, 5),
@@ -82,8 +90,10 @@ class Candidate:
 class SearchTrace:
     terms: list[str] = field(default_factory=list)
     fts_query: str = ""
+    idf: dict[str, float] = field(default_factory=dict)
     keyword: list[tuple[int, float]] = field(default_factory=list)
     vector: list[tuple[int, float]] = field(default_factory=list)
+    neighbours: Neighbours = field(default_factory=lambda: Neighbours([], 0.0, 1.0))
     candidates: list[Candidate] = field(default_factory=list)
     substitutions: list[str] = field(default_factory=list)
     embed_ms: float = 0.0
@@ -93,7 +103,10 @@ class SearchTrace:
         """What `explain` shows: each step's inputs and the gate's reason per note."""
         return {
             "terms": self.terms,
+            "idf": {term: round(weight, 2) for term, weight in self.idf.items()},
             "fts_query": self.fts_query,
+            "cosine_mean": round(self.neighbours.mean, 4),
+            "cosine_std": round(self.neighbours.std, 4),
             "keyword_hits": len(self.keyword),
             "meaning_hits": len(self.vector),
             "embed_ms": round(self.embed_ms, 1),
@@ -151,6 +164,7 @@ def search(
     limit: int = 3,
     instance: str | None = None,
     exclude: frozenset[tuple[str, str]] = frozenset(),
+    mode: str = "hybrid",
 ) -> SearchResult:
     """Steps: terms → keyword top-K ∥ query vector → meaning top-K → RRF → area weight →
     best section per note → gate → summary stands in for source → top `limit`."""
@@ -158,11 +172,15 @@ def search(
     trace = SearchTrace(terms=prompt_terms(prompt))
     trace.fts_query = fts_query(trace.terms)
     if trace.terms:
-        trace.keyword = store.keyword_search(trace.fts_query, KEYWORD_K)
+        trace.idf = idf_weights(store, trace.terms)
+        if mode in ("hybrid", "keyword"):
+            trace.keyword = store.keyword_search(trace.fts_query, KEYWORD_K)
     query_vector = embedder.query(prompt)
     trace.embed_ms = (time.perf_counter() - started) * 1000
-    trace.vector = store.vectors.search(query_vector, VECTOR_K)
-    candidates = _fuse(store, settings, trace, query_vector, instance, exclude)
+    trace.neighbours = store.vectors.search(query_vector, VECTOR_K)
+    if mode in ("hybrid", "meaning"):
+        trace.vector = trace.neighbours.hits
+    candidates = _fuse(store, settings, trace, query_vector, instance, exclude, mode)
     trace.candidates = candidates
     chosen = _summaries_for_sources(store, settings, query_vector, candidates, trace)
     trace.total_ms = (time.perf_counter() - started) * 1000
@@ -177,6 +195,7 @@ def _fuse(
     query_vector: np.ndarray,
     instance: str | None,
     exclude: frozenset[tuple[str, str]],
+    mode: str,
 ) -> list[Candidate]:
     keyword_ids = [section_id for section_id, _ in trace.keyword]
     vector_ids = [section_id for section_id, _ in trace.vector]
@@ -197,14 +216,18 @@ def _fuse(
             continue
         weight = weights.get(hit.area, 0.7)
         cosine = cosines.get(section_id, -1.0)
+        zscore = trace.neighbours.zscore(cosine)
         terms = matched_terms(trace.terms, hit)
-        passed, reason = gate(cosine, terms, len(trace.terms), settings)
+        coverage = sum(trace.idf[t] for t in terms) / (sum(trace.idf.values()) or 1.0)
+        passed, reason = gate(cosine, zscore, terms, coverage, settings, mode)
         candidate = Candidate(
             hit=hit,
             keyword_rank=_rank(keyword_ids, section_id),
             vector_rank=_rank(vector_ids, section_id),
             cosine=cosine,
+            zscore=zscore,
             matched_terms=terms,
+            coverage=coverage,
             fused=fused_score,
             weight=weight,
             score=fused_score * weight,
@@ -217,17 +240,47 @@ def _fuse(
     return sorted(best.values(), key=lambda c: (not c.passed, -c.score))
 
 
-def gate(cosine: float, terms: Sequence[str], prompt_term_count: int, settings: Settings) -> tuple[bool, str]:
-    """Pass on meaning, or on a strong keyword match over several distinct prompt terms."""
-    if cosine >= settings.gate_min_cosine:
-        return True, f"cosine {cosine:.3f} ≥ {settings.gate_min_cosine:.3f}"
-    needed = max(settings.gate_keyword_terms, (prompt_term_count + 1) // 2)
-    if len(terms) >= needed:
-        return True, f"keyword match on {len(terms)} of {prompt_term_count} terms (≥ {needed})"
+def gate(
+    cosine: float,
+    zscore: float,
+    terms: Sequence[str],
+    coverage: float,
+    settings: Settings,
+    mode: str = "hybrid",
+) -> tuple[bool, str]:
+    """Pass on meaning, or on a strong keyword match over several distinct prompt terms.
+
+    Meaning: e5 cosines crowd into 0.78-0.93 for everything, so a high cosine alone is not
+    enough; it must also stand out from this query's similarity to the whole corpus (z-score).
+    Keyword: the matched terms must carry a large share of the prompt's IDF weight, so common
+    words ("test", "fix") do not count for much. `mode` "keyword" / "meaning" keeps one side
+    only: the baselines of eval/evaluate.py. Thresholds: eval/RESULTS.md.
+    """
+    s = settings
+    if mode != "keyword" and cosine >= s.gate_min_cosine and zscore >= s.gate_min_zscore:
+        return True, f"meaning: cosine {cosine:.3f}, z {zscore:.1f}"
+    several = len(terms) >= s.gate_keyword_terms
+    if mode != "meaning" and several and coverage >= s.gate_keyword_coverage:
+        return True, f"keywords: {len(terms)} terms, {coverage:.0%} of the prompt's weight"
+    # Both signals moderately strong and agreeing on the same section.
+    if (
+        mode == "hybrid"
+        and several
+        and coverage >= s.gate_keyword_coverage * AGREE_FRACTION
+        and zscore >= s.gate_min_zscore - AGREE_Z_SLACK
+    ):
+        return True, f"agree: z {zscore:.1f} and {len(terms)} terms with {coverage:.0%}"
     return False, (
-        f"cosine {cosine:.3f} < {settings.gate_min_cosine:.3f} and "
-        f"{len(terms)} of {prompt_term_count} terms matched (< {needed})"
+        f"weak: cosine {cosine:.3f} (min {s.gate_min_cosine}), z {zscore:.1f} "
+        f"(min {s.gate_min_zscore}), {len(terms)} terms with {coverage:.0%} of the weight "
+        f"(min {s.gate_keyword_terms} terms, {s.gate_keyword_coverage:.0%})"
     )
+
+
+def idf_weights(store: Store, terms: Sequence[str]) -> dict[str, float]:
+    """Smoothed inverse document frequency; a term absent from the index weighs most."""
+    total, counts = store.term_document_counts(terms)
+    return {term: math.log((total + 1) / (counts[term] + 0.5)) for term in terms}
 
 
 def _summaries_for_sources(

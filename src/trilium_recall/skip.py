@@ -8,66 +8,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-_ACK_PHRASES = frozenset(
-    " ".join(line.split())
-    for line in """ok
-okay
-k
-kk
-yes
-y
-yep
-yeah
-yup
-sure
-no
-nope
-nah
-thanks
-thank you
-thanks a lot
-thx
-ty
-cheers
-great
-perfect
-cool
-nice
-good
-fine
-done
-lgtm
-sgtm
-np
-go ahead
-do it
-continue
-proceed
-next
-sounds good
-looks good
-got it
-alright
-all right
-right
-correct
-exactly
-agreed
-makes sense
-go on
-keep going
-carry on
-ship it
-yes please
-ok thanks
-ok go ahead
-please do
-please continue
-ok do it
-yes do it
-great thanks
-perfect thanks
-nice thanks""".splitlines()
+# A prompt made only of these words (at most 6) is an acknowledgement or a go-ahead.
+_ACK_WORDS = frozenset(
+    """ok okay k kk yes y yep yeah yup sure no nope nah thanks thank you thx ty cheers great
+    perfect cool nice good fine done lgtm sgtm np go ahead do it continue proceed next sounds
+    looks got alright all right correct exactly agreed makes sense on keep going carry ship
+    please a lot much very so awesome excellent wonderful brilliant super works that's thats
+    is that it's""".split()
 )
 # Words that carry no topic of their own in a follow-up ("and the second one?").
 _FOLLOW_UP_WORDS = frozenset(
@@ -75,8 +22,8 @@ _FOLLOW_UP_WORDS = frozenset(
     third last next other another then now what why how when where which who about else more
     again also too same previous above below there here hmm hm um uh oh ah well wait huh really
     is are was were do does did can could would should will you me i we us please explain
-    elaborate more detail details mean meant example examples go on tell more that one this one
-    instead then what if ok okay so""".split()
+    elaborate detail details mean meant example examples go on tell instead if ok okay for
+    rest others all as""".split()
 )
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _SLASH = re.compile(r"^/[A-Za-z][\w:.-]*(\s|$)")
@@ -96,12 +43,12 @@ def _is_slash_command(prompt: str) -> bool:
 
 def _is_acknowledgement(prompt: str) -> bool:
     words = _words(prompt)
-    return not words or " ".join(words) in _ACK_PHRASES
+    return len(words) <= 6 and all(word in _ACK_WORDS for word in words)
 
 
 def _is_bare_follow_up(prompt: str) -> bool:
     words = _words(prompt)
-    return 0 < len(words) <= 8 and all(w in _FOLLOW_UP_WORDS for w in words)
+    return 0 < len(words) <= 8 and all(word in _FOLLOW_UP_WORDS for word in words)
 
 
 RULES: tuple[tuple[str, Callable[[str], bool]], ...] = (

@@ -70,6 +70,17 @@ class SectionHit:
     text: str
 
 
+@dataclass(frozen=True)
+class Neighbours:
+    hits: list[tuple[int, float]]
+    mean: float
+    std: float
+
+    def zscore(self, cosine: float) -> float:
+        """How far a cosine stands above this query's typical similarity to any section."""
+        return (cosine - self.mean) / self.std
+
+
 class VectorIndex:
     """Thread-safe in-memory mirror of section vectors for brute-force cosine search."""
 
@@ -103,17 +114,21 @@ class VectorIndex:
                     self._matrix[slot] = 0
                     self._free.append(slot)
 
-    def search(self, query: np.ndarray, k: int) -> list[tuple[int, float]]:
-        """Top-k (section id, cosine) by dot product; vectors are L2-normalised."""
+    def search(self, query: np.ndarray, k: int) -> Neighbours:
+        """Top-k (section id, cosine) by dot product (vectors are L2-normalised), plus the mean
+        and spread of the query's cosine over every section: the gate's yardstick."""
         with self._lock:
             if not self._slot:
-                return []
+                return Neighbours([], 0.0, 1.0)
+            live = self._ids[: self._used] >= 0
             scores = self._matrix[: self._used] @ query
-            scores[self._ids[: self._used] < 0] = -2.0
+            scores[~live] = -2.0
             k = min(k, len(self._slot))
             top = np.argpartition(-scores, k - 1)[:k]
             top = top[np.argsort(-scores[top])]
-            return [(int(self._ids[i]), float(scores[i])) for i in top]
+            hits = [(int(self._ids[i]), float(scores[i])) for i in top]
+            spread = float(scores[live].std()) if len(self._slot) > 1 else 1.0
+            return Neighbours(hits, float(scores[live].mean()), spread or 1.0)
 
     def similarity(self, ids: Iterable[int], query: np.ndarray) -> dict[int, float]:
         """Cosine of the query with each known section id (unknown ids are left out)."""
@@ -374,6 +389,16 @@ class Store:
                 (match, limit),
             )
         ]
+
+    def term_document_counts(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
+        """(sections in the index, sections containing each term) for IDF weights."""
+        total = self.db.execute("SELECT count(*) FROM sections").fetchone()[0]
+        counts = {}
+        for term in terms:
+            row = self.db.execute("SELECT doc FROM sections_vocab WHERE term = ?", (term,))
+            found = row.fetchone()
+            counts[term] = found[0] if found else 0
+        return total, counts
 
     def section_hits(self, ids: Sequence[int]) -> dict[int, SectionHit]:
         if not ids:

@@ -134,11 +134,15 @@ class Syncer:
             for descendant in self._descendants(note.note_id):
                 affected.setdefault(descendant.note_id, descendant)
         report = RunReport(listed=len(changed))
-        await self._apply(list(affected.values()), self.store.known_notes(self.instance.name), report)
+        await self._apply(
+            list(affected.values()), self.store.known_notes(self.instance.name), report
+        )
         self._advance_watermark(changed)
         return report
 
-    async def _apply(self, notes: Sequence[Note], known: dict[str, NoteRecord], report: RunReport) -> None:
+    async def _apply(
+        self, notes: Sequence[Note], known: dict[str, NoteRecord], report: RunReport
+    ) -> None:
         """Write metadata-only changes at once; fetch, split and embed the rest in rounds."""
         to_read: list[tuple[Note, NoteRecord]] = []
         for note in notes:
@@ -194,7 +198,10 @@ class Syncer:
 
     def _prepare(self, note: Note, record: NoteRecord, content: str) -> tuple:
         sections = split_note(note.title, note.type, note.mime, content)
-        links = [(link.target_note_id, link.kind) for link in extract_links(note.type, note.mime, content)]
+        links = [
+            (link.target_note_id, link.kind)
+            for link in extract_links(note.type, note.mime, content)
+        ]
         links += list(_relation_links(note))
         content_hash = hashlib.sha256(content.encode("utf-8", "replace")).hexdigest()[:32]
         return replace(record, content_hash=content_hash), sections, links
@@ -214,11 +221,19 @@ class Syncer:
 
     def _record(self, note: Note, verdict: Verdict, previous: NoteRecord | None) -> NoteRecord:
         return NoteRecord(
-            instance=self.instance.name, note_id=note.note_id, title=note.title, type=note.type,
-            mime=note.mime, area=verdict.area, paths=verdict.paths,
-            parents=tuple(sorted(note.parent_note_ids)), blob_id=note.blob_id,
-            content_hash=previous.content_hash if previous else None, utc_modified=note.utc_date_modified,
-            attr_fingerprint=attribute_fingerprint(note), skip_reason=verdict.skip_reason,
+            instance=self.instance.name,
+            note_id=note.note_id,
+            title=note.title,
+            type=note.type,
+            mime=note.mime,
+            area=verdict.area,
+            paths=verdict.paths,
+            parents=tuple(sorted(note.parent_note_ids)),
+            blob_id=note.blob_id,
+            content_hash=previous.content_hash if previous else None,
+            utc_modified=note.utc_date_modified,
+            attr_fingerprint=attribute_fingerprint(note),
+            skip_reason=verdict.skip_reason,
         )
 
     def _descendants(self, note_id: str) -> list[Note]:

@@ -1,0 +1,218 @@
+"""Register the prompt hook in Claude Code's settings.json, and take it out again.
+
+The file belongs to the user: merge into ``hooks.UserPromptSubmit`` and keep everything else as it
+was, write nothing when nothing changes, keep a backup before changing an existing file, and refuse
+(``ValueError``) rather than overwrite a file we cannot read as a JSON object.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+EVENT = "UserPromptSubmit"
+DEFAULT_ENGINE_URL = "http://127.0.0.1:8765"
+# Claude Code counts hook timeouts in seconds; the hook gives itself 1.5 s, this is the backstop.
+HOOK_TIMEOUT_S = 3
+PASSWORD_ENV = "RECALL_LOGIN_PASSWORD"
+# Our command hooks, whichever way they were spelled: the console script or `python -m`.
+_OUR_COMMAND = re.compile(r"trilium-recall-hook|trilium_recall\.hook|trilium-recall\s+hook\b")
+
+
+def install_hook(
+    scope: str = "user",
+    *,
+    http: bool = False,
+    project_dir: Path | None = None,
+    home: Path | None = None,
+    engine_url: str | None = None,
+) -> list[str]:
+    """Add our hook (command, or http with ``http=True``); return lines saying what changed.
+
+    Any hook of ours already there of the other kind, or with another command or URL, is replaced,
+    so the prompt never gets the same passages twice.
+    """
+    path = settings_path(scope, project_dir=project_dir, home=home)
+    kind = "http" if http else "command"
+    entry = http_entry(engine_url) if http else command_entry()
+    settings = _load(path)
+    groups = _groups(settings, path)
+    ours = [hook for group in groups for hook in _hooks_of(group) if _is_ours(hook)]
+    if ours == [entry]:
+        return [f"{kind} hook already installed in {path}"]
+    _remove_ours(settings)
+    hooks = settings.setdefault("hooks", {})
+    hooks.setdefault(EVENT, []).append({"matcher": "", "hooks": [entry]})
+    backup = _save(path, settings)
+    verb = "replaced trilium-recall hook with" if ours else "added"
+    lines = [f"{verb} {kind} hook in {path}" + (f" (backup: {backup})" if backup else "")]
+    if http:
+        lines.append(
+            f"the http hook sends ${PASSWORD_ENV} from the environment Claude Code runs in"
+        )
+    return lines
+
+
+def uninstall_hook(
+    scope: str = "user",
+    *,
+    project_dir: Path | None = None,
+    home: Path | None = None,
+) -> list[str]:
+    """Remove our hooks of both kinds, keep everything else; return lines saying what changed."""
+    path = settings_path(scope, project_dir=project_dir, home=home)
+    if not path.exists():
+        return [f"no settings file at {path}; nothing to remove"]
+    settings = _load(path)
+    _groups(settings, path)  # validates the shape before we change anything
+    removed = _remove_ours(settings)
+    if not removed:
+        return [f"no trilium-recall hook in {path}"]
+    backup = _save(path, settings)
+    kinds = " and ".join(sorted({str(hook.get("type")) for hook in removed}))
+    return [f"removed {kinds} hook from {path} (backup: {backup})"]
+
+
+def settings_path(scope: str, *, project_dir: Path | None = None, home: Path | None = None) -> Path:
+    if scope == "user":
+        return (home or Path.home()) / ".claude" / "settings.json"
+    if scope == "project":
+        return (project_dir or Path.cwd()) / ".claude" / "settings.json"
+    raise ValueError(f"scope must be 'user' or 'project', not {scope!r}")
+
+
+def command_entry() -> dict[str, Any]:
+    return {"type": "command", "command": hook_command(), "timeout": HOOK_TIMEOUT_S}
+
+
+def http_entry(engine_url: str | None = None) -> dict[str, Any]:
+    """Claude Code's http hook: it POSTs the hook input to url and reads hook JSON back.
+
+    Header values may name environment variables as ``$NAME``; Claude Code fills in only those
+    listed in ``allowedEnvVars`` (others become empty), so the password never sits in the file.
+    """
+    base = (engine_url or os.environ.get("RECALL_URL") or DEFAULT_ENGINE_URL).rstrip("/")
+    return {
+        "type": "http",
+        "url": f"{base}/recall",
+        "headers": {"Authorization": f"Bearer ${PASSWORD_ENV}"},
+        "allowedEnvVars": [PASSWORD_ENV],
+        "timeout": HOOK_TIMEOUT_S,
+    }
+
+
+def hook_command() -> str:
+    """The console script next to this interpreter, else ``<python> -m trilium_recall.hook``."""
+    script = Path(sys.executable).parent / "trilium-recall-hook"
+    if script.is_file() and os.access(script, os.X_OK):
+        return shlex.quote(str(script.absolute()))
+    return f"{shlex.quote(str(Path(sys.executable).absolute()))} -m trilium_recall.hook"
+
+
+def _is_ours(hook: Any) -> bool:
+    if not isinstance(hook, dict):
+        return False
+    if hook.get("type") == "command":
+        return bool(_OUR_COMMAND.search(str(hook.get("command", ""))))
+    if hook.get("type") == "http":
+        allowed = hook.get("allowedEnvVars")
+        return str(hook.get("url", "")).rstrip("/").endswith("/recall") and (
+            isinstance(allowed, list) and PASSWORD_ENV in allowed
+        )
+    return False
+
+
+def _hooks_of(group: Any) -> list[Any]:
+    hooks = group.get("hooks") if isinstance(group, dict) else None
+    return hooks if isinstance(hooks, list) else []
+
+
+def _remove_ours(settings: dict[str, Any]) -> list[dict[str, Any]]:
+    """Drop our hooks in place, and the containers they leave empty; return what was dropped."""
+    hooks = settings.get("hooks")
+    if not isinstance(hooks, dict) or not isinstance(hooks.get(EVENT), list):
+        return []
+    removed: list[dict[str, Any]] = []
+    kept_groups = []
+    for group in hooks[EVENT]:
+        mine = [hook for hook in _hooks_of(group) if _is_ours(hook)]
+        if not mine:
+            kept_groups.append(group)
+            continue
+        removed += mine
+        rest = [hook for hook in _hooks_of(group) if not _is_ours(hook)]
+        if rest:
+            kept_groups.append({**group, "hooks": rest})
+    hooks[EVENT] = kept_groups
+    if not kept_groups:
+        del hooks[EVENT]
+    if not hooks:
+        del settings["hooks"]
+    return removed
+
+
+def _groups(settings: dict[str, Any], path: Path) -> list[Any]:
+    hooks = settings.get("hooks", {})
+    if not isinstance(hooks, dict):
+        raise ValueError(f"{path}: 'hooks' is not a JSON object; not touching it")
+    groups = hooks.get(EVENT, [])
+    if not isinstance(groups, list):
+        raise ValueError(f"{path}: 'hooks.{EVENT}' is not a JSON list; not touching it")
+    return groups
+
+
+def _load(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        return {}
+    text = path.read_text(encoding="utf-8")
+    if not text.strip():
+        return {}
+    try:
+        settings = json.loads(text)
+    except ValueError as exc:
+        raise ValueError(
+            f"{path} is not valid JSON ({exc}); fix it first, not touching it"
+        ) from None
+    if not isinstance(settings, dict):
+        raise ValueError(f"{path} does not hold a JSON object; not touching it")
+    return settings
+
+
+def _save(path: Path, settings: dict[str, Any]) -> Path | None:
+    """Write settings atomically; back up an existing file first and return the backup's path."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    backup = None
+    if path.exists():
+        backup = _backup_path(path)
+        shutil.copy2(path, backup)
+    fd, tmp = tempfile.mkstemp(prefix=".settings.", suffix=".json", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(settings, handle, indent=2, ensure_ascii=False)
+            handle.write("\n")
+        if backup:
+            shutil.copymode(backup, tmp)  # settings may hold secrets; keep the user's mode
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return backup
+
+
+def _backup_path(path: Path) -> Path:
+    """A fresh name every time, so an uninstall's backup never overwrites the install's."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    candidate = path.with_name(f"{path.name}.{stamp}.bak")
+    counter = 1
+    while candidate.exists():
+        candidate = path.with_name(f"{path.name}.{stamp}-{counter}.bak")
+        counter += 1
+    return candidate

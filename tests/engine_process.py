@@ -1,0 +1,83 @@
+"""Run the real engine (`trilium-recall serve`) as a subprocess on 127.0.0.1 for tests."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class EngineProcess:
+    """`trilium-recall serve` with its own env; stdout+stderr go to a log file."""
+
+    def __init__(self, data_dir: Path, env: dict[str, str], port: int | None = None) -> None:
+        self.port = port or free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log_path = data_dir / f"engine-{self.port}.log"
+        base = {k: v for k, v in os.environ.items() if not k.startswith(("RECALL_", "TRILIUM_"))}
+        self.env = {
+            **base,
+            "RECALL_DATA_DIR": str(data_dir),
+            "RECALL_PORT": str(self.port),
+            "RECALL_HOST": "127.0.0.1",
+            **env,
+        }
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> EngineProcess:
+        log = self.log_path.open("ab")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "trilium_recall.cli", "serve"],
+            env=self.env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+        )
+        return self
+
+    def health(self) -> dict | None:
+        try:
+            return httpx.get(f"{self.url}/health", timeout=2).json()
+        except (httpx.HTTPError, ValueError):
+            return None
+
+    def wait_for(self, *statuses: str, timeout: float = 240) -> dict:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            assert self.process is not None
+            if self.process.poll() is not None:
+                raise RuntimeError(f"engine exited with {self.process.returncode}:\n{self.logs()}")
+            health = self.health()
+            if health and health["status"] in statuses:
+                return health
+            time.sleep(0.1)
+        raise TimeoutError(
+            f"engine not {statuses} after {timeout}s: {self.health()}\n{self.logs()}"
+        )
+
+    def logs(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    def kill(self) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(timeout=10)
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.kill()

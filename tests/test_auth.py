@@ -1,0 +1,718 @@
+"""Authentication end to end: a real app under uvicorn on 127.0.0.1, real HTTP, the SDK client."""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import hashlib
+import json
+import logging
+import re
+import secrets
+import socket
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlencode, urlparse
+
+import apsw
+import httpx
+import httpx2
+import pytest
+import uvicorn
+from mcp.client.auth import OAuthClientProvider
+from mcp.client.session import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+from mcp.server.mcpserver import MCPServer
+from mcp.server.transport_security import TransportSecuritySettings
+from mcp.shared.auth import (
+    AuthorizationCodeResult,
+    OAuthClientInformationFull,
+    OAuthClientMetadata,
+    OAuthToken,
+)
+from pydantic import AnyUrl
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+from starlette.types import ASGIApp
+
+from trilium_recall.auth import Authenticator
+from trilium_recall.config import Settings, load_settings
+from trilium_recall.errors import ConfigError
+from trilium_recall.oauth import digest
+from trilium_recall.store import Store
+
+PASSWORD = "correct horse battery staple"
+CALLBACK = "http://127.0.0.1:9/callback"  # only ever read from a Location header here
+
+
+# -- the app under test: mirrors the lead's wiring; swap in the real app factory here --------
+
+
+def make_app(settings: Settings, store: Store, authenticator: Authenticator) -> ASGIApp:
+    server = MCPServer(name="trilium-recall", instructions="test server")
+
+    @server.tool()
+    def echo(text: str) -> str:
+        """Say it back."""
+        return text
+
+    security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    mcp_app = server.streamable_http_app(streamable_http_path="/mcp", transport_security=security)
+
+    async def health(request: Request) -> JSONResponse:
+        return JSONResponse({"status": "ok"})
+
+    async def recall(request: Request) -> JSONResponse:
+        return JSONResponse({"passages": [], "context": "", "skipped": None, "took_ms": 0.0})
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async with server.session_manager.run():
+            yield
+
+    app = Starlette(
+        routes=[
+            Route("/health", health),
+            Route("/recall", recall, methods=["POST"]),
+            *authenticator.routes(),
+            *mcp_app.routes,
+        ],
+        lifespan=lifespan,
+    )
+    return authenticator.protect(app)
+
+
+class Clock:
+    """Real time plus an offset, so our expiry checks and the SDK's time.time() agree."""
+
+    def __init__(self) -> None:
+        self.offset = 0.0
+
+    def __call__(self) -> float:
+        return time.time() + self.offset
+
+
+@dataclass
+class Engine:
+    url: str
+    data_dir: Path
+    clock: Clock
+    authenticator: Authenticator
+
+
+@contextlib.contextmanager
+def serve(app: ASGIApp, sock: socket.socket) -> Iterator[None]:
+    """Run uvicorn on an already bound loopback socket in a thread; stop it on exit."""
+    config = uvicorn.Config(app, log_config=None, lifespan="on", ws="none")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    while not server.started:
+        if not thread.is_alive():
+            raise RuntimeError("uvicorn did not start")
+        time.sleep(0.01)
+    try:
+        yield
+    finally:
+        server.should_exit = True
+        thread.join(10)
+
+
+def loopback_socket() -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    return sock
+
+
+@contextlib.contextmanager
+def running_engine(
+    data_dir: Path, password: str | None = PASSWORD, oauth: bool = True
+) -> Iterator[Engine]:
+    sock = loopback_socket()
+    url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    settings = load_settings(
+        {}, login_password=password, base_url=url if oauth else None, data_dir=data_dir
+    )
+    store = Store(settings.db_path)
+    clock = Clock()
+    authenticator = Authenticator(settings, store, clock=clock)
+    try:
+        with serve(make_app(settings, store, authenticator), sock):
+            yield Engine(url, data_dir, clock, authenticator)
+    finally:
+        store.close()
+
+
+@pytest.fixture
+def engine(tmp_path: Path) -> Iterator[Engine]:
+    with running_engine(tmp_path) as running:
+        yield running
+
+
+# -- an OAuth client, step by step as claude.ai does it ----------------------------------------
+
+
+class FormFields(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.inputs: dict[str, dict[str, str | None]] = {}
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "input":
+            attributes = dict(attrs)
+            self.inputs[attributes.get("name") or ""] = attributes
+
+
+def form_inputs(html: str) -> dict[str, dict[str, str | None]]:
+    parser = FormFields()
+    parser.feed(html)
+    return parser.inputs
+
+
+@dataclass
+class OAuthClient:
+    url: str
+    http: httpx.Client
+    client_id: str = ""
+    client_secret: str = ""
+    redirect_uri: str = CALLBACK
+    verifier: str = field(default_factory=lambda: secrets.token_urlsafe(48))
+    issued: list[str] = field(default_factory=list)  # every secret string we saw, for leak checks
+
+    @property
+    def challenge(self) -> str:
+        raw = hashlib.sha256(self.verifier.encode()).digest()
+        return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+    def discover(self) -> dict[str, Any]:
+        challenge = self.http.post(f"{self.url}/mcp", json={}).headers["www-authenticate"]
+        metadata_url = re.search(r'resource_metadata="([^"]+)"', challenge).group(1)
+        resource = self.http.get(metadata_url).json()
+        issuer = resource["authorization_servers"][0].rstrip("/")
+        server = self.http.get(f"{issuer}/.well-known/oauth-authorization-server").json()
+        return {"resource": resource, "server": server}
+
+    def register(self, method: str = "client_secret_post", **extra: Any) -> httpx.Response:
+        body = {
+            "redirect_uris": [self.redirect_uri],
+            "client_name": "Test client",
+            "token_endpoint_auth_method": method,
+            "grant_types": ["authorization_code", "refresh_token"],
+            "response_types": ["code"],
+            **extra,
+        }
+        response = self.http.post(f"{self.url}/register", json=body)
+        if response.status_code == 201:
+            self.client_id = response.json()["client_id"]
+            self.client_secret = response.json().get("client_secret") or ""
+            self.issued.append(self.client_secret)
+        return response
+
+    def authorize(self, **overrides: str) -> httpx.Response:
+        params = {
+            "response_type": "code",
+            "client_id": self.client_id,
+            "redirect_uri": self.redirect_uri,
+            "code_challenge": self.challenge,
+            "code_challenge_method": "S256",
+            "state": "state-123",
+            "resource": f"{self.url}/mcp",
+            **overrides,
+        }
+        return self.http.get(f"{self.url}/authorize", params=params)
+
+    def login_form(self, **overrides: str) -> tuple[str, dict[str, str]]:
+        """Follow /authorize to the login page; return its URL and the form's hidden fields."""
+        response = self.authorize(**overrides)
+        assert response.status_code == 302, response.text
+        login_url = response.headers["location"]
+        assert login_url.startswith(f"{self.url}/login?request=")
+        page = self.http.get(login_url)
+        assert page.status_code == 200
+        fields = {name: attrs.get("value") or "" for name, attrs in form_inputs(page.text).items()}
+        return login_url, {k: v for k, v in fields.items() if k in ("request", "csrf")}
+
+    def submit(self, fields: dict[str, str], password: str = PASSWORD) -> httpx.Response:
+        return self.http.post(f"{self.url}/login", data={**fields, "password": password})
+
+    def code(self, **overrides: str) -> str:
+        _, fields = self.login_form(**overrides)
+        response = self.submit(fields)
+        assert response.status_code == 303, response.text
+        query = parse_qs(urlparse(response.headers["location"]).query)
+        assert query["state"] == [overrides.get("state", "state-123")]
+        self.issued.append(query["code"][0])
+        return query["code"][0]
+
+    def token(self, **form: str) -> httpx.Response:
+        data = {"client_id": self.client_id, "client_secret": self.client_secret, **form}
+        response = self.http.post(f"{self.url}/token", data=data)
+        if response.status_code == 200:
+            self.issued += [response.json()["access_token"], response.json()["refresh_token"]]
+        return response
+
+    def exchange(self, code: str, verifier: str | None = None) -> httpx.Response:
+        return self.token(
+            grant_type="authorization_code",
+            code=code,
+            redirect_uri=self.redirect_uri,
+            code_verifier=verifier or self.verifier,
+            resource=f"{self.url}/mcp",
+        )
+
+    def tokens(self) -> dict[str, Any]:
+        response = self.exchange(self.code())
+        assert response.status_code == 200, response.text
+        return response.json()
+
+
+@pytest.fixture
+def client(engine: Engine) -> Iterator[OAuthClient]:
+    with httpx.Client(timeout=10) as http:
+        oauth = OAuthClient(engine.url, http)
+        assert oauth.register().status_code == 201
+        yield oauth
+
+
+def recall(url: str, token: str | None, http: httpx.Client | None = None) -> httpx.Response:
+    headers = {"Authorization": f"Bearer {token}"} if token is not None else {}
+    post = http.post if http is not None else httpx.post
+    return post(f"{url}/recall", json={"prompt": "hi"}, headers=headers, timeout=10)
+
+
+async def mcp_tools(url: str, token: str) -> list[str]:
+    """initialize + list_tools + call echo through the official SDK client."""
+    headers = {"Authorization": f"Bearer {token}"}
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=10) as http,
+        streamable_http_client(f"{url}/mcp", http_client=http) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        tools = [tool.name for tool in (await session.list_tools()).tools]
+        echoed = await session.call_tool("echo", {"text": "hello"})
+        assert echoed.content[0].text == "hello"
+        return tools
+
+
+# -- Bearer -------------------------------------------------------------------------------------
+
+
+def test_health_is_public(engine: Engine):
+    response = httpx.get(f"{engine.url}/health")
+    assert (response.status_code, response.json()) == (200, {"status": "ok"})
+
+
+@pytest.mark.parametrize("path", ["/recall", "/mcp"])
+def test_no_credentials_is_401_with_a_challenge(engine: Engine, path: str):
+    response = httpx.post(f"{engine.url}{path}", json={})
+    assert response.status_code == 401
+    suffix = "/mcp" if path == "/mcp" else ""
+    metadata = f"{engine.url}/.well-known/oauth-protected-resource{suffix}"
+    assert response.headers["www-authenticate"] == f'Bearer resource_metadata="{metadata}"'
+    assert response.json()["error"] == "unauthorized"
+
+
+@pytest.mark.parametrize("path", ["/recall", "/mcp"])
+def test_wrong_password_is_401_invalid_token(engine: Engine, path: str):
+    response = httpx.post(
+        f"{engine.url}{path}", json={}, headers={"Authorization": "Bearer not-the-password"}
+    )
+    assert response.status_code == 401
+    assert response.headers["www-authenticate"].startswith('Bearer error="invalid_token"')
+    assert response.json()["error"] == "invalid_token"
+
+
+async def test_password_opens_recall_and_mcp(engine: Engine):
+    assert recall(engine.url, PASSWORD).status_code == 200
+    assert await mcp_tools(engine.url, PASSWORD) == ["echo"]
+
+
+def test_bearer_guessing_is_rate_limited(engine: Engine):
+    with httpx.Client() as http:
+        for _ in range(30):
+            assert recall(engine.url, "guess", http).status_code == 401
+        limited = recall(engine.url, PASSWORD, http)
+    assert limited.status_code == 429
+    assert 0 < int(limited.headers["retry-after"]) <= 60
+    engine.clock.offset += 61
+    assert recall(engine.url, PASSWORD).status_code == 200
+
+
+def test_without_base_url_the_password_still_works_and_no_oauth(tmp_path: Path):
+    with running_engine(tmp_path, oauth=False) as engine:
+        assert engine.authenticator.routes() == []
+        response = recall(engine.url, None)
+        assert (response.status_code, response.headers["www-authenticate"]) == (401, "Bearer")
+        assert recall(engine.url, PASSWORD).status_code == 200
+        assert httpx.get(f"{engine.url}/.well-known/oauth-authorization-server").status_code == 404
+
+
+async def test_without_password_nothing_is_guarded(tmp_path: Path):
+    with running_engine(tmp_path, password=None) as engine:
+        assert not engine.authenticator.enabled
+        assert engine.authenticator.routes() == []
+        assert recall(engine.url, None).status_code == 200
+        assert await mcp_tools(engine.url, "anything") == ["echo"]
+
+
+# -- OAuth: the whole dance ---------------------------------------------------------------------
+
+
+async def test_discovery_register_login_token_and_mcp(engine: Engine):
+    with httpx.Client(timeout=10) as http:
+        oauth = OAuthClient(engine.url, http)
+        found = oauth.discover()
+        assert found["resource"]["resource"] == f"{engine.url}/mcp"
+        assert found["resource"]["authorization_servers"] == [engine.url]
+        server = found["server"]
+        assert server["issuer"] == engine.url
+        assert server["code_challenge_methods_supported"] == ["S256"]
+        assert server["registration_endpoint"] == f"{engine.url}/register"
+        root = http.get(f"{engine.url}/.well-known/oauth-protected-resource").json()
+        assert root["resource"] == engine.url
+        assert oauth.register().status_code == 201
+        tokens = oauth.tokens()
+    assert tokens["token_type"] == "Bearer"
+    assert tokens["expires_in"] == 3600
+    assert await mcp_tools(engine.url, tokens["access_token"]) == ["echo"]
+    assert recall(engine.url, tokens["access_token"]).status_code == 200
+
+
+class MemoryTokens:
+    """TokenStorage for the SDK's OAuth client."""
+
+    def __init__(self) -> None:
+        self.tokens: OAuthToken | None = None
+        self.client: OAuthClientInformationFull | None = None
+
+    async def get_tokens(self) -> OAuthToken | None:
+        return self.tokens
+
+    async def set_tokens(self, tokens: OAuthToken) -> None:
+        self.tokens = tokens
+
+    async def get_client_info(self) -> OAuthClientInformationFull | None:
+        return self.client
+
+    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+        self.client = client_info
+
+
+async def test_the_sdk_oauth_client_signs_in_on_its_own(engine: Engine):
+    """The SDK's own OAuthClientProvider does discovery, registration, PKCE and resource."""
+    landed: list[str] = []
+
+    async def sign_in(authorize_url: str) -> None:  # plays the user in the browser
+        async with httpx.AsyncClient(timeout=10) as browser:
+            login = (await browser.get(authorize_url)).headers["location"]
+            page = await browser.get(login)
+            fields = {n: a.get("value") or "" for n, a in form_inputs(page.text).items()}
+            fields["password"] = PASSWORD
+            done = await browser.post(f"{engine.url}/login", data=fields)
+            landed.append(done.headers["location"])
+
+    async def callback() -> AuthorizationCodeResult:
+        query = parse_qs(urlparse(landed[-1]).query)
+        return AuthorizationCodeResult(code=query["code"][0], state=query["state"][0])
+
+    metadata = OAuthClientMetadata(redirect_uris=[AnyUrl(CALLBACK)], client_name="SDK client")
+    storage = MemoryTokens()
+    provider = OAuthClientProvider(f"{engine.url}/mcp", metadata, storage, sign_in, callback)
+    async with (
+        httpx2.AsyncClient(auth=provider, timeout=10) as http,
+        streamable_http_client(f"{engine.url}/mcp", http_client=http) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        assert [tool.name for tool in (await session.list_tools()).tools] == ["echo"]
+    assert len(landed) == 1 and storage.tokens is not None
+    assert recall(engine.url, storage.tokens.access_token).status_code == 200
+
+
+def test_login_page_is_accessible_and_locked_down(engine: Engine, client: OAuthClient):
+    login_url, _ = client.login_form()
+    page = httpx.get(login_url)
+    inputs = form_inputs(page.text)
+    password = inputs["password"]
+    assert password["type"] == "password"
+    assert password["autocomplete"] == "current-password"
+    assert "autofocus" in password and "required" in password
+    assert '<label for="password">Password</label>' in page.text
+    style = re.search(r"<style>(.*)</style>", page.text, re.S).group(1)
+    style_hash = base64.b64encode(hashlib.sha256(style.encode()).digest()).decode()
+    assert page.headers["content-security-policy"] == (
+        f"default-src 'none'; style-src 'sha256-{style_hash}'; "
+        "form-action 'self' http://127.0.0.1:9; frame-ancestors 'none'; base-uri 'none'"
+    )
+    assert page.headers["x-frame-options"] == "DENY"
+    assert page.headers["referrer-policy"] == "no-referrer"
+    assert page.headers["x-content-type-options"] == "nosniff"
+    assert page.headers["cache-control"] == "no-store"
+    assert "Test client" in page.text and "127.0.0.1" in page.text
+
+
+def test_unknown_login_request_is_400(engine: Engine):
+    response = httpx.get(f"{engine.url}/login?request=nope")
+    assert response.status_code == 400
+    assert "expired" in response.text
+
+
+def test_wrong_password_shows_the_form_again_without_a_code(client: OAuthClient):
+    _, fields = client.login_form()
+    response = client.submit(fields, password="wrong")
+    assert response.status_code == 403
+    assert "location" not in response.headers
+    assert 'role="alert">Wrong password. Try again.</p>' in response.text
+    assert form_inputs(response.text)["csrf"]["value"] == fields["csrf"]
+    assert client.submit(fields).status_code == 303  # the same form still works
+
+
+@pytest.mark.parametrize("csrf", [None, "", "forged"])
+def test_login_needs_the_csrf_token(client: OAuthClient, csrf: str | None):
+    _, fields = client.login_form()
+    sent = {"request": fields["request"]} if csrf is None else {**fields, "csrf": csrf}
+    response = client.submit(sent)
+    assert response.status_code == 403
+    assert "location" not in response.headers
+
+
+def test_login_attempts_are_rate_limited(engine: Engine, client: OAuthClient, caplog):
+    caplog.set_level(logging.WARNING)
+    _, fields = client.login_form()
+    for _ in range(5):
+        assert client.submit(fields, password="wrong").status_code == 403
+    limited = client.submit(fields)  # even the right password waits
+    assert limited.status_code == 429
+    assert 0 < int(limited.headers["retry-after"]) <= 60
+    assert "location" not in limited.headers
+    assert any("too many wrong passwords" in r.getMessage() for r in caplog.records)
+    engine.clock.offset += 61
+    assert client.submit(fields).status_code == 303
+
+
+def test_state_round_trips_and_the_code_is_single_use(client: OAuthClient):
+    code = client.code(state="a b&c=d/é")
+    assert client.exchange(code).status_code == 200
+    reused = client.exchange(code)
+    assert (reused.status_code, reused.json()["error"]) == (400, "invalid_grant")
+
+
+def test_wrong_pkce_verifier_is_refused(client: OAuthClient):
+    response = client.exchange(client.code(), verifier=secrets.token_urlsafe(48))
+    assert (response.status_code, response.json()["error"]) == (400, "invalid_grant")
+
+
+def test_codes_expire_after_five_minutes(engine: Engine, client: OAuthClient):
+    code = client.code()
+    engine.clock.offset += 301
+    response = client.exchange(code)
+    assert (response.status_code, response.json()["error"]) == (400, "invalid_grant")
+
+
+def test_unregistered_redirect_uri_is_never_redirected_to(client: OAuthClient):
+    response = client.authorize(redirect_uri="https://evil.example/callback")
+    assert response.status_code == 400
+    assert "location" not in response.headers
+    assert response.json()["error"] == "invalid_request"
+
+
+@pytest.mark.parametrize(
+    "uri", ["http://evil.example/cb", "myapp://cb", "https://ok.example/cb#frag"]
+)
+def test_registration_refuses_unsafe_redirect_uris(engine: Engine, uri: str):
+    with httpx.Client() as http:
+        oauth = OAuthClient(engine.url, http, redirect_uri=uri)
+        response = oauth.register()
+    assert response.status_code == 400
+    assert response.json()["error"] == "invalid_redirect_uri"
+
+
+@pytest.mark.parametrize("uri", ["https://claude.ai/api/mcp/auth_callback", "http://[::1]:8/cb"])
+def test_registration_accepts_https_and_loopback(engine: Engine, uri: str):
+    with httpx.Client() as http:
+        assert OAuthClient(engine.url, http, redirect_uri=uri).register().status_code == 201
+
+
+def test_wrong_resource_is_refused_with_invalid_target(client: OAuthClient):
+    response = client.authorize(resource="https://other.example/mcp")
+    assert response.status_code == 302
+    location = urlparse(response.headers["location"])
+    assert location.netloc == "127.0.0.1:9"  # back to the client, never to the login page
+    query = parse_qs(location.query)
+    assert (query["error"], query["state"]) == (["invalid_target"], ["state-123"])
+
+
+async def test_the_base_url_is_also_a_valid_resource(engine: Engine, client: OAuthClient):
+    response = client.exchange(client.code(resource=engine.url))
+    assert response.status_code == 200
+    assert await mcp_tools(engine.url, response.json()["access_token"]) == ["echo"]
+
+
+def test_access_tokens_expire_after_an_hour(engine: Engine, client: OAuthClient):
+    access = client.tokens()["access_token"]
+    engine.clock.offset += 3599
+    assert recall(engine.url, access).status_code == 200
+    engine.clock.offset += 2
+    assert recall(engine.url, access).status_code == 401
+
+
+def test_a_token_for_another_audience_is_refused(engine: Engine):
+    # /authorize never issues one (see test_wrong_resource...); verify() checks again anyway.
+    token, db = secrets.token_urlsafe(32), apsw.Connection(str(engine.data_dir / "recall.sqlite3"))
+    row = (digest(token), "access", "g1", "c1", "[]", "https://other.example/mcp", time.time() + 60)
+    with db:
+        db.execute("INSERT INTO oauth_tokens VALUES (?, ?, ?, ?, ?, ?, ?)", row)
+    assert recall(engine.url, token).status_code == 401
+    with db:
+        db.execute("UPDATE oauth_tokens SET resource = ?", (f"{engine.url}/mcp",))
+    assert recall(engine.url, token).status_code == 200  # the same row, right audience
+    db.close()
+
+
+def test_oauth_refuses_a_plain_http_public_base_url(tmp_path: Path):
+    settings = load_settings(
+        {}, login_password=PASSWORD, base_url="http://recall.example.org", data_dir=tmp_path
+    )
+    store = Store(settings.db_path)
+    with pytest.raises(ConfigError, match="RECALL_BASE_URL: OAuth needs https"):
+        Authenticator(settings, store).routes()
+    store.close()
+
+
+def test_refresh_rotates_and_the_old_refresh_token_dies(engine: Engine, client: OAuthClient):
+    first = client.tokens()
+    refreshed = client.token(grant_type="refresh_token", refresh_token=first["refresh_token"])
+    assert refreshed.status_code == 200, refreshed.text
+    second = refreshed.json()
+    assert second["refresh_token"] != first["refresh_token"]
+    again = client.token(grant_type="refresh_token", refresh_token=first["refresh_token"])
+    assert (again.status_code, again.json()["error"]) == (400, "invalid_grant")
+    assert recall(engine.url, first["access_token"]).status_code == 401
+    assert recall(engine.url, second["access_token"]).status_code == 200
+
+
+def test_revoked_tokens_are_refused(engine: Engine, client: OAuthClient):
+    tokens = client.tokens()
+    data = {"token": tokens["access_token"], "client_id": client.client_id}
+    data["client_secret"] = client.client_secret
+    assert client.http.post(f"{engine.url}/revoke", data=data).status_code == 200
+    assert recall(engine.url, tokens["access_token"]).status_code == 401
+    refresh = client.token(grant_type="refresh_token", refresh_token=tokens["refresh_token"])
+    assert refresh.status_code == 400  # revoking one token ends the whole grant
+
+
+def test_unknown_client_at_token_is_401_invalid_client(engine: Engine):
+    data = {"grant_type": "authorization_code", "code": "x", "code_verifier": "y" * 43}
+    data["client_id"] = "no-such-client"
+    response = httpx.post(f"{engine.url}/token", data=data)
+    assert (response.status_code, response.json()["error"]) == (401, "invalid_client")
+
+
+def test_client_secret_is_checked_and_its_digest_is_no_secret(client: OAuthClient):
+    code = client.code()
+    for wrong in ("wrong", digest(client.client_secret)):
+        client.client_secret, real = wrong, client.client_secret
+        response = client.exchange(code)
+        assert (response.status_code, response.json()["error"]) == (401, "invalid_client")
+        client.client_secret = real
+    multipart = client.http.post(
+        f"{client.url}/token",
+        data={"client_id": client.client_id, "grant_type": "authorization_code"},
+        files={"client_secret": ("s", digest(client.client_secret).encode())},
+    )
+    assert multipart.status_code == 400
+    assert client.exchange(code).status_code == 200
+
+
+def test_client_secret_basic_works(engine: Engine):
+    with httpx.Client() as http:
+        oauth = OAuthClient(engine.url, http)
+        assert oauth.register(method="client_secret_basic").status_code == 201
+        code = oauth.code()
+        basic = base64.b64encode(f"{oauth.client_id}:{oauth.client_secret}".encode()).decode()
+        form = {"grant_type": "authorization_code", "code": code, "client_id": oauth.client_id}
+        form |= {"redirect_uri": oauth.redirect_uri, "code_verifier": oauth.verifier}
+        headers = {"Authorization": f"Basic {basic}"}
+        response = http.post(f"{engine.url}/token", data=form, headers=headers)
+    assert response.status_code == 200, response.text
+
+
+def test_public_client_without_a_secret(engine: Engine):
+    with httpx.Client() as http:
+        oauth = OAuthClient(engine.url, http)
+        response = oauth.register(method="none")
+        assert response.status_code == 201 and "client_secret" not in response.json()
+        assert recall(engine.url, oauth.tokens()["access_token"]).status_code == 200
+
+
+async def test_clients_survive_a_restart(tmp_path: Path):
+    with running_engine(tmp_path) as first, httpx.Client(timeout=10) as http:
+        oauth = OAuthClient(first.url, http)
+        assert oauth.register().status_code == 201
+    with running_engine(tmp_path) as second, httpx.Client(timeout=10) as http:
+        again = OAuthClient(second.url, http, oauth.client_id, oauth.client_secret)
+        tokens = again.tokens()
+        assert await mcp_tools(second.url, tokens["access_token"]) == ["echo"]
+
+
+# -- secrets stay secret ------------------------------------------------------------------------
+
+
+async def test_no_secret_reaches_the_logs_or_the_file(engine: Engine, caplog):
+    caplog.set_level(logging.DEBUG)
+    with httpx.Client(timeout=10) as http:
+        oauth = OAuthClient(engine.url, http)
+        assert oauth.register().status_code == 201
+        _, fields = oauth.login_form()
+        assert oauth.submit(fields, password=PASSWORD + "x").status_code == 403
+        first = oauth.tokens()
+        refreshed = oauth.token(grant_type="refresh_token", refresh_token=first["refresh_token"])
+        assert refreshed.status_code == 200
+        await mcp_tools(engine.url, refreshed.json()["access_token"])
+    assert recall(engine.url, PASSWORD).status_code == 200
+    assert recall(engine.url, PASSWORD + "y").status_code == 401
+    secrets_seen = [PASSWORD, *oauth.issued]
+    assert len(secrets_seen) == 7  # password, client secret, code, 2 access, 2 refresh
+
+    # The test's own HTTP clients (httpx, httpcore and their "2" forks) log response headers at
+    # DEBUG, the Location with the code among them; they are the client, not the engine.
+    client_side = ("httpx", "httpcore")
+    server_records = [r for r in caplog.records if not r.name.startswith(client_side)]
+    logs = "\n".join(record.getMessage() for record in server_records)
+    assert "POST /token" in logs  # uvicorn's access log was captured too
+    files = b"".join(
+        path.read_bytes() for path in engine.data_dir.iterdir() if "recall.sqlite3" in path.name
+    )
+    assert digest(refreshed.json()["access_token"]).encode() in files  # we read the right file
+    for secret in secrets_seen:
+        assert secret not in logs
+        assert secret.encode() not in files
+        assert secret.encode("utf-16-le") not in files
+
+
+def test_form_encoded_body_is_rebuilt_not_trusted(client: OAuthClient):
+    # The token route re-encodes the form it hashed; other fields must survive unchanged.
+    code = client.code()
+    body = urlencode(
+        {
+            "grant_type": "authorization_code",
+            "code": code,
+            "redirect_uri": client.redirect_uri,
+            "code_verifier": client.verifier,
+            "client_id": client.client_id,
+            "client_secret": client.client_secret,
+        }
+    )
+    headers = {"content-type": "application/x-www-form-urlencoded"}
+    response = client.http.post(f"{client.url}/token", content=body, headers=headers)
+    assert response.status_code == 200, response.text
+    assert json.loads(response.text)["token_type"] == "Bearer"

@@ -1,0 +1,206 @@
+"""install_hook / uninstall_hook against real settings.json files in a temp dir."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from trilium_recall.claude_settings import (
+    command_entry,
+    hook_command,
+    http_entry,
+    install_hook,
+    uninstall_hook,
+)
+
+OTHER_PROMPT_HOOK = {"type": "command", "command": "/usr/local/bin/lint-prompt", "timeout": 5}
+EXISTING: dict[str, Any] = {
+    "model": "opus",
+    "permissions": {"allow": ["Bash(ls:*)"]},
+    "hooks": {
+        "PreToolUse": [
+            {"matcher": "Bash", "hooks": [{"type": "command", "command": "guard.sh"}]},
+        ],
+        "UserPromptSubmit": [{"matcher": "", "hooks": [OTHER_PROMPT_HOOK]}],
+    },
+}
+
+
+def write_settings(path: Path, settings: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(settings, indent=2), encoding="utf-8")
+
+
+def read_settings(path: Path) -> dict[str, Any]:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def backups(path: Path) -> list[Path]:
+    return sorted(path.parent.glob(f"{path.name}.*.bak"))
+
+
+@pytest.fixture
+def user_settings(tmp_path: Path) -> Path:
+    path = tmp_path / ".claude" / "settings.json"
+    write_settings(path, EXISTING)
+    return path
+
+
+def test_install_merges_into_existing_settings(tmp_path: Path, user_settings: Path) -> None:
+    lines = install_hook("user", home=tmp_path)
+
+    expected = json.loads(json.dumps(EXISTING))
+    expected["hooks"]["UserPromptSubmit"].append({"matcher": "", "hooks": [command_entry()]})
+    assert read_settings(user_settings) == expected
+    [backup] = backups(user_settings)
+    assert read_settings(backup) == EXISTING
+    assert lines == [f"added command hook in {user_settings} (backup: {backup})"]
+
+
+def test_command_entry_runs_this_interpreters_hook() -> None:
+    entry = command_entry()
+    assert entry["type"] == "command" and entry["timeout"] == 3
+    assert entry["command"] == hook_command()
+    assert "trilium-recall-hook" in entry["command"] or "-m trilium_recall.hook" in entry["command"]
+
+
+def test_install_twice_adds_one_entry_and_writes_nothing_new(
+    tmp_path: Path, user_settings: Path
+) -> None:
+    install_hook("user", home=tmp_path)
+    after_first = user_settings.read_bytes()
+
+    lines = install_hook("user", home=tmp_path)
+
+    assert lines == [f"command hook already installed in {user_settings}"]
+    assert user_settings.read_bytes() == after_first
+    assert len(backups(user_settings)) == 1
+    groups = read_settings(user_settings)["hooks"]["UserPromptSubmit"]
+    assert [group["hooks"] for group in groups] == [[OTHER_PROMPT_HOOK], [command_entry()]]
+
+
+def test_install_creates_missing_project_file(tmp_path: Path) -> None:
+    lines = install_hook("project", project_dir=tmp_path)
+
+    path = tmp_path / ".claude" / "settings.json"
+    assert read_settings(path) == {
+        "hooks": {"UserPromptSubmit": [{"matcher": "", "hooks": [command_entry()]}]}
+    }
+    assert lines == [f"added command hook in {path}"]
+    assert backups(path) == []
+
+
+def test_http_form(tmp_path: Path) -> None:
+    lines = install_hook("project", http=True, project_dir=tmp_path, engine_url="http://e:9/")
+
+    path = tmp_path / ".claude" / "settings.json"
+    [group] = read_settings(path)["hooks"]["UserPromptSubmit"]
+    assert group == {
+        "matcher": "",
+        "hooks": [
+            {
+                "type": "http",
+                "url": "http://e:9/recall",
+                "headers": {"Authorization": "Bearer $RECALL_LOGIN_PASSWORD"},
+                "allowedEnvVars": ["RECALL_LOGIN_PASSWORD"],
+                "timeout": 3,
+            }
+        ],
+    }
+    assert lines[0] == f"added http hook in {path}"
+    assert "RECALL_LOGIN_PASSWORD" in lines[1]
+
+
+def test_http_engine_url_defaults_to_recall_url(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RECALL_URL", "https://notes.example:8443")
+    assert http_entry()["url"] == "https://notes.example:8443/recall"
+    monkeypatch.delenv("RECALL_URL")
+    assert http_entry()["url"] == "http://127.0.0.1:8765/recall"
+
+
+def test_switching_kind_replaces_our_hook(tmp_path: Path, user_settings: Path) -> None:
+    install_hook("user", home=tmp_path)
+    lines = install_hook("user", home=tmp_path, http=True, engine_url="http://127.0.0.1:8765")
+
+    groups = read_settings(user_settings)["hooks"]["UserPromptSubmit"]
+    assert [group["hooks"] for group in groups] == [
+        [OTHER_PROMPT_HOOK],
+        [http_entry("http://127.0.0.1:8765")],
+    ]
+    assert lines[0].startswith(f"replaced trilium-recall hook with http hook in {user_settings}")
+
+
+def test_changed_engine_url_updates_the_http_hook(tmp_path: Path) -> None:
+    install_hook("project", http=True, project_dir=tmp_path, engine_url="http://127.0.0.1:1")
+    install_hook("project", http=True, project_dir=tmp_path, engine_url="http://127.0.0.1:2")
+
+    path = tmp_path / ".claude" / "settings.json"
+    [group] = read_settings(path)["hooks"]["UserPromptSubmit"]
+    assert group["hooks"] == [http_entry("http://127.0.0.1:2")]
+
+
+def test_uninstall_leaves_the_rest(tmp_path: Path, user_settings: Path) -> None:
+    install_hook("user", home=tmp_path)
+    # Our hook sharing a group with someone else's: only ours goes.
+    settings = read_settings(user_settings)
+    settings["hooks"]["UserPromptSubmit"][0]["hooks"].append(http_entry())
+    write_settings(user_settings, settings)
+
+    lines = uninstall_hook("user", home=tmp_path)
+
+    assert read_settings(user_settings) == EXISTING
+    assert len(lines) == 1
+    assert lines[0].startswith(f"removed command and http hook from {user_settings} (backup: ")
+    assert uninstall_hook("user", home=tmp_path) == [f"no trilium-recall hook in {user_settings}"]
+
+
+def test_uninstall_removes_empty_containers(tmp_path: Path) -> None:
+    path = tmp_path / ".claude" / "settings.json"
+    write_settings(path, {"model": "opus"})
+    install_hook("project", project_dir=tmp_path)
+    install_hook("project", project_dir=tmp_path, http=True)
+
+    uninstall_hook("project", project_dir=tmp_path)
+
+    assert read_settings(path) == {"model": "opus"}
+    # One backup per change: the install, the switch to http, the uninstall.
+    assert len(backups(path)) == 3
+
+
+def test_uninstall_without_file(tmp_path: Path) -> None:
+    path = tmp_path / ".claude" / "settings.json"
+    assert uninstall_hook("project", project_dir=tmp_path) == [
+        f"no settings file at {path}; nothing to remove"
+    ]
+    assert not path.exists()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"hooks": {"UserPromptSubmit": [',
+        "[1, 2]",
+        '{"hooks": []}',
+        '{"hooks": {"UserPromptSubmit": {}}}',
+    ],
+)
+def test_unreadable_file_refused_and_untouched(tmp_path: Path, text: str) -> None:
+    path = tmp_path / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.write_text(text, encoding="utf-8")
+
+    with pytest.raises(ValueError, match=r"not touching it"):
+        install_hook("user", home=tmp_path)
+    with pytest.raises(ValueError, match=r"not touching it"):
+        uninstall_hook("user", home=tmp_path)
+
+    assert path.read_text(encoding="utf-8") == text
+    assert sorted(p.name for p in path.parent.iterdir()) == ["settings.json"]
+
+
+def test_unknown_scope_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="scope"):
+        install_hook("global", home=tmp_path)
