@@ -14,6 +14,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp
 
+from .auth import Authenticator
 from .engine import Engine
 from .errors import BadRequest
 from .mcp import build_mcp, mcp_routes
@@ -24,8 +25,10 @@ MAX_BODY_BYTES = 2 * 1024 * 1024  # a 1 MB prompt is accepted (and truncated for
 HOOK_EVENT = "UserPromptSubmit"
 
 
-def create_app(engine: Engine) -> ASGIApp:
+def create_app(engine: Engine, authenticator: Authenticator | None = None) -> ASGIApp:
+    """The one ASGI app: /health public; /recall and /mcp behind the password or OAuth."""
     server = build_mcp(engine)
+    authenticator = authenticator or Authenticator(engine.settings, engine.store)
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
@@ -59,9 +62,10 @@ def create_app(engine: Engine) -> ASGIApp:
     routes = [
         Route("/health", health, methods=["GET"]),
         Route("/recall", recall_endpoint, methods=["POST"]),
+        *authenticator.routes(),
         *mcp_routes(server, engine.settings),
     ]
-    return Starlette(routes=routes, lifespan=lifespan)
+    return authenticator.protect(Starlette(routes=routes, lifespan=lifespan))
 
 
 async def _read_json(request: Request) -> dict[str, Any]:

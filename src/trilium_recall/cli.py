@@ -151,7 +151,17 @@ def _run_server(settings: Settings) -> int:
 
     _check_exposure(settings)
     app = create_app(Engine(settings))
-    uvicorn.run(app, host=settings.host, port=settings.port, log_level="info")
+    # Access logs off: quiet by default; proxy headers trusted from loopback only, so the login
+    # rate limit sees real client addresses behind a local reverse proxy.
+    uvicorn.run(
+        app,
+        host=settings.host,
+        port=settings.port,
+        log_level="info",
+        access_log=False,
+        proxy_headers=True,
+        forwarded_allow_ips="127.0.0.1",
+    )
     return 0
 
 

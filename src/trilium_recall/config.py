@@ -84,6 +84,13 @@ class Settings(BaseSettings):
         mode="before",
     )(_split)
 
+    @field_validator("login_password")
+    @classmethod
+    def _check_password(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and not value.get_secret_value().strip():
+            raise ValueError("is empty: set a real password or leave it unset")
+        return value
+
     @field_validator("base_url")
     @classmethod
     def _check_base_url(cls, value: str | None) -> str | None:
