@@ -12,7 +12,7 @@ import secrets
 import socket
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
@@ -27,8 +27,6 @@ import uvicorn
 from mcp.client.auth import OAuthClientProvider
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
-from mcp.server.mcpserver import MCPServer
-from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.auth import (
     AuthorizationCodeResult,
     OAuthClientInformationFull,
@@ -36,15 +34,15 @@ from mcp.shared.auth import (
     OAuthToken,
 )
 from pydantic import AnyUrl
-from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import JSONResponse
-from starlette.routing import Route
 from starlette.types import ASGIApp
 
+from conftest import HashEmbedder
+from trilium_recall.app import create_app
 from trilium_recall.auth import Authenticator
-from trilium_recall.config import Settings, load_settings
+from trilium_recall.config import load_settings
+from trilium_recall.engine import Engine as RecallEngine
 from trilium_recall.errors import ConfigError
+from trilium_recall.mcp import NO_MATCH
 from trilium_recall.oauth import digest
 from trilium_recall.store import Store
 
@@ -52,41 +50,7 @@ PASSWORD = "correct horse battery staple"
 CALLBACK = "http://127.0.0.1:9/callback"  # only ever read from a Location header here
 
 
-# -- the app under test: mirrors the lead's wiring; swap in the real app factory here --------
-
-
-def make_app(settings: Settings, store: Store, authenticator: Authenticator) -> ASGIApp:
-    server = MCPServer(name="trilium-recall", instructions="test server")
-
-    @server.tool()
-    def echo(text: str) -> str:
-        """Say it back."""
-        return text
-
-    security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
-    mcp_app = server.streamable_http_app(streamable_http_path="/mcp", transport_security=security)
-
-    async def health(request: Request) -> JSONResponse:
-        return JSONResponse({"status": "ok"})
-
-    async def recall(request: Request) -> JSONResponse:
-        return JSONResponse({"passages": [], "context": "", "skipped": None, "took_ms": 0.0})
-
-    @contextlib.asynccontextmanager
-    async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        async with server.session_manager.run():
-            yield
-
-    app = Starlette(
-        routes=[
-            Route("/health", health),
-            Route("/recall", recall, methods=["POST"]),
-            *authenticator.routes(),
-            *mcp_app.routes,
-        ],
-        lifespan=lifespan,
-    )
-    return authenticator.protect(app)
+# -- the app under test: create_app over a real Engine (fake embedder, no Trilium) -------------
 
 
 class Clock:
@@ -123,6 +87,7 @@ def serve(app: ASGIApp, sock: socket.socket) -> Iterator[None]:
     finally:
         server.should_exit = True
         thread.join(10)
+        assert not thread.is_alive(), "uvicorn did not shut down"
 
 
 def loopback_socket() -> socket.socket:
@@ -141,14 +106,17 @@ def running_engine(
     settings = load_settings(
         {}, login_password=password, base_url=url if oauth else None, data_dir=data_dir
     )
-    store = Store(settings.db_path)
+    # The app `serve` runs, over a real engine with no Trilium instances: it syncs nothing, its
+    # index stays empty and /health is "ok". The lifespan starts and stops the engine and the
+    # MCP session manager.
+    engine = RecallEngine(settings, embedder=HashEmbedder())
     clock = Clock()
-    authenticator = Authenticator(settings, store, clock=clock)
-    try:
-        with serve(make_app(settings, store, authenticator), sock):
-            yield Engine(url, data_dir, clock, authenticator)
-    finally:
-        store.close()
+    authenticator = Authenticator(settings, engine.store, clock=clock)
+    with serve(create_app(engine, authenticator), sock):
+        yield Engine(url, data_dir, clock, authenticator)
+    # The lifespan's shutdown ran engine.stop(), which closes the index connection.
+    with pytest.raises(apsw.ConnectionClosedError):
+        engine.store.db.execute("SELECT 1")
 
 
 @pytest.fixture
@@ -288,8 +256,8 @@ def recall(url: str, token: str | None, http: httpx.Client | None = None) -> htt
     return post(f"{url}/recall", json={"prompt": "hi"}, headers=headers, timeout=10)
 
 
-async def mcp_tools(url: str, token: str) -> list[str]:
-    """initialize + list_tools + call echo through the official SDK client."""
+async def mcp_recall(url: str, token: str, query: str) -> tuple[list[str], str]:
+    """initialize + list_tools + call `recall` through the official SDK client."""
     headers = {"Authorization": f"Bearer {token}"}
     async with (
         httpx2.AsyncClient(headers=headers, timeout=10) as http,
@@ -298,9 +266,16 @@ async def mcp_tools(url: str, token: str) -> list[str]:
     ):
         await session.initialize()
         tools = [tool.name for tool in (await session.list_tools()).tools]
-        echoed = await session.call_tool("echo", {"text": "hello"})
-        assert echoed.content[0].text == "hello"
-        return tools
+        called = await session.call_tool("recall", {"query": query})
+        assert not called.is_error, called.content
+        return tools, called.content[0].text
+
+
+async def mcp_tools(url: str, token: str) -> list[str]:
+    """The tool names; the recall call over the empty index answers "No matching notes."."""
+    tools, text = await mcp_recall(url, token, "how do I restore my restic backup?")
+    assert text == NO_MATCH == "No matching notes."
+    return tools
 
 
 # -- Bearer -------------------------------------------------------------------------------------
@@ -308,7 +283,7 @@ async def mcp_tools(url: str, token: str) -> list[str]:
 
 def test_health_is_public(engine: Engine):
     response = httpx.get(f"{engine.url}/health")
-    assert (response.status_code, response.json()) == (200, {"status": "ok"})
+    assert (response.status_code, response.json()) == (200, {"status": "ok", "instances": {}})
 
 
 @pytest.mark.parametrize("path", ["/recall", "/mcp"])
@@ -333,7 +308,7 @@ def test_wrong_password_is_401_invalid_token(engine: Engine, path: str):
 
 async def test_password_opens_recall_and_mcp(engine: Engine):
     assert recall(engine.url, PASSWORD).status_code == 200
-    assert await mcp_tools(engine.url, PASSWORD) == ["echo"]
+    assert await mcp_tools(engine.url, PASSWORD) == ["recall"]
 
 
 def test_bearer_guessing_is_rate_limited(engine: Engine):
@@ -361,7 +336,7 @@ async def test_without_password_nothing_is_guarded(tmp_path: Path):
         assert not engine.authenticator.enabled
         assert engine.authenticator.routes() == []
         assert recall(engine.url, None).status_code == 200
-        assert await mcp_tools(engine.url, "anything") == ["echo"]
+        assert await mcp_tools(engine.url, "anything") == ["recall"]
 
 
 # -- OAuth: the whole dance ---------------------------------------------------------------------
@@ -383,7 +358,7 @@ async def test_discovery_register_login_token_and_mcp(engine: Engine):
         tokens = oauth.tokens()
     assert tokens["token_type"] == "Bearer"
     assert tokens["expires_in"] == 3600
-    assert await mcp_tools(engine.url, tokens["access_token"]) == ["echo"]
+    assert await mcp_tools(engine.url, tokens["access_token"]) == ["recall"]
     assert recall(engine.url, tokens["access_token"]).status_code == 200
 
 
@@ -433,7 +408,7 @@ async def test_the_sdk_oauth_client_signs_in_on_its_own(engine: Engine):
         ClientSession(read, write) as session,
     ):
         await session.initialize()
-        assert [tool.name for tool in (await session.list_tools()).tools] == ["echo"]
+        assert [tool.name for tool in (await session.list_tools()).tools] == ["recall"]
     assert len(landed) == 1 and storage.tokens is not None
     assert recall(engine.url, storage.tokens.access_token).status_code == 200
 
@@ -554,7 +529,7 @@ def test_wrong_resource_is_refused_with_invalid_target(client: OAuthClient):
 async def test_the_base_url_is_also_a_valid_resource(engine: Engine, client: OAuthClient):
     response = client.exchange(client.code(resource=engine.url))
     assert response.status_code == 200
-    assert await mcp_tools(engine.url, response.json()["access_token"]) == ["echo"]
+    assert await mcp_tools(engine.url, response.json()["access_token"]) == ["recall"]
 
 
 def test_access_tokens_expire_after_an_hour(engine: Engine, client: OAuthClient):
@@ -661,7 +636,7 @@ async def test_clients_survive_a_restart(tmp_path: Path):
     with running_engine(tmp_path) as second, httpx.Client(timeout=10) as http:
         again = OAuthClient(second.url, http, oauth.client_id, oauth.client_secret)
         tokens = again.tokens()
-        assert await mcp_tools(second.url, tokens["access_token"]) == ["echo"]
+        assert await mcp_tools(second.url, tokens["access_token"]) == ["recall"]
 
 
 # -- secrets stay secret ------------------------------------------------------------------------

@@ -6,20 +6,20 @@ Claude Code runs this once per prompt, so two things matter more than elegance:
   bad stdin, Ctrl-C, a closed stdout) it prints nothing and exits 0: exit 2 would erase the user's
   prompt, and any stdout of an exit-0 hook is injected into the model's context, so diagnostics go
   to stderr and only with ``RECALL_HOOK_DEBUG=1``.
-- It must start fast. Stdlib only, and a small HTTP/1.1 client on a raw socket instead of
-  ``http.client``, whose email-package imports cost ~25 ms per prompt here (measured: 60 ms vs
-  35 ms for the imports alone, against 16 ms for ``python -c pass``).
+- It must start fast: stdlib only. ``http.client`` speaks HTTP; its imports (email, ssl) cost
+  ~25 ms per prompt here over a hand-written socket client (bench/bench_hook.py), well inside the
+  120 ms the hook may add to the engine's own answer time, and a protocol is not ours to keep.
 
-The whole exchange (stdin, connect, send, read) has 1.5 s. Every socket step gets a timeout equal
-to the time left, and the work runs in a daemon thread the main thread stops waiting for at the
-deadline, which also bounds what timeouts cannot: DNS look-ups and a stdin that never closes.
+The whole exchange (stdin, connect, send, read) has 1.5 s. The connection's timeout is the time
+left, and the work runs in a daemon thread the main thread stops waiting for at the deadline, which
+also bounds what socket timeouts cannot: DNS look-ups, an answer dripping in byte by byte, and a
+stdin that never closes.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import socket
 import sys
 import threading
 import time
@@ -31,7 +31,7 @@ DEFAULT_URL = "http://127.0.0.1:8765"
 MAX_STDIN_BYTES = 1_000_000
 # Three passages and their context are a few kB; anything near this is not our engine talking.
 MAX_ANSWER_BYTES = 4_000_000
-_CHUNK = 65536
+_CHUNK = 65536  # stdin read size
 
 
 class _Skip(Exception):
@@ -139,94 +139,37 @@ def _post_json(url: str, body: bytes, password: str | None, deadline: float) -> 
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise _Skip("RECALL_URL is not an http(s) URL")
-    port = parts.port or (443 if parts.scheme == "https" else 80)
-    target = parts.path + (f"?{parts.query}" if parts.query else "")
-    if any(ch.isspace() or ord(ch) < 32 for ch in target):
-        raise _Skip("RECALL_URL path has spaces or control characters")
-    headers = [
-        f"POST {target} HTTP/1.1",
-        f"Host: {parts.netloc.rpartition('@')[2]}",
-        "User-Agent: trilium-recall-hook",
-        "Content-Type: application/json",
-        f"Content-Length: {len(body)}",
-        "Connection: close",
-    ]
+    # Imported here, in the worker, so its ~25 ms count against the deadline (the hook is done
+    # 1.5 s after main() starts, not 1.5 s plus imports) and bad input never pays for them.
+    import http.client
+
+    # http.client has no HTTPSConnection in a Python built without ssl: an error, caught like any.
+    https = parts.scheme == "https"
+    kind = http.client.HTTPSConnection if https else http.client.HTTPConnection
+    # The timeout covers the connect and then each read; the deadline thread bounds the total.
+    conn = kind(parts.hostname, parts.port, timeout=_remaining(deadline))
+    headers = {
+        "User-Agent": "trilium-recall-hook",
+        "Content-Type": "application/json",
+        "Connection": "close",
+    }
     if password:
-        headers.append(f"Authorization: Bearer {password}")
-    request = ("\r\n".join(headers) + "\r\n\r\n").encode() + body
-    sock = socket.create_connection((parts.hostname, port), timeout=_remaining(deadline))
+        headers["Authorization"] = f"Bearer {password}"
     try:
-        if parts.scheme == "https":
-            import ssl  # only here: costs start-up time nobody on plain http should pay
-
-            sock = ssl.create_default_context().wrap_socket(sock, server_hostname=parts.hostname)
-        sock.settimeout(_remaining(deadline))
-        sock.sendall(request)
-        return _read_answer(sock, deadline)
-    finally:
-        sock.close()
-
-
-def _read_answer(sock: socket.socket, deadline: float) -> bytes:
-    data = b""
-    while b"\r\n\r\n" not in data:
-        chunk = _recv(sock, deadline)
-        if not chunk or len(data) > _CHUNK:
-            raise _Skip("engine closed the connection or sent no HTTP header")
-        data += chunk
-    head, _, body = data.partition(b"\r\n\r\n")
-    status, headers = _parse_head(head)
-    if status != 200:
-        raise _Skip(f"engine answered HTTP {status}")
-    chunked = "chunked" in headers.get("transfer-encoding", "").lower()
-    length = None if chunked else int(headers.get("content-length", "-1"))
-    while True:
-        if chunked and (decoded := _dechunk(body)) is not None:
-            return decoded
-        if length is not None and 0 <= length <= len(body):
-            return body[:length]
-        chunk = _recv(sock, deadline)
-        if not chunk:
-            if chunked or (length is not None and length >= 0):
-                raise _Skip("engine closed the connection mid-answer")
-            return body  # no length given: the body ends when the connection does
-        body += chunk
-        if len(body) > MAX_ANSWER_BYTES:
+        conn.request("POST", parts.path + (f"?{parts.query}" if parts.query else ""), body, headers)
+        if conn.sock is not None:
+            conn.sock.settimeout(_remaining(deadline))
+        response = conn.getresponse()
+        if response.status != 200:
+            raise _Skip(f"engine answered HTTP {response.status}")
+        answer = response.read(MAX_ANSWER_BYTES + 1)  # chunked, Content-Length or until close
+        if len(answer) > MAX_ANSWER_BYTES:
             raise _Skip("engine answer too large")
-
-
-def _parse_head(head: bytes) -> tuple[int, dict[str, str]]:
-    status_line, *lines = head.decode("latin-1").split("\r\n")
-    version, _, rest = status_line.partition(" ")
-    if not version.startswith("HTTP/"):
-        raise _Skip("engine answer is not HTTP")
-    status = int(rest[:3])
-    headers = {}
-    for line in lines:
-        name, _, value = line.partition(":")
-        headers[name.strip().lower()] = value.strip()
-    return status, headers
-
-
-def _dechunk(body: bytes) -> bytes | None:
-    """Decode a chunked body, or None while it is still incomplete."""
-    out: list[bytes] = []
-    pos = 0
-    while (eol := body.find(b"\r\n", pos)) >= 0:
-        size = int(body[pos:eol].split(b";")[0], 16)
-        if size == 0:
-            return b"".join(out)
-        start = eol + 2
-        if len(body) < start + size + 2:
-            return None
-        out.append(body[start : start + size])
-        pos = start + size + 2
-    return None
-
-
-def _recv(sock: socket.socket, deadline: float) -> bytes:
-    sock.settimeout(_remaining(deadline))
-    return sock.recv(_CHUNK)
+        if response.length:  # bytes still owed by the Content-Length: the engine hung up early
+            raise _Skip("engine closed the connection mid-answer")
+        return answer
+    finally:
+        conn.close()
 
 
 def _remaining(deadline: float) -> float:

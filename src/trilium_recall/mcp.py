@@ -11,13 +11,13 @@ from typing import Annotated
 from urllib.parse import urlparse
 
 from mcp.server import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import Field
 from starlette.routing import BaseRoute
 
 from .config import Settings
 from .engine import Engine
-from .errors import UnknownInstance
 from .recall import Passage
 
 INSTRUCTIONS = """\
@@ -54,7 +54,7 @@ def build_mcp(engine: Engine) -> MCPServer:
         instance: Annotated[str | None, Field(description="Only this Trilium instance.")] = None,
     ) -> str:
         if instance is not None and instance not in settings.instances:
-            raise UnknownInstance(
+            raise ToolError(
                 f"unknown instance {instance!r}; known: {', '.join(settings.instances)}"
             )
         result = await engine.recall(query, instance=instance, limit=limit, use_skip_rules=False)

@@ -1,0 +1,215 @@
+"""Benchmark inputs: demo-notebook texts, realistic prompts, and synthetic index files.
+
+The synthetic index is written straight through `Store.save_note` with random unit vectors:
+embedding 50k texts would take ~1.5 h at ~9 passages/s, and /recall latency depends on the
+index size, not on what the vectors mean.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from trilium_recall.demo import NOTEBOOK_DIR
+from trilium_recall.fake_export import read_notebook_dir
+from trilium_recall.migrations import EMBEDDING_DIM
+from trilium_recall.sections import Section, estimate_tokens, split_note
+from trilium_recall.store import NoteRecord, SectionInput, Store
+
+PASSAGE_TOKENS = 250  # "realistic section": sections are capped near 350 tokens (sections.py)
+AREAS = ("wiki", "sources", "journal", "other")
+AREA_SHARES = (0.2, 0.2, 0.3, 0.3)
+SECTIONS_PER_NOTE = (1, 7)  # uniform, so ~4 sections a note
+WORDS_PER_SECTION = (60, 220)  # ~80-300 tokens, like real notes
+DEMO_WORD_SHARE = 0.85  # the rest comes from a long tail of made-up words
+TAIL_VOCABULARY = 20_000
+SUMMARY_SHARE = 0.2  # wiki notes that summarise an earlier sources note (derivedFrom link)
+_WORD = re.compile(r"[^\W\d_]{2,}", re.UNICODE)
+
+# ~30 prompts of the kind a developer types into Claude Code, most about the demo notebook.
+PROMPTS = (
+    "how do I restore my restic backup to a new disk?",
+    "which port does wireguard listen on and how do I add a new peer",
+    "what did we decide in the postmortem about booking-api connection exhaustion",
+    "set up pgbouncer transaction pooling for the booking service",
+    "how should I handle stripe webhook retries and idempotency keys",
+    "autovacuum is not keeping up on our biggest postgres table, what settings do we use?",
+    "what is the on-call runbook step when the database is at max connections",
+    "write a helm upgrade command with a values override for staging",
+    "why did we move background jobs from celery to dramatiq",
+    "nginx reverse proxy config for a new service in the LXC container",
+    "proxmox host pve1: how much RAM is left for another VM",
+    "how do I cut a release, which tags and changelog steps",
+    "git workflow: should I rebase or merge feature branches",
+    "how do we publish the python package to the internal index",
+    "show me the pg diagnostics query for long running transactions",
+    "what shared_buffers and work_mem did we set on db-prod-1",
+    "who is Priya Raman and what does she own",
+    "kubectl command to see why a pod is in CrashLoopBackOff",
+    "fix this TypeError: unsupported operand type(s) for +: 'int' and 'str' in my script",
+    "refactor this function to use a dataclass instead of a dict",
+    "what did I write in my journal about the architecture sync in October",
+    "recipe for käsespätzle like my grandmother makes",
+    "plan for the Valencia half marathon training week 6",
+    "what is left to do for the 2025 tax return",
+    "Kyoto trip in April: which temples did I want to see",
+    "Lyon weekend in November, where are we staying",
+    "how do I rotate the WireGuard keys on the old raspberry pi setup",
+    "celery worker concurrency settings we used before it was retired",
+    "add retries with exponential backoff to this httpx client",
+    "explain the difference between a summary page and its raw source in the wiki",
+)
+
+
+@dataclass(frozen=True)
+class SyntheticIndex:
+    path: Path
+    notes: int
+    sections: int
+    generate_s: float
+    write_s: float
+
+
+def demo_sections() -> list[Section]:
+    """Every section the build makes of the demo notebook, in manifest order."""
+    sections: list[Section] = []
+    for seed in read_notebook_dir(NOTEBOOK_DIR, "root"):
+        sections += split_note(seed.title, seed.type, seed.mime, seed.content)
+    return sections
+
+
+def embed_texts(sections: list[Section]) -> list[str]:
+    """The text the syncer hands the embedder for each section (`heading\\ntext`)."""
+    return [f"{s.heading}\n{s.text}" for s in sections]
+
+
+def packed_texts(sections: list[Section], tokens: int = PASSAGE_TOKENS) -> list[str]:
+    """Consecutive demo sections joined into ~`tokens`-token passages (the last one dropped if
+    short): real prose of a fixed, realistic length for the raw embedder baseline."""
+    passages, current = [], ""
+    for text in embed_texts(sections):
+        current = f"{current}\n\n{text}" if current else text
+        if estimate_tokens(current) >= tokens:
+            passages.append(current)
+            current = ""
+    return passages
+
+
+def demo_word_counts() -> Counter[str]:
+    counts: Counter[str] = Counter()
+    for section in demo_sections():
+        counts.update(w.casefold() for w in _WORD.findall(f"{section.heading} {section.text}"))
+    return counts
+
+
+class WordSource:
+    """Draws words: mostly the demo notebook's (by their frequency), plus a Zipf tail."""
+
+    def __init__(self, rng: np.random.Generator) -> None:
+        counts = demo_word_counts()
+        tail_weights = 1 / np.arange(1, TAIL_VOCABULARY + 1, dtype=np.float64)
+        demo_weights = np.array(list(counts.values()), dtype=np.float64)
+        self.rng = rng
+        self.vocabulary = list(counts) + [_made_up_word(i) for i in range(TAIL_VOCABULARY)]
+        weights = np.concatenate(
+            [
+                demo_weights / demo_weights.sum() * DEMO_WORD_SHARE,
+                tail_weights / tail_weights.sum() * (1 - DEMO_WORD_SHARE),
+            ]
+        )
+        self.cdf = np.cumsum(weights) / weights.sum()
+
+    def words(self, n: int) -> list[str]:
+        picks = np.searchsorted(self.cdf, self.rng.random(n), side="right")
+        return [self.vocabulary[min(i, len(self.vocabulary) - 1)] for i in picks]
+
+
+def _made_up_word(i: int) -> str:
+    syllables = ("ka", "lo", "mi", "ter", "sun", "vex", "dra", "pol", "qui", "zen", "ba", "rh")
+    word = ""
+    while True:
+        word += syllables[i % len(syllables)]
+        i //= len(syllables)
+        if i == 0:
+            return word + "x"
+
+
+def build_synthetic(path: Path, target_sections: int, instance: str, url: str) -> SyntheticIndex:
+    """A complete index of about `target_sections` sections, marked as fully built."""
+    started = time.perf_counter()
+    rng = np.random.default_rng(target_sections)
+    notes = _synthetic_notes(rng, target_sections, instance)
+    generated = time.perf_counter()
+    store = Store(path)
+    store.ensure_instance(instance, url)
+    for note, sections, links in notes:
+        store.save_note(note, sections, links)
+    store.update_instance(instance, build_complete=1, last_full="2026-01-01T00:00:00+00:00")
+    count = store.counts(instance)
+    store.close()
+    written = time.perf_counter()
+    return SyntheticIndex(
+        path, int(count["notes"]), int(count["sections"]), generated - started, written - generated
+    )
+
+
+NoteRows = tuple[NoteRecord, list[SectionInput], list[tuple[str, str]]]
+
+
+def _synthetic_notes(rng: np.random.Generator, target: int, instance: str) -> list[NoteRows]:
+    source = WordSource(rng)
+    rows: list[NoteRows] = []
+    total, sources = 0, []
+    while total < target:
+        number = len(rows)
+        note_id = f"syn{number:09d}"
+        area = str(rng.choice(AREAS, p=AREA_SHARES))
+        title = " ".join(source.words(int(rng.integers(2, 6)))).capitalize()
+        count = min(int(rng.integers(*SECTIONS_PER_NOTE, endpoint=True)), target - total)
+        sections = [_section(rng, source, title, ordinal) for ordinal in range(count)]
+        links: list[tuple[str, str]] = []
+        if area == "sources":
+            sources.append(note_id)
+        elif area == "wiki" and sources and rng.random() < SUMMARY_SHARE:
+            links.append((sources.pop(int(rng.integers(len(sources)))), "derivedFrom"))
+        rows.append((_record(instance, note_id, title, area, number), sections, links))
+        total += count
+    return rows
+
+
+def _section(
+    rng: np.random.Generator, source: WordSource, title: str, ordinal: int
+) -> SectionInput:
+    words = source.words(int(rng.integers(*WORDS_PER_SECTION)))
+    sentences = [" ".join(words[i : i + 12]).capitalize() + "." for i in range(0, len(words), 12)]
+    heading = title if ordinal == 0 else f"{title} › {' '.join(source.words(3)).capitalize()}"
+    vector = rng.standard_normal(EMBEDDING_DIM).astype(np.float32)
+    vector /= np.linalg.norm(vector)
+    text = " ".join(sentences)
+    return SectionInput(
+        ordinal, heading, text, f"{hash((heading, text)) & (2**64 - 1):016x}", vector
+    )
+
+
+def _record(instance: str, note_id: str, title: str, area: str, number: int) -> NoteRecord:
+    folder = {"wiki": "Wiki", "sources": "Wiki › Raw", "journal": "Journal", "other": "Work"}[area]
+    return NoteRecord(
+        instance=instance,
+        note_id=note_id,
+        title=title,
+        type="text",
+        mime="text/html",
+        area=area,
+        paths=(f"{folder} › Group {number % 97}",),
+        parents=(f"group{number % 97:05d}",),
+        blob_id=f"blob{number:09d}",
+        content_hash=f"hash{number:09d}",
+        utc_modified="2026-01-01 00:00:00.000Z",
+        attr_fingerprint=json.dumps([]),
+    )

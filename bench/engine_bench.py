@@ -1,0 +1,181 @@
+"""The real engine process over HTTP on 127.0.0.1: start-up, /recall latency, load, memory."""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from engine_process import EngineProcess, free_port  # noqa: E402
+
+PASSWORD = "bench-password-not-secret"
+POLL_S = 0.01
+REQUEST_TIMEOUT_S = 10.0
+
+
+@dataclass
+class Samples:
+    """Per-request numbers of one latency run, all in ms."""
+
+    wall: list[float] = field(default_factory=list)
+    took: list[float] = field(default_factory=list)
+    embed: list[float] = field(default_factory=list)
+    search: list[float] = field(default_factory=list)
+    passages: int = 0
+    skipped: int = 0
+    timed_out: int = 0
+    seconds: float = 0.0
+
+    def add(self, wall_ms: float, answer: dict) -> None:
+        self.wall.append(wall_ms)
+        if answer.get("timed_out"):
+            self.timed_out += 1
+            return
+        self.took.append(float(answer["took_ms"]))
+        self.passages += len(answer["passages"])
+        self.skipped += answer["skipped"] is not None
+        trace = answer.get("explain")
+        if trace:
+            self.embed.append(float(trace["embed_ms"]))
+            self.search.append(float(trace["search_ms"]))
+
+    def merge(self, other: Samples) -> None:
+        for name in ("wall", "took", "embed", "search"):
+            getattr(self, name).extend(getattr(other, name))
+        self.passages += other.passages
+        self.skipped += other.skipped
+        self.timed_out += other.timed_out
+
+
+def percentile(values: list[float], q: float) -> float:
+    """Nearest-rank percentile (q in 0-100); NaN for no values."""
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    rank = max(0, min(len(ordered) - 1, round(q / 100 * len(ordered) + 0.5) - 1))
+    return ordered[rank]
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+def rss_mib(pid: int) -> tuple[float, float]:
+    """(VmRSS, VmHWM) of a process in MiB, from /proc/<pid>/status."""
+    fields = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in ("VmRSS", "VmHWM"):
+            fields[key] = int(value.split()[0]) / 1024
+    return fields["VmRSS"], fields["VmHWM"]
+
+
+def closed_port_url() -> str:
+    """A 127.0.0.1 URL nobody listens on: Trilium down, connection refused at once."""
+    return f"http://127.0.0.1:{free_port()}"
+
+
+@dataclass
+class Started:
+    engine: EngineProcess
+    first_answer_s: float  # spawn → /health answers at all
+    ready_s: float  # spawn → /health says one of the wanted statuses
+
+
+def start_engine(
+    data_dir: Path, trilium_url: str, token: str, ready: tuple[str, ...], timeout: float = 240
+) -> Started:
+    """Spawn `trilium-recall serve` and time it until /health answers and until `ready`."""
+    env = {
+        "TRILIUM_URL": trilium_url,
+        "TRILIUM_ETAPI_TOKEN": token,
+        "RECALL_LOGIN_PASSWORD": PASSWORD,
+    }
+    engine = EngineProcess(data_dir, env)
+    spawned = time.perf_counter()
+    engine.start()
+    first: float | None = None
+    deadline = spawned + timeout
+    with httpx.Client(timeout=2) as client:
+        while time.perf_counter() < deadline:
+            assert engine.process is not None
+            if engine.process.poll() is not None:
+                raise RuntimeError(f"engine exited early:\n{engine.logs()[-3000:]}")
+            status = _health_status(client, engine.url)
+            now = time.perf_counter() - spawned
+            if status is not None and first is None:
+                first = now
+            if status in ready:
+                return Started(engine, first or now, now)
+            time.sleep(POLL_S)
+    engine.stop()
+    raise TimeoutError(f"engine not {ready} after {timeout} s:\n{engine.logs()[-3000:]}")
+
+
+def _health_status(client: httpx.Client, url: str) -> str | None:
+    try:
+        return str(client.get(f"{url}/health").json()["status"])
+    except (httpx.HTTPError, ValueError, KeyError):
+        return None
+
+
+def recall_once(client: httpx.Client, url: str, prompt: str) -> tuple[float, dict]:
+    """One POST /recall?explain=1 with a fresh session (the hook's path: lookup + mark sent)."""
+    body = {"prompt": prompt, "session_id": f"bench-{uuid.uuid4().hex}"}
+    started = time.perf_counter()
+    response = client.post(f"{url}/recall", params={"explain": "1"}, json=body)
+    wall_ms = (time.perf_counter() - started) * 1000
+    response.raise_for_status()
+    return wall_ms, response.json()
+
+
+def _client() -> httpx.Client:
+    return httpx.Client(timeout=REQUEST_TIMEOUT_S, headers={"Authorization": f"Bearer {PASSWORD}"})
+
+
+def sequential(url: str, prompts: tuple[str, ...], requests: int, warmup: int = 5) -> Samples:
+    """One client, one request at a time (keep-alive connection), prompts cycling."""
+    samples = Samples()
+    with _client() as client:
+        for i in range(warmup):
+            recall_once(client, url, prompts[i % len(prompts)])
+        started = time.perf_counter()
+        for i in range(requests):
+            samples.add(*recall_once(client, url, prompts[i % len(prompts)]))
+    samples.seconds = time.perf_counter() - started
+    return samples
+
+
+def concurrent(url: str, prompts: tuple[str, ...], clients: int, per_client: int) -> Samples:
+    """`clients` threads, each with its own connection, sending back to back."""
+    results = [Samples() for _ in range(clients)]
+    errors: list[BaseException] = []
+
+    def worker(index: int) -> None:
+        try:
+            with _client() as client:
+                for i in range(per_client):
+                    prompt = prompts[(index * 7 + i) % len(prompts)]
+                    results[index].add(*recall_once(client, url, prompt))
+        except BaseException as exc:  # reported after the join, never lost in a thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(clients)]
+    started = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=per_client * REQUEST_TIMEOUT_S + 30)
+    merged = Samples(seconds=time.perf_counter() - started)
+    if errors:
+        raise RuntimeError(f"a load client failed: {errors[0]!r}")
+    for result in results:
+        merged.merge(result)
+    return merged

@@ -1,0 +1,151 @@
+"""POST /recall and /health over real HTTP against the real engine (real e5 model)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+
+import httpx
+import pytest
+from conftest import HashEmbedder, make_settings
+
+from trilium_recall.engine import Engine
+
+RESTIC = "EHNWLmkEi2qa"  # "Backups (restic)" in the demo notebook
+RESTIC_SCRIPT = "3KuZbB1SI2Nr"  # its child "restic-backup.sh": an equally good answer
+RESTIC_PROMPT = "how do I restore my restic backup?"
+
+
+def post(engine, body, **kwargs) -> httpx.Response:
+    return httpx.post(f"{engine.url}/recall", json=body, headers=engine.headers, timeout=10, **kwargs)
+
+
+def test_health_is_public_and_shows_counts_never_titles(demo_engine) -> None:
+    health = httpx.get(f"{demo_engine.url}/health", timeout=5).json()
+    assert health["status"] == "ok"
+    counts = health["instances"]["default"]
+    assert counts["notes"] > 40 and counts["sections"] >= counts["notes"]
+    assert counts["skipped"]["archived"] == 4 and counts["skipped"]["protected"] == 1
+    assert counts["skipped"]["plumbing"] >= 6
+    assert counts["progress"]["done"] == counts["progress"]["total"]
+    assert counts["error"] is None and counts["last_full"]
+    assert "restic" not in str(health).lower()
+
+
+def test_recall_returns_the_right_note_with_a_full_passage(demo_engine) -> None:
+    answer = post(demo_engine, {"prompt": RESTIC_PROMPT}).json()
+    assert answer["skipped"] is None and 0 < answer["took_ms"] < 1200
+    assert 1 <= len(answer["passages"]) <= 3
+    assert answer["passages"][0]["note_id"] in (RESTIC, RESTIC_SCRIPT)
+    top = next(p for p in answer["passages"] if p["note_id"] == RESTIC)
+    assert set(top) == {"instance", "note_id", "title", "path", "area", "heading", "text",
+                        "score", "url"}
+    assert (top["title"], top["path"], top["area"]) == ("Backups (restic)", "Homelab", "other")
+    assert "restic" in top["text"].lower() and len(top["text"]) <= 1202
+    assert top["url"] == f"{demo_engine.trilium.url()}/#root/{RESTIC}"
+    assert "Backups (restic)" in answer["context"] and top["url"] in answer["context"]
+
+
+def test_unrelated_prompt_gets_nothing(demo_engine) -> None:
+    for prompt in ("what is the capital of Australia", "rename this variable to snake_case"):
+        answer = post(demo_engine, {"prompt": prompt}).json()
+        assert (answer["passages"], answer["context"]) == ([], ""), prompt
+
+
+def test_skip_rules_answer_before_searching(demo_engine) -> None:
+    answer = post(demo_engine, {"prompt": "/compact"}).json()
+    assert answer["skipped"] == "slash command" and answer["passages"] == []
+
+
+def test_session_dedupe_over_http(demo_engine) -> None:
+    session = f"s-{uuid.uuid4()}"
+    first = post(demo_engine, {"prompt": RESTIC_PROMPT, "session_id": session}).json()
+    second = post(demo_engine, {"prompt": RESTIC_PROMPT, "session_id": session}).json()
+    first_ids = {p["note_id"] for p in first["passages"]}
+    assert RESTIC in first_ids
+    assert not first_ids & {p["note_id"] for p in second["passages"]}
+
+
+def test_claude_code_http_hook_mode(demo_engine) -> None:
+    session = f"hook-{uuid.uuid4()}"
+    payload = {
+        "session_id": session, "transcript_path": "/tmp/t.jsonl", "cwd": "/tmp",
+        "permission_mode": "default", "hook_event_name": "UserPromptSubmit",
+        "prompt": RESTIC_PROMPT,
+    }
+    answer = post(demo_engine, payload)
+    assert answer.status_code == 200
+    output = answer.json()["hookSpecificOutput"]
+    assert output["hookEventName"] == "UserPromptSubmit"
+    assert "Backups (restic)" in output["additionalContext"]
+    nothing = post(demo_engine, {**payload, "prompt": "what is the capital of Australia"})
+    assert (nothing.status_code, nothing.content) == (200, b"")
+    skipped = post(demo_engine, {**payload, "prompt": "ok"})
+    assert (skipped.status_code, skipped.content) == (200, b"")
+
+
+def test_explain_shows_every_step(demo_engine) -> None:
+    answer = post(demo_engine, {"prompt": RESTIC_PROMPT}, params={"explain": "1"}).json()
+    explain = answer["explain"]
+    assert explain["terms"] == ["restore", "restic", "backup"]
+    assert explain["keyword_hits"] > 0 and explain["meaning_hits"] > 0
+    first = explain["candidates"][0]
+    assert {"cosine", "zscore", "matched_terms", "coverage", "fused", "area_weight", "score",
+            "passed", "why"} <= set(first)
+    assert first["passed"] is True
+
+
+@pytest.mark.parametrize(
+    ("body", "error"),
+    [
+        (b"not json", "body is not valid JSON"),
+        (b"[1, 2]", "body must be a JSON object"),
+        (b"{}", "'prompt' is required and must be a string"),
+        (b'{"prompt": 42}', "'prompt' is required and must be a string"),
+        (b'{"prompt": "x", "session_id": 5}', "'session_id' must be a string"),
+        (b'{"prompt": "x", "instance": ["a"]}', "'instance' must be a string"),
+        (b'{"prompt": "restic", "instance": "nope"}', "unknown instance 'nope'"),
+        (b"\xff\xfe", "body is not valid JSON"),
+    ],
+)
+def test_bad_input_is_a_400_with_a_reason(demo_engine, body: bytes, error: str) -> None:
+    answer = httpx.post(f"{demo_engine.url}/recall", content=body, headers=demo_engine.headers,
+                        timeout=10)
+    assert answer.status_code == 400
+    assert answer.json() == {"error": error}
+
+
+def test_odd_prompts_are_answered_not_refused(demo_engine) -> None:
+    for prompt in ['"NEAR(" OR *', "restic\x00\x01\x1b[31m backup", "复原 restic 备份 🙂",
+                   "x" * 1_000_000]:
+        answer = post(demo_engine, {"prompt": prompt})
+        assert answer.status_code == 200, prompt[:40]
+        assert answer.json()["took_ms"] < 1200
+
+
+def test_a_body_over_the_limit_is_refused(demo_engine) -> None:
+    answer = post(demo_engine, {"prompt": "x" * 3_000_000})
+    assert answer.status_code == 400
+    assert "larger than" in answer.json()["error"]
+
+
+class SlowEmbedder(HashEmbedder):
+    def query(self, text: str):  # noqa: ANN201
+        time.sleep(0.5)
+        return super().query(text)
+
+
+async def test_time_budget_overrun_answers_nothing_and_on_time(tmp_path) -> None:
+    settings = make_settings(tmp_path, time_budget_ms=100)
+    engine = Engine(settings, embedder=SlowEmbedder())
+    try:
+        started = time.monotonic()
+        result = await engine.recall("restic backup", session_id="s")
+        elapsed = time.monotonic() - started
+        assert result is None
+        assert elapsed < 0.35  # budget 0.1 s + 0.1 s grace, well before the 0.5 s embedding
+        await asyncio.sleep(0.6)  # let the abandoned search finish: it must not mark anything
+        assert engine.store.already_sent("s", 3600) == set()
+    finally:
+        await engine.stop()

@@ -1,0 +1,119 @@
+"""/mcp through the official MCP SDK client, against real servers on 127.0.0.1."""
+
+from __future__ import annotations
+
+import time
+
+import httpx2
+import pytest
+from conftest import HashEmbedder, make_settings
+from engine_process import serve_in_thread
+from mcp.client.session import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+
+from trilium_recall.app import create_app
+from trilium_recall.config import Instance
+from trilium_recall.engine import Engine
+from trilium_recall.fake_trilium import FakeTrilium
+from trilium_recall.mcp import INSTRUCTIONS, NO_MATCH, STILL_BUILDING
+
+
+class Connected:
+    def __init__(self, session: ClientSession, instructions: str | None) -> None:
+        self.session = session
+        self.instructions = instructions
+
+
+def mcp_session(url: str, headers: dict[str, str] | None = None):  # noqa: ANN201
+    """initialize() done; yields the session and the server's instructions."""
+    import contextlib
+
+    @contextlib.asynccontextmanager
+    async def connect():  # noqa: ANN202
+        async with (
+            httpx2.AsyncClient(headers=headers or {}, timeout=20) as http,
+            streamable_http_client(f"{url}/mcp", http_client=http) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            initialized = await session.initialize()
+            yield Connected(session, initialized.instructions)
+
+    return connect()
+
+
+async def test_initialize_sends_instructions_and_lists_the_recall_tool(demo_engine) -> None:
+    async with mcp_session(demo_engine.url, demo_engine.headers) as mcp:
+        assert mcp.instructions == INSTRUCTIONS
+        assert len(INSTRUCTIONS.encode()) < 2048  # Claude Code truncates longer instructions
+        tools = (await mcp.session.list_tools()).tools
+        assert [t.name for t in tools] == ["recall"]
+        schema = tools[0].input_schema
+        assert schema["required"] == ["query"]
+        assert set(schema["properties"]) == {"query", "limit", "instance"}
+        assert schema["properties"]["limit"]["default"] == 3
+        assert "Trilium" in tools[0].description
+
+
+async def test_recall_tool_finds_the_note_and_is_silent_on_unrelated(demo_engine) -> None:
+    async with mcp_session(demo_engine.url, demo_engine.headers) as mcp:
+        found = await mcp.session.call_tool("recall", {"query": "restore a restic backup"})
+        text = found.content[0].text
+        assert not found.is_error
+        assert "## Backups (restic)" in text or "## restic-backup.sh" in text
+        assert f"{demo_engine.trilium.url()}/#root/" in text
+        one = await mcp.session.call_tool("recall", {"query": "restore a restic backup", "limit": 1})
+        assert one.content[0].text.count("## ") == 1
+        nothing = await mcp.session.call_tool("recall", {"query": "who painted the mona lisa"})
+        assert nothing.content[0].text == NO_MATCH
+        # No skip rules and no session dedupe on the tool: "ok" is searched, repeats answer again.
+        again = await mcp.session.call_tool("recall", {"query": "restore a restic backup"})
+        assert again.content[0].text == text
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({}, "query"),
+        ({"query": ""}, "query"),
+        ({"query": "restic", "limit": 0}, "limit"),
+        ({"query": "restic", "limit": "many"}, "limit"),
+        ({"query": "restic", "instance": "nope"}, "unknown instance 'nope'"),
+    ],
+)
+async def test_bad_arguments_are_tool_errors_not_crashes(demo_engine, arguments, message) -> None:
+    async with mcp_session(demo_engine.url, demo_engine.headers) as mcp:
+        result = await mcp.session.call_tool("recall", arguments)
+        assert result.is_error
+        assert message in result.content[0].text
+        still = await mcp.session.call_tool("recall", {"query": "restore a restic backup"})
+        assert not still.is_error
+
+
+async def test_instructions_can_be_replaced(tmp_path) -> None:
+    settings = make_settings(tmp_path, instructions="Only call recall for gardening questions.",
+                             instances={})
+    with serve_in_thread(create_app(Engine(settings, embedder=HashEmbedder()))) as url:
+        async with mcp_session(url) as mcp:
+            assert mcp.instructions == "Only call recall for gardening questions."
+
+
+async def test_connecting_is_fast_while_the_first_build_is_stuck(tmp_path) -> None:
+    trilium = FakeTrilium(token="slow_token")
+    trilium.add_note("noteAAAAAAAA", "Garden", content="<p>tomatoes need sun</p>")
+    trilium.delay = 5.0  # every ETAPI answer takes 5 s: the first build cannot finish
+    trilium.start()
+    instance = Instance("default", trilium.url(), make_settings(tmp_path).instances["default"].token)
+    settings = make_settings(tmp_path, instances={"default": instance})
+    try:
+        with serve_in_thread(create_app(Engine(settings, embedder=HashEmbedder()))) as url:
+            started = time.monotonic()
+            async with mcp_session(url) as mcp:
+                tools = await mcp.session.list_tools()
+                connected = time.monotonic() - started
+                building = await mcp.session.call_tool("recall", {"query": "tomatoes"})
+            assert [t.name for t in tools.tools] == ["recall"]
+            assert connected < 1.5  # Claude Code gives a slow MCP server about 2 s
+            assert building.content[0].text == STILL_BUILDING
+    finally:
+        trilium.delay = 0
+        trilium.stop()

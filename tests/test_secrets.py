@@ -1,0 +1,216 @@
+"""No secret leaks: the real engine process (`trilium-recall serve`, real e5 model) over a fake
+Trilium, a full session of every kind of credential, then a grep of its log and its index files.
+Also the `serve` guard against exposing an unguarded engine."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from engine_process import EngineProcess, free_port
+from test_auth import OAuthClient, mcp_recall, recall
+
+from trilium_recall.fake_trilium import FakeTrilium
+from trilium_recall.oauth import digest
+
+pytestmark = pytest.mark.slow
+
+LOGIN_PASSWORD = "Secret-Login-Pw-7f3a9c1e"
+ETAPI_TOKEN = "EtapiTok3nX9_q2w8e7r6t5y4u3i2o1p"
+WRONG_PASSWORDS = ("Secret-Login-Pw-7f3a9c1f", "Wrong-Guess-b84d20")  # a typo is secret too
+SQLITE_FILES = ("recall.sqlite3", "recall.sqlite3-wal", "recall.sqlite3-shm")
+
+NOTES = (
+    (
+        "bkp1",
+        "Backups (restic)",
+        "<h2>Restore</h2><p>Restore the home server with <code>restic restore latest "
+        "--target /srv/restore</code>; the repository lives on the NAS share.</p>",
+    ),
+    (
+        "vpn1",
+        "WireGuard VPN",
+        "<p>The WireGuard tunnel listens on UDP port 51820 on the router; peers get "
+        "addresses from 10.8.0.0/24.</p>",
+    ),
+    (
+        "pln1",
+        "Garden plans",
+        "<p>Plant tomatoes in May after the last frost; basil goes next to them.</p>",
+    ),
+)
+
+
+def clean_env(**values: str) -> dict[str, str]:
+    """This process's environment without any RECALL_/TRILIUM_ setting, plus `values`."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("RECALL_", "TRILIUM_"))}
+    return {**base, **values}
+
+
+def run_serve(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """`trilium-recall serve` to completion; a refusal must come long before the timeout."""
+    return subprocess.run(
+        [sys.executable, "-m", "trilium_recall.cli", "serve"],
+        env=env,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+    )
+
+
+@pytest.fixture
+def trilium() -> Iterator[FakeTrilium]:
+    fake = FakeTrilium(token=ETAPI_TOKEN)
+    for note_id, title, content in NOTES:
+        fake.add_note(note_id, title, content=content)
+    with fake:
+        yield fake
+
+
+def sqlite_bytes(data_dir: Path) -> bytes:
+    return b"".join(
+        (data_dir / name).read_bytes() for name in SQLITE_FILES if (data_dir / name).exists()
+    )
+
+
+async def test_no_secret_reaches_the_engine_log_or_its_files(tmp_path: Path, trilium: FakeTrilium):
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    env = {
+        "TRILIUM_URL": trilium.url(),
+        "TRILIUM_ETAPI_TOKEN": ETAPI_TOKEN,
+        "RECALL_LOGIN_PASSWORD": LOGIN_PASSWORD,
+        "RECALL_BASE_URL": url,
+    }
+    engine = EngineProcess(data_dir, env, port=port).start()
+    try:
+        health = engine.wait_for("ok")
+        assert health["instances"]["default"]["notes"] == len(NOTES)
+
+        # The password as a Bearer token, right and wrong.
+        password = {"Authorization": f"Bearer {LOGIN_PASSWORD}"}
+        prompt = {"prompt": "how do I restore the home server from the restic backup?"}
+        answer = httpx.post(f"{url}/recall", json=prompt, headers=password, timeout=10)
+        assert answer.status_code == 200, answer.text
+        for wrong in WRONG_PASSWORDS:
+            assert recall(url, wrong).status_code == 401
+            refused = httpx.post(
+                f"{url}/mcp", json={}, headers={"Authorization": f"Bearer {wrong}"}
+            )
+            assert refused.status_code == 401
+
+        # The whole OAuth dance: register, authorize, a wrong and a right password, PKCE token.
+        with httpx.Client(timeout=10) as http:
+            oauth = OAuthClient(url, http)
+            assert oauth.discover()["server"]["issuer"] == url
+            assert oauth.register().status_code == 201
+            _, fields = oauth.login_form()
+            for wrong in WRONG_PASSWORDS:
+                assert oauth.submit(fields, password=wrong).status_code == 403
+            code = oauth.code()
+            assert code in oauth.issued  # oauth.code() submitted the right password
+            first = oauth.exchange(code)
+            assert first.status_code == 200, first.text
+            access = first.json()["access_token"]
+            assert recall(url, access).status_code == 200
+            tools, text = await mcp_recall(url, access, "which UDP port does the VPN use?")
+            assert tools == ["recall"] and text
+            refreshed = oauth.token(
+                grant_type="refresh_token", refresh_token=first.json()["refresh_token"]
+            )
+            assert refreshed.status_code == 200, refreshed.text
+            assert recall(url, refreshed.json()["access_token"]).status_code == 200
+            assert recall(url, access).status_code == 401  # rotated away
+        secrets = {
+            "login password": LOGIN_PASSWORD,
+            "ETAPI token": ETAPI_TOKEN,
+            **{f"wrong password {i}": wrong for i, wrong in enumerate(WRONG_PASSWORDS)},
+            "client secret": oauth.client_secret,
+            "authorization code": code,
+            "access token": access,
+            "refresh token": first.json()["refresh_token"],
+            "refreshed access token": refreshed.json()["access_token"],
+            "refreshed refresh token": refreshed.json()["refresh_token"],
+        }
+        assert all(secrets.values()) and set(oauth.issued) <= set(secrets.values())
+        while_running = sqlite_bytes(data_dir)  # the WAL as the running engine left it
+    finally:
+        engine.stop()
+    assert engine.process is not None and engine.process.returncode is not None
+
+    logs = engine.logs()
+    # We grep the right things: the log holds the engine's own lines about this session, and the
+    # file holds the digest of a token we were given.
+    assert "registered OAuth client" in logs and "rejected a bearer token" in logs
+    after_stop = sqlite_bytes(data_dir)
+    assert (data_dir / "recall.sqlite3").exists()
+    assert digest(refreshed.json()["access_token"]).encode() in while_running + after_stop
+    for name, secret in secrets.items():
+        assert secret not in logs, f"the {name} is in the engine's log"
+        for label, blob in (("running", while_running), ("stopped", after_stop)):
+            assert secret.encode() not in blob, f"the {name} is in the SQLite files ({label})"
+            assert secret.encode("utf-16-le") not in blob, f"the {name} (UTF-16) ({label})"
+
+
+# -- `serve` refuses to expose an engine without a password -------------------------------------
+
+
+def test_serve_refuses_a_public_host_without_a_password(tmp_path: Path, trilium: FakeTrilium):
+    env = clean_env(
+        RECALL_HOST="0.0.0.0",
+        RECALL_PORT=str(free_port()),
+        RECALL_DATA_DIR=str(tmp_path / "data"),
+        TRILIUM_URL=trilium.url(),
+        TRILIUM_ETAPI_TOKEN=ETAPI_TOKEN,
+    )
+    done = run_serve(env)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.splitlines() == [
+        "trilium-recall: RECALL_LOGIN_PASSWORD is not set: refusing to serve on 0.0.0.0; "
+        "set a password or bind to 127.0.0.1"
+    ]
+    assert done.stdout == ""
+    assert trilium.requests == []  # refused before syncing anything
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="cli._demo builds the whole demo index (~25 s of e5) before _check_exposure refuses",
+)
+def test_serve_refuses_before_building_the_demo_notebook(tmp_path: Path):
+    data_dir = tmp_path / "data"
+    env = clean_env(
+        RECALL_HOST="0.0.0.0", RECALL_PORT=str(free_port()), RECALL_DATA_DIR=str(data_dir)
+    )
+    done = run_serve(env)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert done.stderr.splitlines()[-1].startswith("trilium-recall: RECALL_LOGIN_PASSWORD")
+    assert not (data_dir / "demo" / "recall.sqlite3").exists(), "built the demo, then refused"
+
+
+def test_serve_on_loopback_without_a_password_warns(tmp_path: Path, trilium: FakeTrilium):
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    env = {"TRILIUM_URL": trilium.url(), "TRILIUM_ETAPI_TOKEN": ETAPI_TOKEN}
+    engine = EngineProcess(data_dir, env).start()
+    try:
+        # The warning is logged before uvicorn binds, so it is in the log once /health answers.
+        engine.wait_for("starting", "ok", "degraded")
+        assert recall(engine.url, None).status_code == 200  # open, as the warning says
+    finally:
+        engine.stop()
+    warnings = [line for line in engine.logs().splitlines() if " WARNING " in line]
+    assert any(
+        "RECALL_LOGIN_PASSWORD is not set: /recall and /mcp are open to this machine only" in line
+        for line in warnings
+    ), engine.logs()
+    assert "Traceback" not in engine.logs()
