@@ -117,6 +117,7 @@ class DemoEngine:
         self.url = process.url
         self.password = PASSWORD
         self.headers = {"Authorization": f"Bearer {PASSWORD}"}
+        self.data_dir = Path(process.env["RECALL_DATA_DIR"])
 
 
 @pytest.fixture(scope="session")

@@ -91,8 +91,9 @@ class EngineProcess:
 @contextlib.contextmanager
 def serve_in_thread(app: ASGIApp) -> Iterator[str]:
     """An ASGI app under uvicorn on an ephemeral 127.0.0.1 port, in a daemon thread."""
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=free_port(),
-                                           log_level="warning", lifespan="on"))
+    server = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=free_port(), log_level="warning", lifespan="on")
+    )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 20

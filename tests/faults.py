@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import TypeVar
 
 import httpx
+
 from conftest import PASSWORD, HashEmbedder, make_settings
 from engine_process import EngineProcess
-
 from trilium_recall.classify import Rules
 from trilium_recall.config import Instance
 from trilium_recall.fake_trilium import FakeTrilium
@@ -27,7 +27,8 @@ BUDGET_GRACE_S = 0.1  # engine.BUDGET_GRACE_S: how late the engine may answer a 
 HTTP_GRACE_S = 0.3  # loopback HTTP, JSON and scheduling on top of the budget (2 busy cores)
 
 # One short note per topic: each is one section, so a build embeds len(TOPICS) passages
-# (~3-9 a second with the real model here).
+# (~3-9 a second with the real model here). 25 notes make two rounds (sync.NOTES_PER_ROUND
+# is 16), so /health can show 0 < done < total.
 TOPICS: tuple[tuple[str, str, str], ...] = (
     ("noteWireguar", "Wireguard tunnel", "The wireguard tunnel listens on UDP port 51820."),
     ("noteResticBk", "Restic backups", "Nightly restic backup to the NAS at 02:00."),
@@ -49,6 +50,11 @@ TOPICS: tuple[tuple[str, str, str], ...] = (
     ("noteBoilerSv", "Boiler service", "Gas boiler service is due every October."),
     ("noteNginxTls", "Certificate renewal", "Certbot renews the TLS certificates weekly."),
     ("noteRunPlanA", "Half marathon plan", "Half marathon training: long run on Sundays."),
+    ("noteHomeInsu", "Home insurance", "Home insurance renews in May; policy with Allianz."),
+    ("noteVimConfi", "Vim config", "Vim uses relativenumber and a leader key of space."),
+    ("noteSolarPan", "Solar panels", "The solar inverter reports to the home assistant."),
+    ("notePassport", "Passport renewal", "Passport expires 2029; renew six months before."),
+    ("noteKubeClus", "Kubernetes cluster", "The k3s cluster runs on three Raspberry Pis."),
 )
 PROMPT = "which UDP port does my wireguard tunnel listen on?"
 PROMPT_NOTE = "noteWireguar"
@@ -99,9 +105,7 @@ def start_engine(data_dir: Path, trilium: FakeTrilium, **extra: str) -> EnginePr
     return EngineProcess(data_dir, engine_env(trilium, **extra)).start()
 
 
-def wait_until(
-    what: str, probe: Callable[[], T], timeout: float, interval: float = 0.05
-) -> T:
+def wait_until(what: str, probe: Callable[[], T], timeout: float, interval: float = 0.05) -> T:
     """Poll `probe` until it returns something truthy; fail naming `what` at the deadline."""
     deadline = time.monotonic() + timeout
     last: T | None = None

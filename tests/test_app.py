@@ -8,8 +8,8 @@ import uuid
 
 import httpx
 import pytest
-from conftest import HashEmbedder, make_settings
 
+from conftest import HashEmbedder, make_settings
 from trilium_recall.engine import Engine
 
 RESTIC = "EHNWLmkEi2qa"  # "Backups (restic)" in the demo notebook
@@ -18,7 +18,9 @@ RESTIC_PROMPT = "how do I restore my restic backup?"
 
 
 def post(engine, body, **kwargs) -> httpx.Response:
-    return httpx.post(f"{engine.url}/recall", json=body, headers=engine.headers, timeout=10, **kwargs)
+    return httpx.post(
+        f"{engine.url}/recall", json=body, headers=engine.headers, timeout=10, **kwargs
+    )
 
 
 def test_health_is_public_and_shows_counts_never_titles(demo_engine) -> None:
@@ -39,8 +41,17 @@ def test_recall_returns_the_right_note_with_a_full_passage(demo_engine) -> None:
     assert 1 <= len(answer["passages"]) <= 3
     assert answer["passages"][0]["note_id"] in (RESTIC, RESTIC_SCRIPT)
     top = next(p for p in answer["passages"] if p["note_id"] == RESTIC)
-    assert set(top) == {"instance", "note_id", "title", "path", "area", "heading", "text",
-                        "score", "url"}
+    assert set(top) == {
+        "instance",
+        "note_id",
+        "title",
+        "path",
+        "area",
+        "heading",
+        "text",
+        "score",
+        "url",
+    }
     assert (top["title"], top["path"], top["area"]) == ("Backups (restic)", "Homelab", "other")
     assert "restic" in top["text"].lower() and len(top["text"]) <= 1202
     assert top["url"] == f"{demo_engine.trilium.url()}/#root/{RESTIC}"
@@ -70,8 +81,11 @@ def test_session_dedupe_over_http(demo_engine) -> None:
 def test_claude_code_http_hook_mode(demo_engine) -> None:
     session = f"hook-{uuid.uuid4()}"
     payload = {
-        "session_id": session, "transcript_path": "/tmp/t.jsonl", "cwd": "/tmp",
-        "permission_mode": "default", "hook_event_name": "UserPromptSubmit",
+        "session_id": session,
+        "transcript_path": "/tmp/t.jsonl",
+        "cwd": "/tmp",
+        "permission_mode": "default",
+        "hook_event_name": "UserPromptSubmit",
         "prompt": RESTIC_PROMPT,
     }
     answer = post(demo_engine, payload)
@@ -91,8 +105,17 @@ def test_explain_shows_every_step(demo_engine) -> None:
     assert explain["terms"] == ["restore", "restic", "backup"]
     assert explain["keyword_hits"] > 0 and explain["meaning_hits"] > 0
     first = explain["candidates"][0]
-    assert {"cosine", "zscore", "matched_terms", "coverage", "fused", "area_weight", "score",
-            "passed", "why"} <= set(first)
+    assert {
+        "cosine",
+        "zscore",
+        "matched_terms",
+        "coverage",
+        "fused",
+        "area_weight",
+        "score",
+        "passed",
+        "why",
+    } <= set(first)
     assert first["passed"] is True
 
 
@@ -110,15 +133,20 @@ def test_explain_shows_every_step(demo_engine) -> None:
     ],
 )
 def test_bad_input_is_a_400_with_a_reason(demo_engine, body: bytes, error: str) -> None:
-    answer = httpx.post(f"{demo_engine.url}/recall", content=body, headers=demo_engine.headers,
-                        timeout=10)
+    answer = httpx.post(
+        f"{demo_engine.url}/recall", content=body, headers=demo_engine.headers, timeout=10
+    )
     assert answer.status_code == 400
     assert answer.json() == {"error": error}
 
 
 def test_odd_prompts_are_answered_not_refused(demo_engine) -> None:
-    for prompt in ['"NEAR(" OR *', "restic\x00\x01\x1b[31m backup", "复原 restic 备份 🙂",
-                   "x" * 1_000_000]:
+    for prompt in [
+        '"NEAR(" OR *',
+        "restic\x00\x01\x1b[31m backup",
+        "复原 restic 备份 🙂",
+        "x" * 1_000_000,
+    ]:
         answer = post(demo_engine, {"prompt": prompt})
         assert answer.status_code == 200, prompt[:40]
         assert answer.json()["took_ms"] < 1200
@@ -131,7 +159,7 @@ def test_a_body_over_the_limit_is_refused(demo_engine) -> None:
 
 
 class SlowEmbedder(HashEmbedder):
-    def query(self, text: str):  # noqa: ANN201
+    def query(self, text: str):
         time.sleep(0.5)
         return super().query(text)
 

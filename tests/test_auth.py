@@ -154,6 +154,7 @@ class OAuthClient:
     redirect_uri: str = CALLBACK
     verifier: str = field(default_factory=lambda: secrets.token_urlsafe(48))
     issued: list[str] = field(default_factory=list)  # every secret string we saw, for leak checks
+    password: str = PASSWORD  # the engine's login password, typed into the login form
 
     @property
     def challenge(self) -> str:
@@ -208,8 +209,9 @@ class OAuthClient:
         fields = {name: attrs.get("value") or "" for name, attrs in form_inputs(page.text).items()}
         return login_url, {k: v for k, v in fields.items() if k in ("request", "csrf")}
 
-    def submit(self, fields: dict[str, str], password: str = PASSWORD) -> httpx.Response:
-        return self.http.post(f"{self.url}/login", data={**fields, "password": password})
+    def submit(self, fields: dict[str, str], password: str | None = None) -> httpx.Response:
+        data = {**fields, "password": self.password if password is None else password}
+        return self.http.post(f"{self.url}/login", data=data)
 
     def code(self, **overrides: str) -> str:
         _, fields = self.login_form(**overrides)

@@ -1,13 +1,16 @@
 """The real hook as a subprocess against real HTTP servers on 127.0.0.1.
 
-Whatever the engine or stdin does, the hook exits 0; it prints hook JSON only when the engine
-has context, and it is done within the budget (1.5 s, asserted ≤ 1.7 s wall with start-up).
+The real engine (`demo_engine`: real e5 model, demo notebook) shows what a user gets; a stub
+engine and raw sockets drive the fault matrix. Whatever the engine or stdin does, the hook exits
+0; it prints hook JSON only when the engine has context, and it is done within the budget (1.5 s,
+asserted ≤ 1.7 s wall with start-up).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -15,6 +18,7 @@ import sys
 import threading
 import time
 import urllib.request
+import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +26,7 @@ from pathlib import Path
 import pytest
 
 from claude_mock import STUB_CONTEXT, StubEngine
+from conftest import DemoEngine
 
 HOOK = [sys.executable, "-m", "trilium_recall.hook"]
 MAX_WALL_S = 1.7
@@ -82,7 +87,7 @@ def hook_output(context: str) -> dict[str, object]:
 
 @pytest.fixture
 def recall_server() -> Iterator[StubEngine]:
-    """The engine the hook talks to; a stub /recall until the real engine replaces it here."""
+    """A stub /recall that records requests (headers, body) and answers at once."""
     with StubEngine().running() as engine:
         yield engine
 
@@ -91,7 +96,7 @@ def engine_env(engine: StubEngine, **extra: str) -> dict[str, str]:
     return clean_env(RECALL_URL=engine.url, RECALL_LOGIN_PASSWORD=engine.password, **extra)
 
 
-def ask_engine(engine: StubEngine, prompt: str, session_id: str) -> str:
+def ask_engine(engine: StubEngine | DemoEngine, prompt: str, session_id: str) -> str:
     """What the engine itself answers, asked directly (not through the hook)."""
     request = urllib.request.Request(
         f"{engine.url}/recall",
@@ -102,7 +107,92 @@ def ask_engine(engine: StubEngine, prompt: str, session_id: str) -> str:
         return json.load(response)["context"]
 
 
-# --- the engine has passages ---------------------------------------------------------------
+# --- the real engine over the demo notebook --------------------------------------------------
+
+RESTIC = "EHNWLmkEi2qa"  # "Backups (restic)" in the demo notebook
+RESTIC_PROMPT = "how do I restore my restic backup?"
+RESTIC_TEXT = "restore test every quarter into /tmp/restore-test"  # from that note's body
+
+
+def real_env(engine: DemoEngine) -> dict[str, str]:
+    return clean_env(RECALL_URL=engine.url, RECALL_LOGIN_PASSWORD=engine.password)
+
+
+def session() -> str:
+    """A fresh session id: the engine (and its per-session memory) is shared by all tests."""
+    return f"hook-test-{uuid.uuid4()}"
+
+
+def added_context(run: Run) -> str:
+    """The additionalContext of a hook run that printed hook JSON, checking its whole shape."""
+    assert (run.returncode, run.stderr) == (0, b"")
+    assert run.wall <= MAX_WALL_S
+    output = json.loads(run.stdout)
+    assert run.stdout.count(b"\n") == 1
+    assert list(output) == ["hookSpecificOutput"]
+    specific = output["hookSpecificOutput"]
+    assert list(specific) == ["hookEventName", "additionalContext"]
+    assert specific["hookEventName"] == "UserPromptSubmit"
+    return specific["additionalContext"]
+
+
+def sources(context: str) -> list[str]:
+    return re.findall(r"^Source: (\S+)$", context, flags=re.MULTILINE)
+
+
+@pytest.mark.slow
+def test_real_engine_passage_reaches_the_hook_output(demo_engine: DemoEngine) -> None:
+    expected = ask_engine(demo_engine, RESTIC_PROMPT, session())
+
+    context = added_context(run_hook(payload(RESTIC_PROMPT, session()), real_env(demo_engine)))
+
+    assert context == expected  # the engine's context, passed on unchanged
+    assert context.startswith("Passages from the user's Trilium notes that match this prompt:")
+    assert "Homelab › Backups (restic) (other)" in context
+    assert RESTIC_TEXT in context
+    assert f"{demo_engine.trilium.url()}/#root/{RESTIC}" in sources(context)
+
+
+@pytest.mark.slow
+def test_real_engine_sends_a_note_once_per_session(demo_engine: DemoEngine) -> None:
+    env, first_session = real_env(demo_engine), session()
+    first = added_context(run_hook(payload(RESTIC_PROMPT, first_session), env))
+    assert RESTIC_TEXT in first
+    sent = sources(first)
+    assert f"{demo_engine.trilium.url()}/#root/{RESTIC}" in sent
+
+    again = run_hook(payload(RESTIC_PROMPT, first_session), env)
+
+    # Other notes may still match; none of those already sent comes back, nor their text.
+    repeat = added_context(again) if again.stdout else ""
+    assert again.returncode == 0
+    assert RESTIC_TEXT not in repeat and "Backups (restic) (other)" not in repeat
+    assert not set(sent) & set(sources(repeat))
+    assert all(url not in repeat for url in sent)
+
+    other = added_context(run_hook(payload(RESTIC_PROMPT, session()), env))
+    assert other == first  # another session has not seen it: it gets the same passages
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "prompt", ["what is the capital of Australia", "ok", "/compact"], ids=str.split
+)
+def test_real_engine_nothing_to_add(demo_engine: DemoEngine, prompt: str) -> None:
+    assert_silent(run_hook(payload(prompt, session()), real_env(demo_engine)))
+
+
+@pytest.mark.slow
+def test_real_engine_wrong_password(demo_engine: DemoEngine) -> None:
+    env = clean_env(
+        RECALL_URL=demo_engine.url, RECALL_LOGIN_PASSWORD="wrong", RECALL_HOOK_DEBUG="1"
+    )
+    run = run_hook(payload(RESTIC_PROMPT, session()), env)
+    assert_silent(run)
+    assert run.stderr == b"trilium-recall-hook: engine answered HTTP 401\n"
+
+
+# --- a stub engine has passages ---------------------------------------------------------------
 
 
 def test_context_becomes_hook_output(recall_server: StubEngine) -> None:
@@ -146,7 +236,7 @@ def test_no_passages_prints_nothing(recall_server: StubEngine) -> None:
     assert_silent(run_hook(payload("What is the capital of Peru?"), engine_env(recall_server)))
 
 
-# --- canned raw HTTP answers: our small HTTP client's framing and the fault matrix ----------
+# --- canned raw HTTP answers: framing and the fault matrix -----------------------------------
 
 ANSWER = json.dumps({"passages": [{}], "context": "ctx", "skipped": None, "took_ms": 2.0})
 
@@ -241,6 +331,29 @@ def test_answer_within_budget_still_counts(raw_server: Callable[..., str]) -> No
 def test_bad_answers_add_nothing(raw_server: Callable[..., str], status: str, body: bytes) -> None:
     url = raw_server(http_answer(status, body, f"Content-Length: {len(body)}"))
     assert_silent(run_hook(payload(), clean_env(RECALL_URL=url)))
+
+
+HUGE = ANSWER + " " * 4_000_000  # valid JSON, just over the 4 MB cap
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        http_answer("200 OK", ANSWER.encode(), f"Content-Length: {len(ANSWER) + 10}"),
+        http_answer(
+            "200 OK",
+            f"{len(ANSWER) + 10:x}\r\n{ANSWER}".encode(),
+            "Transfer-Encoding: chunked",
+        ),
+        http_answer("200 OK", HUGE.encode(), f"Content-Length: {len(HUGE)}"),
+        http_answer("200 OK", HUGE.encode(), "Connection: close"),
+        b"SSH-2.0-OpenSSH_9.6\r\n",
+    ],
+    ids=["short-content-length", "short-chunk", "too-large", "too-large-until-close", "not-http"],
+)
+def test_broken_answers_add_nothing(raw_server: Callable[..., str], answer: bytes) -> None:
+    # The whole valid answer is in each (but the last): only the framing check keeps it out.
+    assert_silent(run_hook(payload(), clean_env(RECALL_URL=raw_server(answer))))
 
 
 def test_slow_answer_is_dropped_at_the_deadline(raw_server: Callable[..., str]) -> None:

@@ -6,11 +6,11 @@ import time
 
 import httpx2
 import pytest
-from conftest import HashEmbedder, make_settings
-from engine_process import serve_in_thread
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
+from conftest import HashEmbedder, make_settings
+from engine_process import serve_in_thread
 from trilium_recall.app import create_app
 from trilium_recall.config import Instance
 from trilium_recall.engine import Engine
@@ -24,12 +24,12 @@ class Connected:
         self.instructions = instructions
 
 
-def mcp_session(url: str, headers: dict[str, str] | None = None):  # noqa: ANN201
+def mcp_session(url: str, headers: dict[str, str] | None = None):
     """initialize() done; yields the session and the server's instructions."""
     import contextlib
 
     @contextlib.asynccontextmanager
-    async def connect():  # noqa: ANN202
+    async def connect():
         async with (
             httpx2.AsyncClient(headers=headers or {}, timeout=20) as http,
             streamable_http_client(f"{url}/mcp", http_client=http) as (read, write),
@@ -61,7 +61,9 @@ async def test_recall_tool_finds_the_note_and_is_silent_on_unrelated(demo_engine
         assert not found.is_error
         assert "## Backups (restic)" in text or "## restic-backup.sh" in text
         assert f"{demo_engine.trilium.url()}/#root/" in text
-        one = await mcp.session.call_tool("recall", {"query": "restore a restic backup", "limit": 1})
+        one = await mcp.session.call_tool(
+            "recall", {"query": "restore a restic backup", "limit": 1}
+        )
         assert one.content[0].text.count("## ") == 1
         nothing = await mcp.session.call_tool("recall", {"query": "who painted the mona lisa"})
         assert nothing.content[0].text == NO_MATCH
@@ -90,8 +92,9 @@ async def test_bad_arguments_are_tool_errors_not_crashes(demo_engine, arguments,
 
 
 async def test_instructions_can_be_replaced(tmp_path) -> None:
-    settings = make_settings(tmp_path, instructions="Only call recall for gardening questions.",
-                             instances={})
+    settings = make_settings(
+        tmp_path, instructions="Only call recall for gardening questions.", instances={}
+    )
     with serve_in_thread(create_app(Engine(settings, embedder=HashEmbedder()))) as url:
         async with mcp_session(url) as mcp:
             assert mcp.instructions == "Only call recall for gardening questions."
@@ -102,7 +105,9 @@ async def test_connecting_is_fast_while_the_first_build_is_stuck(tmp_path) -> No
     trilium.add_note("noteAAAAAAAA", "Garden", content="<p>tomatoes need sun</p>")
     trilium.delay = 5.0  # every ETAPI answer takes 5 s: the first build cannot finish
     trilium.start()
-    instance = Instance("default", trilium.url(), make_settings(tmp_path).instances["default"].token)
+    instance = Instance(
+        "default", trilium.url(), make_settings(tmp_path).instances["default"].token
+    )
     settings = make_settings(tmp_path, instances={"default": instance})
     try:
         with serve_in_thread(create_app(Engine(settings, embedder=HashEmbedder()))) as url:

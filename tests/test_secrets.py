@@ -12,9 +12,9 @@ from pathlib import Path
 
 import httpx
 import pytest
+
 from engine_process import EngineProcess, free_port
 from test_auth import OAuthClient, mcp_recall, recall
-
 from trilium_recall.fake_trilium import FakeTrilium
 from trilium_recall.oauth import digest
 
@@ -100,16 +100,15 @@ async def test_no_secret_reaches_the_engine_log_or_its_files(tmp_path: Path, tri
         prompt = {"prompt": "how do I restore the home server from the restic backup?"}
         answer = httpx.post(f"{url}/recall", json=prompt, headers=password, timeout=10)
         assert answer.status_code == 200, answer.text
+        assert [p["note_id"] for p in answer.json()["passages"]][:1] == ["bkp1"], answer.text
         for wrong in WRONG_PASSWORDS:
             assert recall(url, wrong).status_code == 401
-            refused = httpx.post(
-                f"{url}/mcp", json={}, headers={"Authorization": f"Bearer {wrong}"}
-            )
-            assert refused.status_code == 401
+            bearer = {"Authorization": f"Bearer {wrong}"}
+            assert httpx.post(f"{url}/mcp", json={}, headers=bearer).status_code == 401
 
         # The whole OAuth dance: register, authorize, a wrong and a right password, PKCE token.
         with httpx.Client(timeout=10) as http:
-            oauth = OAuthClient(url, http)
+            oauth = OAuthClient(url, http, password=LOGIN_PASSWORD)
             assert oauth.discover()["server"]["issuer"] == url
             assert oauth.register().status_code == 201
             _, fields = oauth.login_form()
@@ -122,7 +121,7 @@ async def test_no_secret_reaches_the_engine_log_or_its_files(tmp_path: Path, tri
             access = first.json()["access_token"]
             assert recall(url, access).status_code == 200
             tools, text = await mcp_recall(url, access, "which UDP port does the VPN use?")
-            assert tools == ["recall"] and text
+            assert tools == ["recall"] and "WireGuard VPN" in text, text
             refreshed = oauth.token(
                 grant_type="refresh_token", refresh_token=first.json()["refresh_token"]
             )
@@ -144,7 +143,7 @@ async def test_no_secret_reaches_the_engine_log_or_its_files(tmp_path: Path, tri
         while_running = sqlite_bytes(data_dir)  # the WAL as the running engine left it
     finally:
         engine.stop()
-    assert engine.process is not None and engine.process.returncode is not None
+    assert engine.process is not None and engine.process.returncode == 0  # a clean shutdown
 
     logs = engine.logs()
     # We grep the right things: the log holds the engine's own lines about this session, and the

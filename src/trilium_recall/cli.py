@@ -9,12 +9,26 @@ import logging
 import sys
 from collections.abc import Callable, Sequence
 
+import uvicorn
 from pydantic import SecretStr
+from rich.console import Console
+from rich.progress import Progress
+from rich.table import Table
 
 from . import __version__
+from .app import create_app
+from .classify import Rules
+from .claude_settings import install_hook, uninstall_hook
 from .config import Instance, Settings, load_settings
+from .demo import demo_settings, start_demo_trilium, try_it
+from .embed import E5Embedder
+from .engine import Engine
 from .errors import RecallError
-from .recall import RecallResult
+from .hook import main as hook_main
+from .recall import RecallResult, recall
+from .store import Store
+from .sync import Syncer
+from .trilium import TriliumClient
 
 log = logging.getLogger("trilium_recall")
 
@@ -127,7 +141,6 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from .demo import demo_settings, start_demo_trilium, try_it
 
     base = _settings(args)
     trilium = start_demo_trilium()
@@ -144,10 +157,6 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _run_server(settings: Settings) -> int:
-    import uvicorn
-
-    from .app import create_app
-    from .engine import Engine
 
     _check_exposure(settings)
     app = create_app(Engine(settings))
@@ -178,13 +187,6 @@ def _check_exposure(settings: Settings) -> None:
 
 
 def _build_with_progress(settings: Settings) -> None:
-    from rich.progress import Progress
-
-    from .classify import Rules
-    from .embed import E5Embedder
-    from .store import Store
-    from .sync import Syncer
-    from .trilium import TriliumClient
 
     async def build() -> None:
         store = Store(settings.db_path)
@@ -222,7 +224,6 @@ def _index(args: argparse.Namespace) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
-    from .store import Store
 
     settings = _settings(args)
     if not settings.db_path.exists():
@@ -242,7 +243,6 @@ def _public_state(state: dict[str, object]) -> dict[str, object]:
 
 def _offline_settings(args: argparse.Namespace) -> Settings:
     """Settings for commands that read the index only: instances as recorded in the file."""
-    from .store import Store
 
     settings = _settings(args)
     if args.demo:
@@ -263,9 +263,6 @@ def _offline_settings(args: argparse.Namespace) -> Settings:
 
 
 def _search(args: argparse.Namespace, explain: bool = False) -> int:
-    from .embed import E5Embedder
-    from .recall import recall
-    from .store import Store
 
     settings = _offline_settings(args)
     store = Store(settings.db_path)
@@ -290,8 +287,6 @@ def _explain(args: argparse.Namespace) -> int:
 
 
 def _print_explain(result: RecallResult) -> None:
-    from rich.console import Console
-    from rich.table import Table
 
     console = Console()
     if result.skipped:
@@ -332,27 +327,30 @@ def _print_explain(result: RecallResult) -> None:
 
 
 def _hook(_: argparse.Namespace) -> int:
-    from .hook import main as hook_main
 
     hook_main()
     return 0
 
 
 def _install_hook(args: argparse.Namespace) -> int:
-    from .claude_settings import install_hook
 
     settings = load_settings()
     url = f"http://{settings.host}:{settings.port}"
-    for line in install_hook(args.scope or "user", http=args.http, engine_url=url):
-        print(line)
+    try:
+        lines = install_hook(args.scope or "user", http=args.http, engine_url=url)
+    except ValueError as exc:
+        raise RecallError(str(exc)) from None
+    print("\n".join(lines))
     return 0
 
 
 def _uninstall_hook(args: argparse.Namespace) -> int:
-    from .claude_settings import uninstall_hook
 
-    for line in uninstall_hook(args.scope or "user"):
-        print(line)
+    try:
+        lines = uninstall_hook(args.scope or "user")
+    except ValueError as exc:
+        raise RecallError(str(exc)) from None
+    print("\n".join(lines))
     return 0
 
 

@@ -1,0 +1,167 @@
+"""The command line as a user runs it: subprocesses, real index files."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import apsw
+import httpx
+import pytest
+
+from engine_process import free_port
+from trilium_recall.cli import _parser
+
+COMMANDS = [
+    "serve",
+    "demo",
+    "index",
+    "status",
+    "search",
+    "explain",
+    "hook",
+    "install-hook",
+    "uninstall-hook",
+]
+
+
+def run(
+    *args: str, env: dict[str, str] | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("RECALL_", "TRILIUM_"))}
+    return subprocess.run(
+        [sys.executable, "-m", "trilium_recall.cli", *args],
+        env={**base, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def test_every_command_has_help() -> None:
+    subcommands = next(a for a in _parser()._actions if a.dest == "==SUPPRESS==" or a.choices)
+    assert sorted(subcommands.choices) == sorted(COMMANDS)
+    for name, sub in subcommands.choices.items():
+        assert sub.description, name
+    done = run("--help")
+    assert done.returncode == 0 and all(name in done.stdout for name in COMMANDS)
+
+
+def test_version() -> None:
+    done = run("--version")
+    assert (done.returncode, done.stdout.strip()) == (0, "trilium-recall 0.1.0")
+
+
+def test_no_command_prints_help_and_exits_2() -> None:
+    done = run()
+    assert done.returncode == 2 and "commands" in done.stdout
+
+
+def test_status_without_an_index_is_a_clear_error(tmp_path: Path) -> None:
+    done = run("status", env={"RECALL_DATA_DIR": str(tmp_path)})
+    assert done.returncode == 2
+    assert done.stderr.strip().startswith("trilium-recall: no index at ")
+    assert "Traceback" not in done.stderr
+
+
+def test_index_without_trilium_is_a_clear_error(tmp_path: Path) -> None:
+    done = run("index", env={"RECALL_DATA_DIR": str(tmp_path)})
+    assert done.returncode == 2
+    assert "TRILIUM_URL" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_status_search_and_explain_read_an_existing_index(demo_engine) -> None:
+    env = {"RECALL_DATA_DIR": str(demo_engine.data_dir)}
+    status = run("status", env=env)
+    counts = json.loads(status.stdout)["default"]
+    assert status.returncode == 0 and counts["notes"] > 40 and counts["build_complete"] == 1
+    found = run("search", "how do I restore my restic backup?", env=env)
+    assert found.returncode == 0
+    assert (
+        "restic" in found.stdout.lower() and f"{demo_engine.trilium.url()}/#root/" in found.stdout
+    )
+    as_json = json.loads(run("search", "restore restic backup", "--json", env=env).stdout)
+    assert as_json["passages"] and as_json["skipped"] is None
+    explained = run("explain", "what is the capital of Australia", env=env)
+    assert explained.returncode == 0
+    assert "silent: nothing passed the gate" in explained.stdout and "weak:" in explained.stdout
+    skipped = run("explain", "/compact", env=env)
+    assert "Skipped before searching: slash command" in skipped.stdout
+
+
+def test_demo_builds_serves_and_prints_commands_to_try(demo_engine, tmp_path: Path) -> None:
+    # Seed the demo's index file with the shared engine's embedding cache, so the demo build
+    # re-embeds nothing (the cache is keyed by text hash, not by instance) and stays quick.
+    (tmp_path / "demo").mkdir()
+    source = apsw.Connection(str(demo_engine.data_dir / "recall.sqlite3"))
+    target = apsw.Connection(str(tmp_path / "demo" / "recall.sqlite3"))
+    with target.backup("main", source, "main") as backup:
+        backup.step()
+    target.close()
+    source.close()
+    port = free_port()
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("RECALL_", "TRILIUM_"))}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "trilium_recall.cli", "serve", "--port", str(port)],
+        env={**base, "RECALL_DATA_DIR": str(tmp_path)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        stdin=subprocess.DEVNULL,
+    )
+    try:
+        lines = []
+        for line in process.stdout:  # type: ignore[union-attr]
+            lines.append(line)
+            if "Uvicorn running" in line or len(lines) > 400:
+                break
+        output = "".join(lines)
+        assert "serving the demo notebook" in output
+        assert f"curl -s http://127.0.0.1:{port}/recall" in output
+        assert 'trilium-recall explain --demo "' in output
+        assert (
+            f"claude mcp add --transport http trilium-recall http://127.0.0.1:{port}/mcp" in output
+        )
+        answer = httpx.post(
+            f"http://127.0.0.1:{port}/recall",
+            timeout=10,
+            json={"prompt": "how do I restore my restic backup?"},
+        ).json()
+        assert any("restic" in p["title"].lower() for p in answer["passages"])
+        assert answer["passages"][0]["instance"] == "demo"
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+
+
+@pytest.mark.parametrize("scope_flag", ["--project"])
+def test_install_and_uninstall_hook_print_what_changed(tmp_path: Path, scope_flag: str) -> None:
+    env = {"HOME": str(tmp_path)}
+    project = tmp_path / "proj"
+    project.mkdir()
+    done = subprocess.run(
+        [sys.executable, "-m", "trilium_recall.cli", "install-hook", scope_flag],
+        cwd=project,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    settings = json.loads((project / ".claude" / "settings.json").read_text())
+    assert settings["hooks"]["UserPromptSubmit"]
+    assert "settings.json" in done.stdout
+    removed = subprocess.run(
+        [sys.executable, "-m", "trilium_recall.cli", "uninstall-hook", scope_flag],
+        cwd=project,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert removed.returncode == 0
+    assert "UserPromptSubmit" not in (project / ".claude" / "settings.json").read_text()
