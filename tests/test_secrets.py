@@ -143,9 +143,9 @@ async def test_no_secret_reaches_the_engine_log_or_its_files(tmp_path: Path, tri
         while_running = sqlite_bytes(data_dir)  # the WAL as the running engine left it
     finally:
         engine.stop()
-    assert engine.process is not None and engine.process.returncode == 0  # a clean shutdown
-
     logs = engine.logs()
+    # A clean stop: the lifespan closed the index (uvicorn re-raises SIGTERM once it is done).
+    assert "Application shutdown complete." in logs and "Traceback" not in logs
     # We grep the right things: the log holds the engine's own lines about this session, and the
     # file holds the digest of a token we were given.
     assert "registered OAuth client" in logs and "rejected a bearer token" in logs
