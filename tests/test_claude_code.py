@@ -1,8 +1,9 @@
-"""End to end with the real Claude Code CLI, offline: prompt → our hook → the model request.
+"""End to end with the real Claude Code CLI, offline: prompt → our hook or MCP server → the model.
 
-The pinned CLI is installed with npm into a cache dir once; the Anthropic API is a local mock that
-records each request, and HOME / CLAUDE_CONFIG_DIR are throwaway dirs. The hook is registered the
-way users do it, with install_hook("project", …).
+The engine is the real one (`demo_engine`: real e5 model over the demo notebook). The pinned CLI
+is installed with npm into a cache dir once; the Anthropic API is a local mock that records each
+request, and HOME / CLAUDE_CONFIG_DIR are throwaway dirs. The hook is registered the way users do
+it, with install_hook("project", …); the MCP server with a project `.mcp.json`.
 """
 
 from __future__ import annotations
@@ -12,27 +13,26 @@ import os
 import shutil
 import socket
 import subprocess
+import uuid
 from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
-from claude_mock import (
-    CLAUDE_CODE_VERSION,
-    MODEL_REPLY,
-    STUB_CONTEXT,
-    MessagesMock,
-    StubEngine,
-    install_claude_code,
-)
+from claude_mock import CLAUDE_CODE_VERSION, MODEL_REPLY, MessagesMock, install_claude_code
+from conftest import DemoEngine
 from trilium_recall.claude_settings import install_hook
+from trilium_recall.mcp import INSTRUCTIONS, RECALL_DESCRIPTION
 
 pytestmark = pytest.mark.slow
 
 MARKER = "UserPromptSubmit hook additional context:"
-PROMPT = "Where is the offsite backup disk this week?"
+PROMPT = "How do I restore my restic backup?"
+RESTIC = "EHNWLmkEi2qa"  # "Backups (restic)" in the demo notebook
+RESTIC_TEXT = "restore test every quarter into /tmp/restore-test"  # from that note's body
 
 
 @pytest.fixture(scope="session")
@@ -48,22 +48,23 @@ def claude() -> Path:
 
 
 @pytest.fixture
-def recall_server() -> Iterator[StubEngine]:
-    """The engine; a stub /recall until the real engine replaces it here."""
-    with StubEngine().running() as engine:
-        yield engine
-
-
-@pytest.fixture
 def messages_api() -> Iterator[MessagesMock]:
     with MessagesMock().running() as mock:
         yield mock
 
 
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    path = tmp_path / "project"
+    path.mkdir()
+    return path
+
+
 def run_claude(
-    claude: Path, tmp_path: Path, api: MessagesMock, engine_url: str, password: str
+    claude: Path, project: Path, api: MessagesMock, engine_url: str, password: str
 ) -> dict[str, Any]:
-    home = tmp_path / "home"
+    """`claude -p PROMPT` in project, offline; return its JSON result."""
+    home = project.parent / "home"
     home.mkdir(exist_ok=True)
     env = {key: value for key, value in os.environ.items() if not key.startswith("RECALL_")}
     env |= {
@@ -80,7 +81,7 @@ def run_claude(
     }
     proc = subprocess.run(
         [str(claude), "-p", PROMPT, "--output-format", "json"],
-        cwd=tmp_path / "project",
+        cwd=project,
         env=env,
         capture_output=True,
         text=True,
@@ -92,10 +93,12 @@ def run_claude(
     return result
 
 
-def make_project(tmp_path: Path, *, http: bool, engine_url: str) -> None:
-    project = tmp_path / "project"
-    project.mkdir()
-    install_hook("project", http=http, project_dir=project, engine_url=engine_url)
+def recall(engine: DemoEngine, session_id: str) -> dict[str, Any]:
+    """The engine's own answer to PROMPT, asked directly."""
+    body = {"prompt": PROMPT, "session_id": session_id}
+    answer = httpx.post(f"{engine.url}/recall", json=body, headers=engine.headers, timeout=10)
+    answer.raise_for_status()
+    return answer.json()
 
 
 def text_of(content: str | list[dict[str, Any]]) -> str:
@@ -104,60 +107,99 @@ def text_of(content: str | list[dict[str, Any]]) -> str:
     return "".join(block.get("text", "") for block in content)
 
 
-def prompt_request(api: MessagesMock) -> list[dict[str, Any]]:
-    """The messages of the one model request that carries the user's prompt."""
+def prompt_request(api: MessagesMock) -> dict[str, Any]:
+    """The one model request that carries the user's prompt."""
     [request] = [r for r in api.requests if PROMPT in json.dumps(r["messages"])]
-    return request["messages"]
+    return request
 
 
 @pytest.mark.parametrize("http", [False, True], ids=["command-hook", "http-hook"])
-def test_recalled_context_reaches_the_model(
+def test_recalled_passage_reaches_the_model(
     claude: Path,
-    tmp_path: Path,
+    project: Path,
     messages_api: MessagesMock,
-    recall_server: StubEngine,
+    demo_engine: DemoEngine,
     http: bool,
 ) -> None:
-    make_project(tmp_path, http=http, engine_url=recall_server.url)
+    expected = recall(demo_engine, f"probe-{uuid.uuid4()}")["context"]  # a fresh session's answer
+    assert RESTIC_TEXT in expected
+    install_hook("project", http=http, project_dir=project, engine_url=demo_engine.url)
 
-    run_claude(claude, tmp_path, messages_api, recall_server.url, recall_server.password)
+    result = run_claude(claude, project, messages_api, demo_engine.url, demo_engine.password)
 
-    messages = prompt_request(messages_api)
+    messages = prompt_request(messages_api)["messages"]
     with_prompt = [i for i, m in enumerate(messages) if PROMPT in text_of(m["content"])]
     with_marker = [i for i, m in enumerate(messages) if MARKER in text_of(m["content"])]
     assert len(with_prompt) == 1 and len(with_marker) == 1
     [prompt_at], [context_at] = with_prompt, with_marker
     assert messages[prompt_at]["role"] == "user"
     # Claude Code 2.1.197 sends hook context as a system message after the prompt, ending with
-    # the marker and our text exactly.
+    # the marker and the engine's context exactly: the real passage, its path and its link.
     assert messages[context_at]["role"] == "system"
     assert context_at > prompt_at
     system_text = text_of(messages[context_at]["content"])
-    assert system_text.endswith(f"\n\n{MARKER} {STUB_CONTEXT}")
-    assert system_text.count(STUB_CONTEXT) == 1
+    assert system_text.endswith(f"\n\n{MARKER} {expected}")
+    assert system_text.count(RESTIC_TEXT) == 1
+    assert f"Source: {demo_engine.trilium.url()}/#root/{RESTIC}" in system_text
 
-    # The hook (not something else) asked the engine, once, with the Bearer password.
-    [(headers, body)] = recall_server.requests
-    assert headers["Authorization"] == f"Bearer {recall_server.password}"
-    assert body["prompt"] == PROMPT
-    assert ("hook_event_name" in body) is http
+    # The hook passed Claude Code's session id on: the engine has this session's note marked sent.
+    again = recall(demo_engine, result["session_id"])
+    assert RESTIC not in {passage["note_id"] for passage in again["passages"]}
 
 
 @pytest.mark.parametrize("http", [False, True], ids=["command-hook", "http-hook"])
-@pytest.mark.parametrize("engine", ["down", "silent"])
+@pytest.mark.parametrize("engine", ["down", "silent", "wrong-password"])
 def test_engine_trouble_lets_the_prompt_through(
-    claude: Path, tmp_path: Path, messages_api: MessagesMock, http: bool, engine: str
+    request: pytest.FixtureRequest,
+    claude: Path,
+    project: Path,
+    messages_api: MessagesMock,
+    http: bool,
+    engine: str,
 ) -> None:
     with ExitStack() as stack:
-        listener = stack.enter_context(socket.create_server(("127.0.0.1", 0)))
-        engine_url = f"http://127.0.0.1:{listener.getsockname()[1]}"
-        if engine == "down":
-            listener.close()  # connection refused
-        # "silent": listening, never accepting, so the hook connects and waits for nothing
-        make_project(tmp_path, http=http, engine_url=engine_url)
+        if engine == "wrong-password":
+            engine_url = request.getfixturevalue("demo_engine").url  # answers 401
+        else:
+            listener = stack.enter_context(socket.create_server(("127.0.0.1", 0)))
+            engine_url = f"http://127.0.0.1:{listener.getsockname()[1]}"
+            if engine == "down":
+                listener.close()  # connection refused
+            # "silent": listening, never accepting, so the hook connects and waits for nothing
+        install_hook("project", http=http, project_dir=project, engine_url=engine_url)
 
-        run_claude(claude, tmp_path, messages_api, engine_url, "some-password")
+        run_claude(claude, project, messages_api, engine_url, "not-the-password")
 
-    messages = prompt_request(messages_api)
+    messages = prompt_request(messages_api)["messages"]
     assert MARKER not in json.dumps(messages)
+    assert RESTIC_TEXT not in json.dumps(messages)
     assert sum(PROMPT in text_of(m["content"]) for m in messages) == 1
+
+
+def test_mcp_server_instructions_reach_the_model(
+    claude: Path, project: Path, messages_api: MessagesMock, demo_engine: DemoEngine
+) -> None:
+    # A project .mcp.json is enough: Claude Code 2.1.197 connects to its servers in -p mode with
+    # no trust prompt, no --mcp-config and no enableAllProjectMcpServers setting (TESTING.md).
+    server = {
+        "type": "http",
+        "url": f"{demo_engine.url}/mcp",
+        "headers": {"Authorization": f"Bearer {demo_engine.password}"},
+    }
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"trilium-recall": server}}))
+
+    run_claude(claude, project, messages_api, demo_engine.url, demo_engine.password)
+
+    request = prompt_request(messages_api)
+    # The initialize result's instructions, whole, under the server's name in a system message.
+    [system] = [
+        m for m in request["messages"] if "# MCP Server Instructions" in text_of(m["content"])
+    ]
+    assert system["role"] == "system"
+    text = text_of(system["content"])
+    assert f"\n## trilium-recall\n{INSTRUCTIONS}\n" in text
+    assert "Call `recall` before answering whenever the question may depend on something" in text
+    # The tool list came from the server too, so the model can call it.
+    [tool] = [t for t in request["tools"] if t["name"] == "mcp__trilium-recall__recall"]
+    assert tool["description"] == RECALL_DESCRIPTION
+    assert set(tool["input_schema"]["properties"]) == {"query", "limit", "instance"}

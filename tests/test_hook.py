@@ -246,6 +246,25 @@ def http_answer(status: str, body: bytes, *headers: str) -> bytes:
     return ("\r\n".join(head) + "\r\n\r\n").encode() + body
 
 
+def read_request(conn: socket.socket) -> None:
+    """Read one whole request, head and Content-Length body, as a real server does.
+
+    http.client sends the body in a second packet; a server closing with it unread would make
+    the kernel reset the connection, and the hook would see that instead of the answer.
+    """
+    data = b""
+    while b"\r\n\r\n" not in data:
+        if not (chunk := conn.recv(65536)):
+            return
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = re.search(rb"(?im)^content-length:\s*(\d+)\s*$", head)
+    while length and len(body) < int(length[1]):
+        if not (chunk := conn.recv(65536)):
+            return
+        body += chunk
+
+
 @pytest.fixture
 def raw_server() -> Iterator[Callable[..., str]]:
     """Start servers that read one request and answer with fixed bytes after a delay."""
@@ -259,7 +278,7 @@ def raw_server() -> Iterator[Callable[..., str]]:
         def serve() -> None:
             conn, _ = listener.accept()
             with conn:
-                conn.recv(65536)
+                read_request(conn)
                 if stop.wait(delay):
                     return
                 if not drip:
@@ -337,23 +356,37 @@ HUGE = ANSWER + " " * 4_000_000  # valid JSON, just over the 4 MB cap
 
 
 @pytest.mark.parametrize(
-    "answer",
+    ("answer", "reason"),
     [
-        http_answer("200 OK", ANSWER.encode(), f"Content-Length: {len(ANSWER) + 10}"),
-        http_answer(
-            "200 OK",
-            f"{len(ANSWER) + 10:x}\r\n{ANSWER}".encode(),
-            "Transfer-Encoding: chunked",
+        (
+            http_answer("200 OK", ANSWER.encode(), f"Content-Length: {len(ANSWER) + 10}"),
+            "engine closed the connection mid-answer",
         ),
-        http_answer("200 OK", HUGE.encode(), f"Content-Length: {len(HUGE)}"),
-        http_answer("200 OK", HUGE.encode(), "Connection: close"),
-        b"SSH-2.0-OpenSSH_9.6\r\n",
+        (
+            http_answer(
+                "200 OK",
+                f"{len(ANSWER) + 10:x}\r\n{ANSWER}".encode(),
+                "Transfer-Encoding: chunked",
+            ),
+            "failed: IncompleteRead",
+        ),
+        (
+            http_answer("200 OK", HUGE.encode(), f"Content-Length: {len(HUGE)}"),
+            "engine answer too large",
+        ),
+        (http_answer("200 OK", HUGE.encode(), "Connection: close"), "engine answer too large"),
+        (b"SSH-2.0-OpenSSH_9.6\r\n", "failed: BadStatusLine"),
     ],
     ids=["short-content-length", "short-chunk", "too-large", "too-large-until-close", "not-http"],
 )
-def test_broken_answers_add_nothing(raw_server: Callable[..., str], answer: bytes) -> None:
+def test_broken_answers_add_nothing(
+    raw_server: Callable[..., str], answer: bytes, reason: str
+) -> None:
     # The whole valid answer is in each (but the last): only the framing check keeps it out.
-    assert_silent(run_hook(payload(), clean_env(RECALL_URL=raw_server(answer))))
+    env = clean_env(RECALL_URL=raw_server(answer), RECALL_HOOK_DEBUG="1")
+    run = run_hook(payload(), env)
+    assert_silent(run)
+    assert run.stderr == f"trilium-recall-hook: {reason}\n".encode()
 
 
 def test_slow_answer_is_dropped_at_the_deadline(raw_server: Callable[..., str]) -> None:

@@ -32,6 +32,7 @@ from faults import (
     TOPICS,
     assert_answers,
     clean_counts,
+    engine_env,
     health,
     instance_health,
     latency_summary,
@@ -393,6 +394,77 @@ def test_disk_full_at_start_fails_with_one_clean_line(tmp_path: Path) -> None:
     _assert_clean_failure(result, path)
 
 
+class FileSizeLimitedEngine(EngineProcess):
+    """The engine with a soft RLIMIT_FSIZE: a disk that is full until `free_space()`."""
+
+    def __init__(self, data_dir: Path, env: dict[str, str], limit: int) -> None:
+        super().__init__(data_dir, env)
+        self.limit = limit
+
+    def start(self) -> FileSizeLimitedEngine:
+        def limit_file_size() -> None:  # soft limit only: raising it again needs no privilege
+            resource.setrlimit(resource.RLIMIT_FSIZE, (self.limit, resource.RLIM_INFINITY))
+
+        log = self.log_path.open("ab")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "trilium_recall.cli", "serve"],
+            env=self.env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            preexec_fn=limit_file_size,
+        )  # fmt: skip
+        return self
+
+    def free_space(self) -> None:
+        assert self.process is not None
+        unlimited = (resource.RLIM_INFINITY, resource.RLIM_INFINITY)
+        resource.prlimit(self.process.pid, resource.RLIMIT_FSIZE, unlimited)
+
+
+# The schema fits in 512 KB; the first note does not (sqlite-vec allocates a 1.5 MB chunk).
+FULL_DISK_BYTES = 512 * 1024
+
+
+def test_disk_full_mid_build_keeps_serving_and_heals_when_space_returns(tmp_path: Path) -> None:
+    trilium = small_notebook()
+    trilium.start()
+    data = tmp_path / "data"
+    data.mkdir()
+    engine = FileSizeLimitedEngine(data, engine_env(trilium), FULL_DISK_BYTES).start()
+    try:
+        down = wait_until("degraded health", lambda: _degraded(engine), BUILD_S)
+        assert down["error"] and down["notes"] == 0, down
+        with httpx.Client(timeout=10) as client:
+            assert recall(client, engine, PROMPT).status_code == 200
+        _alive(engine)
+
+        engine.free_space()
+        healed = wait_until("ok once the disk has room", lambda: _healed(engine), HEALS_S)
+        assert _counts(healed) == clean_counts(trilium, tmp_path / "clean")
+        assert_answers(engine)
+    finally:
+        engine.stop()
+        trilium.stop()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG: a failed index write shows in /health as 'internal error during sync (see "
+    "log)': run_forever does not surface StoreError, and Store.atomic maps only FullError and "
+    "ReadOnlyError (a write error such as EFBIG is a bare apsw.IOError)",
+)
+def test_disk_full_reason_shows_in_health(tmp_path: Path) -> None:
+    trilium = small_notebook()
+    trilium.start()
+    data = tmp_path / "data"
+    data.mkdir()
+    engine = FileSizeLimitedEngine(data, engine_env(trilium), FULL_DISK_BYTES).start()
+    try:
+        down = wait_until("degraded health", lambda: _degraded(engine), BUILD_S)
+        assert "recall.sqlite3" in down["error"], down
+    finally:
+        engine.stop()
+        trilium.stop()
+
+
 def _serve(data_dir: Path, **popen: object) -> subprocess.CompletedProcess[str]:
     base = {k: v for k, v in os.environ.items() if not k.startswith(("RECALL_", "TRILIUM_"))}
     env = {
@@ -494,6 +566,8 @@ def test_twenty_clients_for_thirty_seconds_while_the_index_changes(
     (tmp_path / "latency.json").write_text(json.dumps(stats, indent=2))
     assert not any(thread.is_alive() for thread in threads), stats
     assert errors == [] and stats["non_200"] == 0, (stats, errors[:5])
+    # Late answers come back empty (timed_out); most must still be real answers.
+    assert stats["timed_out"] < stats["n"] / 2, stats
     assert stats["p99_ms"] < (TIME_BUDGET_S + BUDGET_GRACE_S + HTTP_GRACE_S) * 1000, stats
     assert synced >= 10, f"the index hardly changed under load: {stats}"
     # The sync is still sound after the load: one more edit becomes searchable.

@@ -311,9 +311,11 @@ def _summaries_for_sources(
         if candidate.cosine - summary_cosine > SOURCE_DETAIL_MARGIN:
             trace.substitutions.append(
                 f"{hit.title}: kept the source (cosine {candidate.cosine:.3f} > summary "
-                f"{summary_cosine:.3f} + {SOURCE_DETAIL_MARGIN})"
+                f"{summary_cosine:.3f} + {SOURCE_DETAIL_MARGIN}); it ranks as wiki"
             )
-            result.append(candidate)
+            # It holds the detail its summary lacks: rank it as the wiki would rank it.
+            wiki = settings.weights["wiki"]
+            result.append(replace(candidate, weight=wiki, score=candidate.fused * wiki))
             continue
         trace.substitutions.append(f"{hit.title}: shown as its summary {summary_hit.title}")
         result.append(
