@@ -109,8 +109,13 @@ class StubEngine:
 
 @dataclass
 class MessagesMock:
-    """POST /v1/messages answered with a one-text-block assistant turn; everything else 200 {}."""
+    """POST /v1/messages answered with a one-block assistant turn; everything else 200 {}.
 
+    Each entry of `tool_calls` (name, input) answers one main-conversation request with a
+    tool_use block instead, in order; then every answer is the text MODEL_REPLY.
+    """
+
+    tool_calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
     url: str = ""
 
@@ -118,6 +123,15 @@ class MessagesMock:
     def running(self) -> Iterator[MessagesMock]:
         with serve(self._handler()) as self.url:
             yield self
+
+    def reply(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The next content block: a pending tool call if the request offers that tool."""
+        offered = {tool.get("name") for tool in body.get("tools") or []}
+        if self.tool_calls and self.tool_calls[0][0] in offered:
+            name, arguments = self.tool_calls.pop(0)
+            return {"type": "tool_use", "id": f"toolu_mock_{len(self.requests)}", "name": name,
+                    "input": arguments}  # fmt: skip
+        return {"type": "text", "text": MODEL_REPLY}
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         mock = self
@@ -130,10 +144,11 @@ class MessagesMock:
                     return
                 mock.requests.append(body)
                 model = str(body.get("model", "claude-mock"))
+                block = mock.reply(body)
                 if body.get("stream"):
-                    self._send(200, sse_turn(model), "text/event-stream")
+                    self._send(200, sse_turn(model, block), "text/event-stream")
                 else:
-                    self._send(200, json.dumps(message(model)).encode())
+                    self._send(200, json.dumps(message(model, block)).encode())
 
             def do_GET(self) -> None:
                 self._send(200, b"{}")
@@ -146,34 +161,38 @@ class MessagesMock:
         return Handler
 
 
-def message(model: str) -> dict[str, Any]:
+def message(model: str, block: dict[str, Any]) -> dict[str, Any]:
     return {
         "id": "msg_mock",
         "type": "message",
         "role": "assistant",
         "model": model,
-        "content": [{"type": "text", "text": MODEL_REPLY}],
-        "stop_reason": "end_turn",
+        "content": [block],
+        "stop_reason": "tool_use" if block["type"] == "tool_use" else "end_turn",
         "stop_sequence": None,
         "usage": {"input_tokens": 10, "output_tokens": 2},
     }
 
 
-def sse_turn(model: str) -> bytes:
-    start = {**message(model), "content": [], "stop_reason": None}
+def sse_turn(model: str, block: dict[str, Any]) -> bytes:
+    whole = message(model, block)
+    start = {**whole, "content": [], "stop_reason": None}
     start["usage"] = {"input_tokens": 10, "output_tokens": 1}
+    if block["type"] == "tool_use":
+        opening = {**block, "input": {}}
+        delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
+    else:
+        opening = {"type": "text", "text": ""}
+        delta = {"type": "text_delta", "text": block["text"]}
     events = [
         ("message_start", {"message": start}),
-        ("content_block_start", {"index": 0, "content_block": {"type": "text", "text": ""}}),
-        (
-            "content_block_delta",
-            {"index": 0, "delta": {"type": "text_delta", "text": MODEL_REPLY}},
-        ),
+        ("content_block_start", {"index": 0, "content_block": opening}),
+        ("content_block_delta", {"index": 0, "delta": delta}),
         ("content_block_stop", {"index": 0}),
         (
             "message_delta",
             {
-                "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                "delta": {"stop_reason": whole["stop_reason"], "stop_sequence": None},
                 "usage": {"output_tokens": 2},
             },
         ),

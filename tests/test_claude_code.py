@@ -61,9 +61,14 @@ def project(tmp_path: Path) -> Path:
 
 
 def run_claude(
-    claude: Path, project: Path, api: MessagesMock, engine_url: str, password: str
+    claude: Path,
+    project: Path,
+    api: MessagesMock,
+    engine_url: str,
+    password: str,
+    *args: str,
 ) -> dict[str, Any]:
-    """`claude -p PROMPT` in project, offline; return its JSON result."""
+    """`claude -p PROMPT [args]` in project, offline; return its JSON result."""
     home = project.parent / "home"
     home.mkdir(exist_ok=True)
     env = {key: value for key, value in os.environ.items() if not key.startswith("RECALL_")}
@@ -80,7 +85,7 @@ def run_claude(
         "RECALL_LOGIN_PASSWORD": password,
     }
     proc = subprocess.run(
-        [str(claude), "-p", PROMPT, "--output-format", "json"],
+        [str(claude), "-p", PROMPT, "--output-format", "json", *args],
         cwd=project,
         env=env,
         capture_output=True,
@@ -176,30 +181,65 @@ def test_engine_trouble_lets_the_prompt_through(
     assert sum(PROMPT in text_of(m["content"]) for m in messages) == 1
 
 
+TOOL = "mcp__trilium-recall__recall"  # Claude Code's name for our server's `recall` tool
+
+
+def use_mcp_server(project: Path, engine: DemoEngine) -> None:
+    """Register the engine's /mcp in the project's .mcp.json, the password as a Bearer header.
+
+    Claude Code 2.1.197 connects to project .mcp.json servers in -p mode without --mcp-config and
+    without the approval an interactive session asks for once (enabledMcpjsonServers /
+    enableAllProjectMcpServers): the trust dialog is skipped in -p mode (TESTING.md; also
+    anthropics/claude-code#37805: "local/project MCP servers (from .mcp.json) load normally in -p
+    mode"). Calling a tool in -p mode does need permission: --allowedTools below.
+    """
+    server = {
+        "type": "http",
+        "url": f"{engine.url}/mcp",
+        "headers": {"Authorization": f"Bearer {engine.password}"},
+    }
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"trilium-recall": server}}))
+
+
 def test_mcp_server_instructions_reach_the_model(
     claude: Path, project: Path, messages_api: MessagesMock, demo_engine: DemoEngine
 ) -> None:
-    # A project .mcp.json is enough: Claude Code 2.1.197 connects to its servers in -p mode with
-    # no trust prompt, no --mcp-config and no enableAllProjectMcpServers setting (TESTING.md).
-    server = {
-        "type": "http",
-        "url": f"{demo_engine.url}/mcp",
-        "headers": {"Authorization": f"Bearer {demo_engine.password}"},
-    }
-    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"trilium-recall": server}}))
+    use_mcp_server(project, demo_engine)
 
     run_claude(claude, project, messages_api, demo_engine.url, demo_engine.password)
 
     request = prompt_request(messages_api)
     # The initialize result's instructions, whole, under the server's name in a system message.
-    [system] = [
-        m for m in request["messages"] if "# MCP Server Instructions" in text_of(m["content"])
-    ]
+    [system] = [m for m in request["messages"] if "# MCP Server Instructions" in text_of(m["content"])]
     assert system["role"] == "system"
     text = text_of(system["content"])
     assert f"\n## trilium-recall\n{INSTRUCTIONS}\n" in text
     assert "Call `recall` before answering whenever the question may depend on something" in text
     # The tool list came from the server too, so the model can call it.
-    [tool] = [t for t in request["tools"] if t["name"] == "mcp__trilium-recall__recall"]
+    [tool] = [t for t in request["tools"] if t["name"] == TOOL]
     assert tool["description"] == RECALL_DESCRIPTION
     assert set(tool["input_schema"]["properties"]) == {"query", "limit", "instance"}
+
+
+def test_model_calls_the_mcp_recall_tool(
+    claude: Path, project: Path, demo_engine: DemoEngine
+) -> None:
+    use_mcp_server(project, demo_engine)
+    query = {"query": "restore the restic backup"}
+    with MessagesMock(tool_calls=[(TOOL, query)]).running() as api:
+        result = run_claude(
+            claude, project, api, demo_engine.url, demo_engine.password, "--allowedTools", TOOL
+        )
+
+    assert result["num_turns"] == 2
+    # Claude Code ran the tool against the engine and sent its answer back as the tool result.
+    [tool_use] = [b for b in api.requests[-2]["messages"][-1]["content"] if False] or [None]
+    results = [
+        block
+        for block in api.requests[-1]["messages"][-1]["content"]
+        if isinstance(block, dict) and block.get("type") == "tool_result"
+    ]
+    assert len(results) == 1 and not results[0].get("is_error")
+    answer = json.dumps(results[0]["content"])
+    assert RESTIC_TEXT in answer
+    assert f"{demo_engine.trilium.url()}/#root/{RESTIC}" in answer
