@@ -210,7 +210,9 @@ def test_mcp_server_instructions_reach_the_model(
 
     request = prompt_request(messages_api)
     # The initialize result's instructions, whole, under the server's name in a system message.
-    [system] = [m for m in request["messages"] if "# MCP Server Instructions" in text_of(m["content"])]
+    [system] = [
+        m for m in request["messages"] if "# MCP Server Instructions" in text_of(m["content"])
+    ]
     assert system["role"] == "system"
     text = text_of(system["content"])
     assert f"\n## trilium-recall\n{INSTRUCTIONS}\n" in text
@@ -232,14 +234,14 @@ def test_model_calls_the_mcp_recall_tool(
         )
 
     assert result["num_turns"] == 2
-    # Claude Code ran the tool against the engine and sent its answer back as the tool result.
-    [tool_use] = [b for b in api.requests[-2]["messages"][-1]["content"] if False] or [None]
-    results = [
-        block
-        for block in api.requests[-1]["messages"][-1]["content"]
-        if isinstance(block, dict) and block.get("type") == "tool_result"
-    ]
-    assert len(results) == 1 and not results[0].get("is_error")
-    answer = json.dumps(results[0]["content"])
-    assert RESTIC_TEXT in answer
-    assert f"{demo_engine.trilium.url()}/#root/{RESTIC}" in answer
+    first, second = api.requests  # the prompt; then the same conversation with the tool's answer
+    assert PROMPT in json.dumps(first["messages"])
+    *_, call, answer = second["messages"]
+    [tool_use] = [block for block in call["content"] if block["type"] == "tool_use"]
+    assert (call["role"], tool_use["name"], tool_use["input"]) == ("assistant", TOOL, query)
+    [tool_result] = [block for block in answer["content"] if block["type"] == "tool_result"]
+    assert tool_result["tool_use_id"] == tool_use["id"] and not tool_result.get("is_error")
+    # Claude Code ran the tool against the engine: the real passage and its link came back.
+    text = text_of(tool_result["content"])
+    assert RESTIC_TEXT in text
+    assert f"{demo_engine.trilium.url()}/#root/{RESTIC}" in text

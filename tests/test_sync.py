@@ -272,17 +272,39 @@ async def test_crash_mid_build_resumes_and_matches_a_clean_build(trilium, tmp_pa
     await resumed.close()
 
 
-async def test_content_that_vanishes_between_listing_and_fetch_is_dropped(harness, trilium) -> None:
+async def test_a_note_deleted_between_listing_and_fetch_is_dropped(harness, trilium) -> None:
     await harness.syncer.full()
     trilium.set_content("resticAAAAAA", "<p>changed</p>")
-    listing = await harness.client.changed_since("2000-01-01 00:00:00.000Z")
-    assert any(n.note_id == "resticAAAAAA" for n in listing)
-    trilium.delete("resticAAAAAA")
-    harness.syncer.tree.update({n.note_id: n for n in listing})
-    known = harness.store.known_notes("default")
-    from trilium_recall.sync import RunReport
+    real_content = harness.client.content
 
-    report = RunReport()
-    await harness.syncer._apply([n for n in listing if n.note_id == "resticAAAAAA"], known, report)
+    async def deleted_meanwhile(note_id: str) -> str:
+        if note_id == "resticAAAAAA":
+            trilium.delete("resticAAAAAA")  # gone after the listing saw it
+        return await real_content(note_id)
+
+    harness.client.content = deleted_meanwhile  # type: ignore[method-assign]
+    report = await harness.syncer.tick()
     assert report.deleted == 1
     assert harness.table_mentions("resticAAAAAA")["notes"] == 0
+
+
+async def test_a_note_with_a_broken_answer_is_skipped_counted_and_retried(
+    harness, monkeypatch
+) -> None:
+    from trilium_recall.errors import TriliumBadResponse
+
+    real_content = harness.client.content
+
+    async def broken_for_restic(note_id: str) -> str:
+        if note_id == "resticAAAAAA":
+            raise TriliumBadResponse("garbage from the server")
+        return await real_content(note_id)
+
+    monkeypatch.setattr(harness.client, "content", broken_for_restic)
+    report = await harness.syncer.full()
+    assert harness.notes()["resticAAAAAA"] == ("other", "error")
+    assert report.failed == ["resticAAAAAA: garbage from the server"]
+    assert harness.store.instance_state("default")["build_complete"] == 1
+    monkeypatch.setattr(harness.client, "content", real_content)
+    await harness.syncer.full()
+    assert harness.notes()["resticAAAAAA"] == ("other", None)

@@ -20,7 +20,7 @@ import numpy as np
 from .classify import Rules, Verdict, attribute_fingerprint, classify
 from .config import Instance
 from .embed import Embedder
-from .errors import NoteNotFound, NoteProtected, TriliumError
+from .errors import NoteNotFound, NoteProtected, TriliumBadResponse, TriliumError
 from .sections import extract_links, split_note
 from .store import NoteRecord, SectionInput, Store
 from .trilium import Note, TriliumClient
@@ -170,8 +170,8 @@ class Syncer:
             async with limit:
                 try:
                     return await self.client.content(note.note_id)
-                except (NoteNotFound, NoteProtected) as exc:
-                    return exc
+                except (NoteNotFound, NoteProtected, TriliumBadResponse) as exc:
+                    return exc  # about this one note; an unreachable Trilium stops the run
 
         contents = await asyncio.gather(*(fetch(note) for note, _ in batch))
         prepared = []
@@ -183,8 +183,14 @@ class Syncer:
             elif isinstance(content, NoteProtected):
                 self.store.save_note(replace(record, skip_reason="protected"), [])
                 report.skipped += 1
+            elif isinstance(content, TriliumBadResponse):
+                self._skip_as_error(record, report, str(content))
             else:
-                prepared.append(self._prepare(note, record, str(content)))
+                try:
+                    prepared.append(self._prepare(note, record, str(content)))
+                except Exception:  # a splitter bug must not stall the whole sync
+                    log.exception("cannot split note %s", note.note_id)
+                    self._skip_as_error(record, report, "split failed")
         vectors = await self._embed_missing([s for _, sections, _ in prepared for s in sections])
         for record, sections, links in prepared:
             rows = [
@@ -195,6 +201,13 @@ class Syncer:
             report.indexed += 1
         self.status.done += len(batch)
         self._progress()
+
+    def _skip_as_error(self, record: NoteRecord, report: RunReport, why: str) -> None:
+        """Counted as skipped for "error"; the next run tries the note again."""
+        self.store.save_note(replace(record, skip_reason="error"), [])
+        report.skipped += 1
+        report.failed.append(f"{record.note_id}: {why}")
+        log.warning("skipped note %s of %s: %s", record.note_id, self.instance.name, why)
 
     def _prepare(self, note: Note, record: NoteRecord, content: str) -> tuple:
         sections = split_note(note.title, note.type, note.mime, content)
