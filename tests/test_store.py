@@ -6,7 +6,8 @@ import pytest
 from conftest import add_note
 from trilium_recall.errors import StoreError
 from trilium_recall.migrations import MIGRATIONS
-from trilium_recall.store import Store, VectorIndex
+from trilium_recall.store import Store
+from trilium_recall.vectors import VectorIndex
 
 
 def _unit(*values: float) -> np.ndarray:

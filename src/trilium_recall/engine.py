@@ -16,9 +16,10 @@ from .classify import Rules
 from .config import Settings
 from .embed import E5Embedder, Embedder
 from .recall import RecallResult, recall
-from .store import Store, VectorIndex
+from .store import Store
 from .sync import Syncer, run_forever
 from .trilium import TriliumClient
+from .vectors import VectorIndex
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,8 @@ import numpy as np
 
 from .config import Settings
 from .embed import MAX_QUERY_CHARS, Embedder
-from .store import Neighbours, SectionHit, Store
+from .store import SectionHit, Store
+from .vectors import Neighbours
 
 KEYWORD_K = 40
 VECTOR_K = 40
