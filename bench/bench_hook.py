@@ -6,6 +6,7 @@ Measured in the same run, so the numbers compare: the interpreter's own start-up
 (`python -c pass`), importing the hook module, and the hook itself with an instant local engine
 (context / no context), with the engine down (port closed) and, with --url, against a real engine
 (password from RECALL_LOGIN_PASSWORD). Overhead = hook wall time − the engine's own took_ms.
+Wall times follow the machine's load; the cpu column (the child's user + system time) less so.
 Goal (issue 5): ≤ 120 ms beyond the engine's answer time.
 """
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import socket
 import statistics
 import subprocess
@@ -103,13 +105,22 @@ class Case:
     env: dict[str, str]
     expect_output: bool | None  # None: do not check (a real engine may have nothing to add)
     times: list[float] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)
 
     def run_once(self) -> None:
-        """Time one run, from spawning the process to its exit, in milliseconds."""
+        """Time one run, from spawning the process to its exit, in milliseconds.
+
+        Also its CPU time (user + system): on a busy machine wall times swing with the load,
+        CPU time much less, so it shows what the hook's own code and imports cost.
+        """
         stdin = hook_input(f"bench-{time.time_ns()}")
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.perf_counter()
         proc = subprocess.run(self.argv, input=stdin, capture_output=True, env=self.env, timeout=10)
         self.times.append((time.perf_counter() - started) * 1000)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        used = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        self.cpu.append(used * 1000)
         wrong = self.expect_output is not None and bool(proc.stdout) != self.expect_output
         if proc.returncode != 0 or wrong:
             raise SystemExit(f"unexpected result from {self.name}: rc={proc.returncode}")
@@ -136,7 +147,11 @@ def report(case: Case, baseline: float | None = None) -> None:
     p90 = ordered[int(0.9 * (len(ordered) - 1))]
     median = statistics.median(ordered)
     extra = f"  (+{median - baseline:5.1f} over python -c pass)" if baseline is not None else ""
-    print(f"{case.name:44s} median {median:6.1f}  p90 {p90:6.1f}  min {ordered[0]:6.1f} ms{extra}")
+    cpu = statistics.median(case.cpu)
+    print(
+        f"{case.name:44s} median {median:6.1f}  p90 {p90:6.1f}  min {ordered[0]:6.1f}"
+        f"  cpu {cpu:5.1f} ms{extra}"
+    )
 
 
 def main() -> None:

@@ -13,6 +13,7 @@ from trilium_recall.claude_settings import (
     hook_command,
     http_entry,
     install_hook,
+    module_command,
     uninstall_hook,
 )
 
@@ -65,6 +66,14 @@ def test_command_entry_runs_this_interpreters_hook() -> None:
     assert entry["type"] == "command" and entry["timeout"] == 3
     assert entry["command"] == hook_command()
     assert "trilium-recall-hook" in entry["command"] or "-m trilium_recall.hook" in entry["command"]
+
+
+def test_without_the_console_script_the_command_is_python_dash_p_dash_m(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    python = tmp_path / "no scripts here" / "python3"
+    monkeypatch.setattr("sys.executable", str(python))
+    assert hook_command() == module_command(python) == f"'{python}' -P -m trilium_recall.hook"
 
 
 def test_install_twice_adds_one_entry_and_writes_nothing_new(

@@ -180,7 +180,8 @@ content_types = st.one_of(
             "*/*",
         ]
     ),
-    st.text(st.characters(min_codepoint=0x20, max_codepoint=0x7E), max_size=30),
+    # printable ASCII without edge spaces: what an HTTP client can send at all
+    st.text(st.characters(min_codepoint=0x20, max_codepoint=0x7E), max_size=30).map(str.strip),
 )
 
 MCP_METHODS = [

@@ -27,6 +27,7 @@ import pytest
 
 from claude_mock import STUB_CONTEXT, StubEngine
 from conftest import DemoEngine
+from trilium_recall.claude_settings import module_command
 
 HOOK = [sys.executable, "-m", "trilium_recall.hook"]
 MAX_WALL_S = 1.7
@@ -61,7 +62,9 @@ def payload(prompt: str = PROMPT, session_id: str = "session-1") -> bytes:
     ).encode()
 
 
-def run_hook(stdin: bytes | None, env: dict[str, str], argv: list[str] = HOOK) -> Run:
+def run_hook(
+    stdin: bytes | None, env: dict[str, str], argv: list[str] = HOOK, cwd: Path | None = None
+) -> Run:
     started = time.monotonic()
     proc = subprocess.run(
         argv,
@@ -69,6 +72,7 @@ def run_hook(stdin: bytes | None, env: dict[str, str], argv: list[str] = HOOK) -
         stdin=None if stdin is not None else subprocess.DEVNULL,
         capture_output=True,
         env=env,
+        cwd=cwd,
         timeout=15,
     )
     return Run(proc.returncode, proc.stdout, proc.stderr, time.monotonic() - started)
@@ -230,6 +234,26 @@ def test_console_script_entry_point(recall_server: StubEngine) -> None:
     script = Path(sys.executable).parent / "trilium-recall-hook"
     run = run_hook(payload(), engine_env(recall_server), argv=[str(script)])
     assert json.loads(run.stdout) == hook_output(ask_engine(recall_server, PROMPT, "probe-2"))
+
+
+def test_module_form_ignores_the_projects_own_modules(
+    recall_server: StubEngine, tmp_path: Path
+) -> None:
+    # Claude Code runs the hook in the user's project; `-m` alone puts that directory first on
+    # sys.path, so its json.py or http/ would replace the standard library's (and print).
+    (tmp_path / "http").mkdir()
+    for module in ("json.py", "http/__init__.py"):
+        (tmp_path / module).write_text('print("project code ran")\n', encoding="utf-8")
+    env = engine_env(recall_server)
+    unsafe = run_hook(
+        payload(), env, argv=[sys.executable, "-m", "trilium_recall.hook"], cwd=tmp_path
+    )
+    assert unsafe.stdout.startswith(b"project code ran")
+
+    # The command install-hook writes when there is no console script, as Claude Code runs it.
+    argv = ["sh", "-c", module_command(Path(sys.executable))]
+    run = run_hook(payload(), env, argv=argv, cwd=tmp_path)
+    assert json.loads(run.stdout) == hook_output(STUB_CONTEXT)
 
 
 def test_no_passages_prints_nothing(recall_server: StubEngine) -> None:

@@ -180,10 +180,6 @@ def test_serve_refuses_a_public_host_without_a_password(tmp_path: Path, trilium:
     assert trilium.requests == []  # refused before syncing anything
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="cli._demo builds the whole demo index (~25 s of e5) before _check_exposure refuses",
-)
 def test_serve_refuses_before_building_the_demo_notebook(tmp_path: Path):
     data_dir = tmp_path / "data"
     env = clean_env(

@@ -110,11 +110,19 @@ def http_entry(engine_url: str | None = None) -> dict[str, Any]:
 
 
 def hook_command() -> str:
-    """The console script next to this interpreter, else ``<python> -m trilium_recall.hook``."""
+    """The console script next to this interpreter, else ``<python> -P -m trilium_recall.hook``."""
     script = Path(sys.executable).parent / "trilium-recall-hook"
     if script.is_file() and os.access(script, os.X_OK):
         return shlex.quote(str(script.absolute()))
-    return f"{shlex.quote(str(Path(sys.executable).absolute()))} -m trilium_recall.hook"
+    return module_command(Path(sys.executable))
+
+
+def module_command(python: Path) -> str:
+    """Run the hook module with python; ``-P`` (Python ≥ 3.11) keeps the working directory off
+    ``sys.path``: Claude Code runs the hook in the user's project, and a project holding
+    ``json.py`` or an ``http/`` package would otherwise be imported in place of the standard
+    library's, and its output injected as context."""
+    return f"{shlex.quote(str(python.absolute()))} -P -m trilium_recall.hook"
 
 
 def _is_ours(hook: Any) -> bool:

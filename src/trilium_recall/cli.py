@@ -141,8 +141,8 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
-
     base = _settings(args)
+    _check_exposure(base)  # refuse before a minute of indexing, not after
     trilium = start_demo_trilium()
     try:
         settings = demo_settings(base, trilium)

@@ -2,16 +2,15 @@
 
 split_note: clean → events (heading or body line) → sections by heading trail → split long
 sections with overlap → merge tiny neighbours → number them. Sizes use estimate_tokens, a cheap
-stand-in for the e5 tokenizer.
+stand-in for the e5 tokenizer. HTML notes are read as text by html_text.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 
-from selectolax.lexbor import LexborHTMLParser, LexborNode
+from .html_text import Events, collapse_spaces, html_events, parse_html, trim_blank_lines
 
 MAX_SECTION_TOKENS = 350  # e5 reads 512: room for the heading, "passage: " and estimate error
 MIN_SECTION_TOKENS = 25  # smaller sections merge into a neighbour
@@ -21,20 +20,14 @@ _CAP_COUNT = MAX_SECTION_TOKENS * 10 // 13  # raw counts whose estimate stays <=
 _OVERLAP_COUNT = OVERLAP_TOKENS * 10 // 13
 _ATOM_COUNT = _CAP_COUNT - _OVERLAP_COUNT  # any atom fits after a carried overlap
 _MAX_HEADING_CHARS = 200  # longer headings are shortened in trails; full text goes to the body
-_MAX_WALK_DEPTH = 100  # deeper HTML subtrees are read flat (keeps Python recursion bounded)
-_MAX_INDENT = "  " * 8  # nested list items indent no further than this
-_MAX_NESTING = 256  # lexbor parses deep nesting in quadratic time: 20k nested divs took 0.5 s
-_CHUNK_CHARS = 1024  # ...so such HTML is parsed in chunks this size (1 MB of <ul><li>: 0.25 s)
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _TOKEN_RE = re.compile(rf"[{_CJK}]|\w{{1,10}}|[^\w\s]")
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
-_SPACE_RE = re.compile(r"\s+")
 _NOTE_ID_RE = re.compile(r"[A-Za-z0-9_]{4,32}")
 _MD_LINK_RE = re.compile(r"\[\[([A-Za-z0-9_]{4,32})\]\]|\]\((#[^)\s]*)\)")
 _FENCE_RE = re.compile(r" {0,3}(`{3,}|~{3,})")
 _ATX_RE = re.compile(r" {0,3}(#{1,6})(?:[ \t]+|$)")
-_TAG_RE = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9]*)")
 # Coarse to fine: a piece too big at one level is split at the next; (pattern, joiner).
 _SPLITTERS = (
     (re.compile(r"\n(?:[ \t]*\n)+"), "\n\n"),  # blank-line blocks
@@ -45,19 +38,6 @@ _SPLITTERS = (
 )
 
 _MARKDOWN_MIMES = frozenset({"text/markdown", "text/x-markdown", "text/x-gfm"})
-_HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
-_SKIP = frozenset(
-    {"img", "picture", "svg", "video", "audio", "iframe", "object", "script", "style"}
-    | {"template", "noscript"}
-)
-_BLOCK = frozenset(
-    {"p", "div", "section", "article", "aside", "header", "footer", "main", "nav", "address"}
-    | {"blockquote", "figure", "figcaption", "caption", "dl", "dt", "dd", "hr", "li", "tr"}
-    | {"details", "summary"}
-)
-_VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta"})
-
-Events = list[tuple[int, str]]  # (heading level 1–6, heading text) or (0, body line)
 
 
 @dataclass(frozen=True)
@@ -96,14 +76,14 @@ def is_markdown(note_type: str, mime: str) -> bool:
 
 
 def split_note(title: str, note_type: str, mime: str, content: str) -> list[Section]:
-    title = _collapse(_clean(title))
+    title = collapse_spaces(_clean(title))
     content = _clean(content)
     if note_type == "text":
-        raws = _build(title, _html_events(content))
+        raws = _build(title, html_events(content))
     elif is_markdown(note_type, mime):
         raws = _build(title, _markdown_events(content))
     elif note_type == "code":
-        raws = [_Raw((_short(title),), _trim_blank_lines(content))]
+        raws = [_Raw((_short(title),), trim_blank_lines(content))]
     else:
         return []
     if not any(raw.text.strip() or len(raw.trail) > 1 for raw in raws):
@@ -137,25 +117,11 @@ def _clean(text: str) -> str:
     return _CONTROL_RE.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
 
 
-def _collapse(text: str) -> str:
-    return _SPACE_RE.sub(" ", text).strip()
-
-
 def _short(heading: str) -> str:
     if len(heading) <= _MAX_HEADING_CHARS:
         return heading
     cut = heading[:_MAX_HEADING_CHARS]
     return (cut.rsplit(" ", 1)[0] or cut) + "…"
-
-
-def _trim_blank_lines(text: str) -> str:
-    lines = text.split("\n")
-    start, end = 0, len(lines)
-    while start < end and not lines[start].strip():
-        start += 1
-    while end > start and not lines[end - 1].strip():
-        end -= 1
-    return "\n".join(lines[start:end])
 
 
 # --- sections from events ---
@@ -181,7 +147,7 @@ def _build(title: str, events: Events) -> list[_Raw]:
 
 
 def _emit(out: list[_Raw], title: str, stack: list[tuple[int, str]], body: list[str]) -> None:
-    text = _trim_blank_lines("\n".join(body))
+    text = trim_blank_lines("\n".join(body))
     if stack or text:  # headed sections stay even when empty: their heading words count
         out.append(_Raw((_short(title), *(h for _, h in stack)), text))
 
@@ -332,48 +298,12 @@ def _markdown_links(text: str) -> list[Link]:
     return links
 
 
-# --- HTML ---
-
-
-def _parse(html: str) -> Iterator[LexborHTMLParser]:
-    if not _too_deep(html):
-        yield LexborHTMLParser(html)
-        return
-    start = 0
-    while start < len(html):  # cut before a "<" so no tag is split
-        end = html.rfind("<", start + 1, start + _CHUNK_CHARS)
-        end = end if end > start and start + _CHUNK_CHARS < len(html) else start + _CHUNK_CHARS
-        yield LexborHTMLParser(html[start:end])
-        start = end
-
-
-def _too_deep(html: str) -> bool:
-    """Cheap upper bound on nesting depth — a cost guard only; lexbor does the parsing."""
-    if html.count("<") <= _MAX_NESTING:
-        return False
-    depth = 0
-    for match in _TAG_RE.finditer(html):
-        if match.group(1):
-            depth = max(depth - 1, 0)
-        elif match.group(2).lower() not in _VOID:
-            depth += 1
-            if depth > _MAX_NESTING:
-                return True
-    return False
-
-
-def _html_events(html: str) -> Events:
-    writer = _HtmlText()
-    for tree in _parse(html):
-        if tree.body is not None:
-            writer.walk(tree.body, 0)
-            writer.flush()
-    return writer.events
+# --- HTML links ---
 
 
 def _html_links(html: str) -> list[Link]:
     links = []
-    for tree in _parse(html):
+    for tree in parse_html(html):
         for node in tree.css("a[href], section.include-note"):
             if node.tag == "a":
                 target, kind = _href_target(node.attributes.get("href") or ""), "link"
@@ -392,108 +322,3 @@ def _href_target(href: str) -> str | None:
         return None
     segment = href[1:].split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1]
     return segment if _NOTE_ID_RE.fullmatch(segment) else None
-
-
-class _HtmlText:
-    """Walks a lexbor tree into events: headings, and readable body lines."""
-
-    def __init__(self, headings: bool = True) -> None:
-        self.events: Events = []
-        self._parts: list[str] = []
-        self._marker = ""  # list marker ("- ", "2. ") for the next line
-        self._indent = ""  # continuation indent inside list items
-        self._headings = headings
-
-    def flush(self) -> None:
-        line = _collapse("".join(self._parts))
-        self._parts.clear()
-        if line:
-            self.events.append((0, (self._marker or self._indent) + line))
-            self._marker = ""
-
-    def walk(self, node: LexborNode, depth: int) -> None:
-        for child in node.iter(include_text=True):
-            self._visit(child, depth)
-
-    def _visit(self, node: LexborNode, depth: int) -> None:
-        tag = node.tag or "-"
-        if tag == "-text":
-            self._parts.append(node.text_content or "")
-        elif tag.startswith("-") or tag in _SKIP:
-            return  # comments, doctype, images, scripts
-        elif depth > _MAX_WALK_DEPTH:
-            self._parts.append(" " + node.text(deep=True, separator=" ") + " ")
-        elif tag == "br":
-            self.flush()
-        elif tag == "input" and node.attributes.get("type") == "checkbox":
-            self._parts.append("[x] " if "checked" in node.attributes else "[ ] ")
-        elif tag == "section" and "include-note" in (node.attributes.get("class") or "").split():
-            return  # an include is a link, not text
-        elif tag == "pre":
-            self._pre(node)
-        elif tag in ("ul", "ol"):
-            self._list(node, tag == "ol", depth)
-        elif tag == "table":
-            self._table(node, depth)
-        elif tag in _HEADINGS and self._headings:
-            self.flush()
-            self.events.append((_HEADINGS[tag], _inline_text(node, depth)))
-        elif tag in _BLOCK or tag in _HEADINGS:
-            self.flush()
-            self.walk(node, depth + 1)
-            self.flush()
-        else:
-            self.walk(node, depth + 1)
-
-    def _pre(self, node: LexborNode) -> None:
-        self.flush()
-        code = "".join(
-            "\n" if n.tag == "br" else n.text_content or ""
-            for n in node.traverse(include_text=True)
-            if n.tag in ("-text", "br")
-        )
-        for line in _trim_blank_lines(code).split("\n"):
-            self.events.append((0, self._indent + line.rstrip()))  # verbatim, blanks included
-
-    def _list(self, node: LexborNode, ordered: bool, depth: int) -> None:
-        self.flush()
-        outer = self._indent
-        number = _list_start(node)
-        for item in node.iter():
-            if item.tag != "li":
-                self._visit(item, depth + 1)
-                continue
-            self._marker = outer + (f"{number}. " if ordered else "- ")
-            self._indent = (outer + "  ")[: len(_MAX_INDENT)]
-            self.walk(item, depth + 1)
-            self.flush()
-            number += 1
-        self._indent, self._marker = outer, ""
-
-    def _table(self, node: LexborNode, depth: int) -> None:
-        self.flush()
-        for row in _rows(node):
-            cells = [_inline_text(c, depth) for c in row.iter() if c.tag in ("td", "th")]
-            if any(cells):
-                self.events.append((0, self._indent + " | ".join(cells)))
-
-
-def _inline_text(node: LexborNode, depth: int) -> str:
-    """A heading or table cell as one line."""
-    writer = _HtmlText(headings=False)
-    writer.walk(node, depth + 1)
-    writer.flush()
-    return " ".join(line for _, line in writer.events)
-
-
-def _rows(table: LexborNode) -> Iterator[LexborNode]:
-    for child in table.iter():
-        if child.tag == "tr":
-            yield child
-        elif child.tag in ("thead", "tbody", "tfoot"):
-            yield from (row for row in child.iter() if row.tag == "tr")
-
-
-def _list_start(node: LexborNode) -> int:
-    start = (node.attributes.get("start") or "1").strip()
-    return int(start) if start.isascii() and start.isdigit() and len(start) < 9 else 1

@@ -26,6 +26,8 @@ _FOLLOW_UP_WORDS = frozenset(
     rest others all as""".split()
 )
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
+# Every rule is about short prompts: a long one is never skipped, and never scanned whole.
+_SCAN_CHARS = 400
 _SLASH = re.compile(r"^/[A-Za-z][\w:.-]*(\s|$)")
 
 
@@ -61,7 +63,8 @@ RULES: tuple[tuple[str, Callable[[str], bool]], ...] = (
 
 def skip_reason(prompt: str) -> str | None:
     """The reason this prompt needs no recall, or None when it should be searched."""
+    head = prompt.strip()[:_SCAN_CHARS]
     for reason, matches in RULES:
-        if matches(prompt):
+        if matches(head):
             return reason
     return None
