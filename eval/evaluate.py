@@ -6,6 +6,7 @@ eval/.index so re-runs only embed what changed).
 
     python eval/evaluate.py                  # print the table
     python eval/evaluate.py --dump out.json  # also write every query's candidates (calibration)
+    python eval/evaluate.py --queries eval/heldout.json  # score another query set
 """
 
 from __future__ import annotations
@@ -118,8 +119,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dump", type=Path, help="write every query's candidates here")
     parser.add_argument("--data-dir", type=Path, default=HERE / ".index")
+    parser.add_argument(
+        "--queries", type=Path, default=HERE / "queries.json", help="labelled query set to score"
+    )
     args = parser.parse_args()
-    queries = json.loads((HERE / "queries.json").read_text())
+    queries = json.loads(args.queries.read_text())
     corpus = FakeTrilium(token=TOKEN)
     corpus.load_export_zip(DEMO_ZIP)
     corpus.load_notebook_dir(NOTEBOOK_DIR)
