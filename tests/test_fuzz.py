@@ -41,7 +41,14 @@ FUZZ = settings(
 
 # ---------------------------------------------------------------- strategies
 
+
 # Every code point, lone surrogates and control characters included.
+def chance(k: int, n: int) -> st.SearchStrategy[bool]:
+    """True k times in n. (Hypothesis favours small integers: `integers(0, 9) == 0` would
+    come up far more often than one time in ten.)"""
+    return st.sampled_from([True] * k + [False] * (n - k))
+
+
 any_char = st.characters(exclude_categories=())
 any_text = st.text(any_char, max_size=40)
 control_text = st.text(st.characters(max_codepoint=0x1F), min_size=1, max_size=20)
@@ -65,7 +72,7 @@ prompt_text = st.one_of(
     topical_text,
     topical_text,
     st.sampled_from(["", " ", "/compact", "ok", "and the second one?", "\x00", "\ud800", "🦘"]),
-    st.integers(0, 9).flatmap(lambda n: huge_text if n == 0 else topical_text),
+    chance(1, 10).flatmap(lambda huge: huge_text if huge else topical_text),
 )
 json_scalars = st.one_of(
     st.none(), st.booleans(), st.integers(), st.floats(allow_nan=True), any_text
@@ -82,21 +89,21 @@ json_values = st.recursive(
 @st.composite
 def recall_objects(draw: st.DrawFn) -> dict[str, Any]:
     def mostly(good: st.SearchStrategy[Any]) -> Any:  # the right type 4 times in 5
-        return draw(good if draw(st.integers(0, 4)) else json_values)
+        return draw(good if draw(chance(4, 5)) else json_values)
 
     body: dict[str, Any] = {"prompt": mostly(prompt_text)}
     if draw(st.booleans()):
         body["session_id"] = mostly(any_text.map(lambda s: "fuzz-" + s))
     if draw(st.booleans()):
         body["instance"] = mostly(st.sampled_from(["default", "", "work", "DEFAULT"]))
-    if draw(st.integers(0, 3)) == 0:
+    if draw(chance(1, 4)):
         body.update(draw(st.dictionaries(any_text, json_values, max_size=3)))
     if draw(st.booleans()):  # a Claude Code UserPromptSubmit payload, fields right or wrong
         body["hook_event_name"] = mostly(st.just("UserPromptSubmit"))
         for name in ("session_id", "transcript_path", "cwd", "permission_mode"):
             if draw(st.booleans()):
                 body[name] = mostly(any_text.map(lambda s: "fuzz-" + s))
-    if draw(st.integers(0, 9)) == 0:
+    if not draw(chance(4, 5)):
         body.pop("prompt", None)
     return body
 
@@ -205,7 +212,7 @@ def rpc_messages(draw: st.DrawFn) -> Any:
         "error": st.one_of(json_values, st.fixed_dictionaries({"code": json_values})),
     }
     for name, strategy in fields.items():
-        if draw(st.integers(0, 9)) < (8 if name in ("jsonrpc", "method", "id", "params") else 1):
+        if draw(chance(9, 10) if name in ("jsonrpc", "method", "id", "params") else chance(1, 10)):
             message[name] = draw(strategy)
     return message
 
@@ -219,7 +226,7 @@ def recall_calls(draw: st.DrawFn) -> dict[str, Any]:
         ("limit", st.integers(-5, 20)),
         ("instance", st.sampled_from(["default", "work", ""])),
     ):
-        if draw(st.integers(0, 3)):
+        if draw(chance(3, 4)):
             arguments[name] = draw(st.one_of(good, good, json_values))
     return {
         "name": draw(st.one_of(st.just("recall"), st.just("recall"), any_text)),

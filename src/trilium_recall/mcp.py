@@ -44,7 +44,9 @@ def build_mcp(engine: Engine) -> MCPServer:
     settings = engine.settings
     server = MCPServer(name="trilium-recall", instructions=settings.instructions or INSTRUCTIONS)
 
-    @server.tool(name="recall", description=RECALL_DESCRIPTION)
+    # Plain text, not structured output: clients show it to the model as is (Claude Code would
+    # otherwise pass a JSON-wrapped string with escaped newlines).
+    @server.tool(name="recall", description=RECALL_DESCRIPTION, structured_output=False)
     async def recall_tool(
         query: Annotated[
             str,
