@@ -244,4 +244,5 @@ def test_model_calls_the_mcp_recall_tool(
     # Claude Code ran the tool against the engine: the real passage and its link came back.
     text = text_of(tool_result["content"])
     assert RESTIC_TEXT in text
+    assert text.startswith("## ") and "\n" in text  # plain text, not JSON-wrapped
     assert f"{demo_engine.trilium.url()}/#root/{RESTIC}" in text
