@@ -20,8 +20,8 @@ from trilium_recall.fake_trilium import FakeTrilium
 from trilium_recall.search import (
     KEYWORD_K,
     VECTOR_K,
+    distinctive_terms,
     fts_query,
-    idf_weights,
     matched_terms,
     prompt_terms,
     search,
@@ -262,8 +262,8 @@ def _one_prompt(
     store: Store, embedder: E5Embedder, settings: Settings, prompt: str, stages: Stages
 ) -> None:
     terms = prompt_terms(prompt)
-    _timed(stages, "idf", lambda: idf_weights(store, terms))
-    match = fts_query(terms)
+    total, counts = _timed(stages, "idf", lambda: store.term_document_counts(terms))
+    match = fts_query(distinctive_terms(terms, counts, total))
     keyword = _timed(
         stages, "keyword", lambda: store.keyword_search(match, KEYWORD_K) if terms else []
     )

@@ -93,7 +93,7 @@ class Report:
             else:
                 mark = "✓" if value <= limit else "✗"
                 lines.append(f"| {name} | {value:.1f} {unit} | ≤ {limit:g} {unit} | {mark} |")
-        return "\n\n".join([*parts, "\n".join(lines)])
+        return "\n\n".join([*parts, *self.notes, "\n".join(lines)])
 
 
 def render(title: str, rows: list[tuple[str, str, str]]) -> str:

@@ -82,3 +82,16 @@ def test_unwritable_data_dir_is_a_clear_store_error(tmp_path, where) -> None:
         )  # EROFS/ENOENT even for root
     with pytest.raises(StoreError, match="cannot open the index at"):
         Store(path)
+
+
+def test_load_vectors_in_chunks_restores_every_vector(tmp_path, embedder) -> None:
+    path = tmp_path / "recall.sqlite3"
+    first = Store(path)
+    for i in range(7):
+        add_note(first, embedder, f"n{i}", f"Note {i}", [(f"Note {i}", f"words number {i}")])
+    first.close()
+    again = Store(path)
+    assert again.load_vectors(chunk=3) == 7
+    assert len(again.vectors) == 7
+    query = embedder.query("Note 5\nwords number 5")
+    assert again.vectors.search(query, 1).hits[0][1] > 0.99

@@ -40,6 +40,16 @@ class VectorIndex:
     def __len__(self) -> int:
         return len(self._slot)
 
+    def reserve(self, count: int) -> None:
+        """Make room for `count` vectors in one allocation (no doubling copies at start)."""
+        with self._lock:
+            if count > len(self._ids):
+                extra = count - len(self._ids)
+                self._matrix = np.concatenate(
+                    [self._matrix, np.zeros((extra, self._matrix.shape[1]), dtype=np.float32)]
+                )
+                self._ids = np.concatenate([self._ids, np.full(extra, -1, dtype=np.int64)])
+
     def upsert(self, ids: Sequence[int], vectors: np.ndarray) -> None:
         with self._lock:
             for section_id, vector in zip(ids, vectors, strict=True):
