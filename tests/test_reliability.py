@@ -445,12 +445,6 @@ def test_disk_full_mid_build_keeps_serving_and_heals_when_space_returns(tmp_path
         trilium.stop()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: a failed index write shows in /health as 'internal error during sync (see "
-    "log)': run_forever does not surface StoreError, and Store.atomic maps only FullError and "
-    "ReadOnlyError (a write error such as EFBIG is a bare apsw.IOError)",
-)
 def test_disk_full_reason_shows_in_health(tmp_path: Path) -> None:
     trilium = small_notebook()
     trilium.start()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import socket
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -274,6 +275,24 @@ async def test_answers_that_are_not_etapi_json_are_bad_responses(
             await trilium.all_notes()
     assert "http://trilium.lan" in str(bad.value)
     assert_no_token(bad.value)
+
+
+async def test_a_title_with_half_an_emoji_is_mended_not_fatal(fake: FakeTrilium) -> None:
+    """JavaScript can write a lone surrogate escape; one such title must not fail a listing."""
+    note_json = httpx.get(f"{fake.url()}/etapi/notes/root", headers={"Authorization": TOKEN}).json()
+    note_json["title"] = "Trip \ud83c notes"
+    broken = json.dumps(note_json).encode()  # ensure_ascii: the lone half stays a \\ud83c escape
+    assert b"\\ud83c" in broken
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, content=broken, headers={"content-type": "application/json"})
+
+    async with TriliumClient(
+        "http://trilium.lan", TOKEN, transport=httpx.MockTransport(answer)
+    ) as t:
+        note = await t.note("root")
+    assert note.title == "Trip \ufffd notes"
+    note.title.encode("utf-8")  # storable and embeddable
 
 
 class _RecoverAfterFirst(httpx.AsyncBaseTransport):

@@ -18,6 +18,7 @@ from .auth import Authenticator
 from .engine import Engine
 from .errors import BadRequest
 from .mcp import build_mcp, mcp_routes
+from .textclean import valid_utf8
 
 log = logging.getLogger(__name__)
 
@@ -78,9 +79,11 @@ async def _read_json(request: Request) -> dict[str, Any]:
         if len(raw) > MAX_BODY_BYTES:
             raise BadRequest(f"body larger than {MAX_BODY_BYTES} bytes")
     try:
-        body = json.loads(raw)
+        body = valid_utf8(json.loads(raw))
     except (ValueError, UnicodeDecodeError):
         raise BadRequest("body is not valid JSON") from None
+    except RecursionError:
+        raise BadRequest("body is nested too deeply") from None
     if not isinstance(body, dict):
         raise BadRequest("body must be a JSON object")
     return body

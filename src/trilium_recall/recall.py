@@ -64,6 +64,8 @@ def recall(
     """Steps: check instance → skip rules → search (minus notes this session already got) →
     passages → mark them sent, unless the deadline (time.monotonic) has passed."""
     started = time.perf_counter()
+    if deadline is not None and time.monotonic() > deadline:  # queued behind a slow search
+        return RecallResult([], "", None, _since(started))
     if instance is not None and instance not in settings.instances:
         raise UnknownInstance(f"unknown instance {instance!r}")
     reason = skip_reason(prompt) if use_skip_rules else None

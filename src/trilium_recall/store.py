@@ -108,6 +108,8 @@ class Store:
             raise StoreError(f"disk full while writing {self.path}") from None
         except apsw.ReadOnlyError:
             raise StoreError(f"{self.path} is read-only") from None
+        except apsw.IOError as exc:  # e.g. EFBIG, EIO: the reason matters more than the type
+            raise StoreError(f"cannot write {self.path}: {exc}") from None
 
     def load_vectors(self, chunk: int = 4096) -> int:
         """Fill the mirror from vec0 at start, a chunk at a time: reading all 50k rows at once

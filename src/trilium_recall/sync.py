@@ -8,6 +8,7 @@ hash first, so unchanged text is never embedded twice — also across restarts a
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import logging
 import time
@@ -15,12 +16,13 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 
+import apsw
 import numpy as np
 
 from .classify import Rules, Verdict, attribute_fingerprint, classify
 from .config import Instance
 from .embed import Embedder
-from .errors import NoteNotFound, NoteProtected, TriliumBadResponse, TriliumError
+from .errors import NoteNotFound, NoteProtected, StoreError, TriliumBadResponse, TriliumError
 from .sections import extract_links, split_note
 from .store import NoteRecord, SectionInput, Store
 from .trilium import Note, TriliumClient
@@ -98,10 +100,13 @@ class Syncer:
         self.status.running = kind
         try:
             report = await run()  # type: ignore[misc]
-        except TriliumError as exc:
-            self.status.error = str(exc)
-            self.store.update_instance(self.instance.name, error=str(exc))
-            log.warning("%s sync of %s failed: %s", kind, self.instance.name, exc)
+        except (TriliumError, StoreError, apsw.Error) as exc:
+            self.status.error = (
+                str(exc) if not isinstance(exc, apsw.Error) else (f"cannot write the index: {exc}")
+            )
+            log.warning("%s sync of %s failed: %s", kind, self.instance.name, self.status.error)
+            with contextlib.suppress(apsw.Error):  # the disk may be what failed
+                self.store.update_instance(self.instance.name, error=self.status.error)
             raise
         finally:
             self.status.running = None
@@ -292,7 +297,7 @@ async def run_forever(syncer: Syncer, tick_seconds: float, full_seconds: float) 
                 next_full = started + full_seconds
             else:
                 await syncer.tick()
-        except TriliumError:
+        except (TriliumError, StoreError, apsw.Error):
             pass  # already recorded in status; retry on the next tick
         except Exception:  # a bug must not stop syncing for good
             log.exception("sync of %s crashed; retrying next tick", syncer.instance.name)

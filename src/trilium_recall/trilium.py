@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 import re
 from dataclasses import dataclass
 from datetime import datetime
@@ -25,6 +26,7 @@ from .errors import (
     TriliumBadResponse,
     TriliumUnavailable,
 )
+from .textclean import valid_utf8
 
 ALL_NOTES_QUERY = "note.noteId != ''"  # expression only: no content scan on the server
 _ENTITY_ID = re.compile(r"^[A-Za-z0-9_]{1,64}$")
@@ -355,7 +357,14 @@ class TriliumClient:
 
     def _parse(self, response: httpx.Response, model: type[_Model], what: str) -> _Model:
         try:
-            return model.model_validate_json(response.content)
+            # Python's parser, then the model: it keeps a title's lone surrogate (half an emoji,
+            # which JavaScript can write) for valid_utf8 to mend; pydantic's would refuse the
+            # whole listing over it.
+            return model.model_validate(valid_utf8(json.loads(response.content)))
+        except (ValueError, RecursionError):
+            kind = response.headers.get("content-type", "no content type")
+            message = f"Trilium at {self._url} sent {what} that is not ETAPI JSON ({kind}; no JSON)"
+            raise TriliumBadResponse(self._scrub(message)) from None
         except ValidationError as exc:
             first = exc.errors(include_input=False, include_url=False)[0]
             place = ".".join(str(p) for p in first["loc"]) or "body"

@@ -1,0 +1,24 @@
+"""Strings that can always be encoded as UTF-8.
+
+JSON (ours from clients, Trilium's from a note title cut in half an emoji) may carry lone
+UTF-16 surrogates; Python keeps them in `str`, but SQLite, the embedder and every encoder then
+fail. They are replaced with U+FFFD at the edges where text comes in.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # json.loads already joins valid pairs
+
+
+def valid_utf8(value: Any) -> Any:
+    """`value` with every string in it (also inside lists and dicts) made encodable."""
+    if isinstance(value, str):
+        return value if value.isascii() else _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [valid_utf8(item) for item in value]
+    if isinstance(value, dict):
+        return {valid_utf8(key): valid_utf8(item) for key, item in value.items()}
+    return value
