@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+import httpx
 import httpx2
 import pytest
 from mcp.client.session import ClientSession
@@ -122,3 +123,32 @@ async def test_connecting_is_fast_while_the_first_build_is_stuck(tmp_path) -> No
     finally:
         trilium.delay = 0
         trilium.stop()
+
+
+@pytest.mark.parametrize(
+    ("headers", "allowed"),
+    [
+        ({"Host": "evil.example"}, False),  # DNS rebinding: a foreign name for our address
+        ({"Origin": "http://evil.example"}, False),
+        ({"Origin": "https://claude.ai"}, True),
+        ({}, True),
+    ],
+)
+def test_mcp_checks_host_and_origin(demo_engine, headers: dict[str, str], allowed: bool) -> None:
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "probe", "version": "0"},
+        },
+    }
+    answer = httpx.post(
+        f"{demo_engine.url}/mcp",
+        json=body,
+        timeout=10,
+        headers={**demo_engine.headers, "Accept": "application/json, text/event-stream", **headers},
+    )
+    assert (answer.status_code < 400) is allowed, (answer.status_code, answer.text[:200])
