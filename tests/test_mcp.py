@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 
 import httpx
@@ -27,7 +28,6 @@ class Connected:
 
 def mcp_session(url: str, headers: dict[str, str] | None = None):
     """initialize() done; yields the session and the server's instructions."""
-    import contextlib
 
     @contextlib.asynccontextmanager
     async def connect():
