@@ -11,9 +11,7 @@ from collections.abc import Callable, Sequence
 
 import uvicorn
 from pydantic import SecretStr
-from rich.console import Console
 from rich.progress import Progress
-from rich.table import Table
 
 from . import __version__
 from .app import create_app
@@ -42,6 +40,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # a line per ETAPI request is noise
     try:
         code = args.run(args)
     except RecallError as exc:
@@ -287,43 +286,30 @@ def _explain(args: argparse.Namespace) -> int:
 
 
 def _print_explain(result: RecallResult) -> None:
-
-    console = Console()
+    """One short block per candidate note: readable in any terminal width."""
     if result.skipped:
-        console.print(f"Skipped before searching: {result.skipped}")
+        print(f"Skipped before searching: {result.skipped}")
         return
     trace = result.trace
     assert trace is not None
-    console.print(f"terms: {', '.join(trace.terms) or '(none)'}")
-    console.print(
-        f"keyword hits: {len(trace.keyword)}   meaning hits: {len(trace.vector)}   "
-        f"query embedding: {trace.embed_ms:.0f} ms   search: {trace.total_ms:.0f} ms"
-    )
-    table = Table(
-        "note", "area", "kw#", "vec#", "cosine", "terms", "fused", "weight", "score", "gate"
+    print(f"terms: {', '.join(trace.terms) or '(none)'}   keyword query: {trace.fts_query}")
+    print(
+        f"keyword hits: {len(trace.keyword)} ({trace.keyword_ms:.0f} ms)   "
+        f"meaning hits: {len(trace.vector)} (query embedding {trace.embed_ms:.0f} ms)   "
+        f"cosine over the index: mean {trace.neighbours.mean:.3f}, sd {trace.neighbours.std:.3f}"
     )
     for c in trace.candidates[:10]:
-        table.add_row(
-            c.hit.title,
-            c.hit.area,
-            str(c.keyword_rank or "-"),
-            str(c.vector_rank or "-"),
-            f"{c.cosine:.3f}",
-            ",".join(c.matched_terms),
-            f"{c.fused:.4f}",
-            f"{c.weight:.2f}",
-            f"{c.score:.4f}",
-            ("pass: " if c.passed else "drop: ") + c.reason,
+        ranks = f"keyword #{c.keyword_rank or '-'} · meaning #{c.vector_rank or '-'}"
+        print(
+            f"\n{'PASS' if c.passed else 'drop'}  {c.hit.title}  ({c.hit.area} × {c.weight:.2f})"
+            f"  score {c.score:.4f}\n      {ranks} · fused {c.fused:.4f} · cosine {c.cosine:.3f}"
+            f" · z {c.zscore:.1f} · terms {', '.join(c.matched_terms) or '-'}"
+            f" ({c.coverage:.0%})\n      {c.reason}"
         )
-    console.print(table)
     for line in trace.substitutions:
-        console.print(f"summary for source: {line}")
-    verdict = (
-        f"{len(result.passages)} passage(s) sent"
-        if result.passages
-        else "silent: nothing passed the gate"
-    )
-    console.print(verdict)
+        print(f"\nsummary for source: {line}")
+    sent = len(result.passages)
+    print(f"\n{sent} passage(s) sent" if sent else "\nsilent: nothing passed the gate")
 
 
 def _hook(_: argparse.Namespace) -> int:
