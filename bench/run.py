@@ -239,7 +239,7 @@ def latency_rows(label: str, seq: Samples, conc: Samples) -> list[tuple[str, str
         (
             f"{label}: explain embed_ms p50 / p99",
             p50_p99(seq.embed),
-            "terms+idf+FTS+query embedding",
+            "query embedding only",
         ),
         (f"{label}: took_ms − embed_ms p50 / p99", p50_p99(rest), "vectors, fusion, gate, session"),
         (f"{label}: wall − took_ms p50 / p99", p50_p99(http), "HTTP, auth, thread hand-off"),

@@ -95,3 +95,16 @@ def test_load_vectors_in_chunks_restores_every_vector(tmp_path, embedder) -> Non
     assert len(again.vectors) == 7
     query = embedder.query("Note 5\nwords number 5")
     assert again.vectors.search(query, 1).hits[0][1] > 0.99
+
+
+def test_sent_notes_expire_after_the_session_ttl(store) -> None:
+    store.mark_sent("s1", [("default", "a"), ("default", "b")], ttl_seconds=3600)
+    assert store.already_sent("s1", 3600) == {("default", "a"), ("default", "b")}
+    store.db.execute("UPDATE sent SET sent_at = sent_at - 7200 WHERE note_id = 'a'")
+    assert store.already_sent("s1", 3600) == {("default", "b")}
+    store.mark_sent("s2", [("default", "c")], ttl_seconds=3600)  # writing prunes expired rows
+    assert store.db.execute("SELECT note_id FROM sent ORDER BY note_id").fetchall() == [
+        ("b",),
+        ("c",),
+    ]
+    assert store.already_sent("other", 3600) == set()

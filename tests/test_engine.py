@@ -1,0 +1,71 @@
+"""The engine with several Trilium instances: independent syncs, health and filtering."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from pydantic import SecretStr
+
+from conftest import HashEmbedder, make_settings
+from trilium_recall.config import Instance
+from trilium_recall.engine import Engine
+from trilium_recall.fake_trilium import FakeTrilium
+
+
+def _trilium(token: str, title: str, text: str) -> FakeTrilium:
+    fake = FakeTrilium(token=token)
+    fake.add_note("noteAAAAAAAA", title, content=f"<p>{text}</p>")
+    fake.start()
+    return fake
+
+
+async def _wait(engine: Engine, predicate, timeout: float = 30) -> dict:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        health = engine.health()
+        if predicate(health):
+            return health
+        await asyncio.sleep(0.05)
+    raise TimeoutError(engine.health())
+
+
+async def test_two_instances_sync_search_and_fail_independently(tmp_path) -> None:
+    work = _trilium("work_token", "Deploy runbook", "kubectl rollout restart for the api")
+    home = _trilium("home_token", "Garden", "tomatoes need six hours of sun")
+    instances = {
+        "work": Instance("work", work.url(), SecretStr("work_token")),
+        "home": Instance("home", home.url(), SecretStr("home_token")),
+    }
+    settings = make_settings(tmp_path, instances=instances, tick_seconds=0.2, gate_min_cosine=0.3)
+    engine = Engine(settings, embedder=HashEmbedder())
+    await engine.start()
+    try:
+        health = await _wait(engine, lambda h: h["status"] == "ok")
+        assert {n: health["instances"][n]["notes"] for n in ("work", "home")} == {
+            "work": 1,
+            "home": 1,
+        }
+
+        both = await engine.recall("kubectl rollout restart tomatoes sun")
+        assert {p.instance for p in both.passages} == {"work", "home"}
+        only_home = await engine.recall("kubectl rollout restart tomatoes sun", instance="home")
+        assert [(p.instance, p.title) for p in only_home.passages] == [("home", "Garden")]
+        assert only_home.passages[0].url == f"{home.url()}/#root/noteAAAAAAAA"
+
+        home.stop()  # one instance down: that one degrades, the other keeps syncing
+        down = await _wait(engine, lambda h: h["instances"]["home"]["error"] is not None)
+        assert down["status"] == "degraded" and down["instances"]["work"]["error"] is None
+        work.set_content("noteAAAAAAAA", "<p>helm rollback to revision 41</p>")
+        await _wait(engine, lambda h: _has(engine, "helm rollback revision"))
+        still = await engine.recall("tomatoes sun", instance="home")
+        assert [p.title for p in still.passages] == ["Garden"]  # the last index keeps serving
+    finally:
+        await engine.stop()
+        work.stop()
+        home.stop()
+
+
+def _has(engine: Engine, words: str) -> bool:
+    rows = engine.store.keyword_search(" AND ".join(f'"{w}"' for w in words.split()), 1)
+    return bool(rows)
