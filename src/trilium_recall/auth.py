@@ -86,10 +86,14 @@ class Authenticator:
         if self._provider is None or self._base_url is None:
             return []
         try:
-            settings = AuthSettings(
-                issuer_url=self._base_url,
-                resource_server_url=self._provider.resources[0],
-                validate_token_resource=False,  # `verify` checks the audience itself
+            # Validated from strings: AnyHttpUrl(...) itself would add a trailing "/" to the
+            # issuer, which clients compare verbatim.
+            settings = AuthSettings.model_validate(
+                {
+                    "issuer_url": self._base_url,
+                    "resource_server_url": self._provider.resources[0],
+                    "validate_token_resource": False,  # `verify` checks the audience itself
+                }
             )
             sdk_routes = create_auth_routes(
                 self._provider,
@@ -104,6 +108,7 @@ class Authenticator:
         metadata = [
             route
             for resource in (settings.resource_server_url, settings.issuer_url)
+            if resource is not None
             for route in create_protected_resource_routes(
                 resource, [settings.issuer_url], resource_name="trilium-recall"
             )

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 
 import uvicorn
 from pydantic import SecretStr
-from rich.progress import Progress
+from rich.progress import Progress, TaskID
 
 from . import __version__
 from .app import create_app
@@ -25,7 +25,7 @@ from .errors import RecallError
 from .hook import main as hook_main
 from .recall import RecallResult, recall
 from .store import Store
-from .sync import Syncer
+from .sync import Syncer, SyncStatus
 from .trilium import TriliumClient
 
 log = logging.getLogger("trilium_recall")
@@ -194,15 +194,12 @@ def _build_with_progress(settings: Settings) -> None:
             for name, instance in settings.instances.items():
                 task = progress.add_task(f"indexing {name}", total=None)
                 client = TriliumClient(instance.url, instance.token.get_secret_value())
+
+                def show(status: SyncStatus, task: TaskID = task) -> None:
+                    progress.update(task, completed=status.done, total=status.total or None)
+
                 syncer = Syncer(
-                    instance,
-                    client,
-                    store,
-                    embedder,
-                    Rules.from_settings(settings),
-                    on_progress=lambda s, t=task: progress.update(
-                        t, completed=s.done, total=s.total or None
-                    ),
+                    instance, client, store, embedder, Rules.from_settings(settings), show
                 )
                 try:
                     report = await syncer.full()

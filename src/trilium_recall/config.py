@@ -164,7 +164,7 @@ def _read_instance(env: Mapping[str, str], name: str, suffix: str) -> Instance:
 def load_settings(env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
     """Read and validate everything; raise ConfigError naming the first bad variable."""
     env = os.environ if env is None else env
-    values = {
+    values: dict[str, Any] = {
         key.removeprefix("RECALL_").lower(): value
         for key, value in env.items()
         if key.startswith("RECALL_") and key != "RECALL_INSTANCES" and key != "RECALL_URL"

@@ -46,6 +46,7 @@ class Engine:
             for name, instance in settings.instances.items()
         }
         self._local = threading.local()
+        self._readers: list[Store] = []
         self._pool = ThreadPoolExecutor(SEARCH_THREADS, thread_name_prefix="recall")
         self._tasks: list[asyncio.Task[None]] = []
 
@@ -64,6 +65,8 @@ class Engine:
         for syncer in self.syncers.values():
             await syncer.client.aclose()
         self._pool.shutdown(wait=True, cancel_futures=True)
+        for reader in self._readers:
+            reader.close()
         self.store.close()
 
     async def recall(
@@ -103,6 +106,7 @@ class Engine:
         store = getattr(self._local, "store", None)
         if store is None:
             store = self._local.store = Store(self.settings.db_path, self.vectors)
+            self._readers.append(store)
         return store
 
     def health(self) -> dict[str, object]:

@@ -120,7 +120,8 @@ MIGRATIONS: list[Callable[[apsw.Connection], None]] = [m001_index, m002_oauth, m
 
 def migrate(db: apsw.Connection) -> int:
     """Apply every migration the file has not seen, each in its own transaction."""
-    version = db.execute("PRAGMA user_version").fetchone()[0]
+    row = db.execute("PRAGMA user_version").fetchone()
+    version = row[0] if row else 0
     for number, migration in enumerate(MIGRATIONS[version:], start=version + 1):
         with db:
             migration(db)

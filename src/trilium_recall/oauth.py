@@ -26,6 +26,7 @@ from mcp.server.auth.provider import (
     AuthorizationCode,
     AuthorizationParams,
     AuthorizeError,
+    OAuthAuthorizationServerProvider,
     RefreshToken,
     RegistrationError,
     TokenError,
@@ -66,8 +67,10 @@ def _redirect_uri_ok(uri: str) -> bool:
     )
 
 
-class OAuthProvider:
-    """The SDK's `OAuthAuthorizationServerProvider`, persisted in the index file."""
+class OAuthProvider(OAuthAuthorizationServerProvider[AuthorizationCode, RefreshToken, AccessToken]):
+    """The SDK's `OAuthAuthorizationServerProvider`, persisted in the index file.
+
+    Subclassed, not just matched: the SDK's default refuses the identity-assertion grant."""
 
     def __init__(
         self, db: apsw.Connection, base_url: str, clock: Callable[[], float] = time.time
@@ -166,12 +169,13 @@ class OAuthProvider:
             )
             if self._db.changes() == 0:  # already used: single-use even under a race
                 raise TokenError("invalid_grant", "authorization code was already used")
-            return self._issue_tokens(
+            issued = self._issue_tokens(
                 secrets.token_urlsafe(16),
                 client.client_id,
                 authorization_code.scopes,
                 authorization_code.resource or self.resources[0],
             )
+        return issued
 
     # -- tokens ------------------------------------------------------------------------------
 
@@ -202,9 +206,10 @@ class OAuthProvider:
             if row is None:
                 raise TokenError("invalid_grant", "refresh token was already used")
             self._db.execute("DELETE FROM oauth_tokens WHERE grant_id = ?", (row[0],))
-            return self._issue_tokens(
+            issued = self._issue_tokens(
                 row[0], client.client_id, scopes, refresh_token.resource or self.resources[0]
             )
+        return issued
 
     async def load_access_token(self, token: str) -> AccessToken | None:
         row = self._token_row(token, "access")

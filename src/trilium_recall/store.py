@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import apsw
 import numpy as np
@@ -98,6 +99,11 @@ class Store:
     def close(self) -> None:
         self.db.close()
 
+    def _scalar(self, sql: str, params: tuple[object, ...] = ()) -> Any:
+        row = self.db.execute(sql, params).fetchone()
+        assert row is not None, sql  # only used for aggregates, which always give a row
+        return row[0]
+
     @contextmanager
     def atomic(self) -> Iterator[apsw.Connection]:
         """One transaction; nested calls become savepoints (apsw's `with db`)."""
@@ -114,7 +120,7 @@ class Store:
     def load_vectors(self, chunk: int = 4096) -> int:
         """Fill the mirror from vec0 at start, a chunk at a time: reading all 50k rows at once
         peaked at 463 MiB RSS against 296 MiB steady (bench/RESULTS.md)."""
-        total = self.db.execute("SELECT count(*) FROM section_vectors").fetchone()[0]
+        total = self._scalar("SELECT count(*) FROM section_vectors")
         self.vectors.reserve(total)
         rows = self.db.execute("SELECT rowid, embedding FROM section_vectors")
         while batch := list(itertools.islice(rows, chunk)):
@@ -289,12 +295,10 @@ class Store:
     # -- counts ------------------------------------------------------------------------------
 
     def counts(self, instance: str) -> dict[str, object]:
-        notes = self.db.execute(
+        notes = self._scalar(
             "SELECT count(*) FROM notes WHERE instance = ? AND skip_reason IS NULL", (instance,)
-        ).fetchone()[0]
-        sections = self.db.execute(
-            "SELECT count(*) FROM sections WHERE instance = ?", (instance,)
-        ).fetchone()[0]
+        )
+        sections = self._scalar("SELECT count(*) FROM sections WHERE instance = ?", (instance,))
         skipped = dict.fromkeys(SKIP_REASONS[:4], 0)
         for reason, count in self.db.execute(
             "SELECT skip_reason, count(*) FROM notes "
@@ -319,7 +323,7 @@ class Store:
 
     def term_document_counts(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
         """(sections in the index, sections containing each term) for IDF weights."""
-        total = self.db.execute("SELECT count(*) FROM sections").fetchone()[0]
+        total = self._scalar("SELECT count(*) FROM sections")
         counts = {}
         for term in terms:
             row = self.db.execute("SELECT doc FROM sections_vocab WHERE term = ?", (term,))
