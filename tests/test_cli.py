@@ -10,7 +10,6 @@ from pathlib import Path
 
 import apsw
 import httpx
-import pytest
 
 from engine_process import free_port
 from trilium_recall.cli import _parser
@@ -29,12 +28,13 @@ COMMANDS = [
 
 
 def run(
-    *args: str, env: dict[str, str] | None = None, timeout: float = 120
+    *args: str, env: dict[str, str] | None = None, timeout: float = 120, cwd: Path | None = None
 ) -> subprocess.CompletedProcess[str]:
     base = {k: v for k, v in os.environ.items() if not k.startswith(("RECALL_", "TRILIUM_"))}
     return subprocess.run(
         [sys.executable, "-m", "trilium_recall.cli", *args],
         env={**base, **(env or {})},
+        cwd=cwd,
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -138,30 +138,25 @@ def test_demo_builds_serves_and_prints_commands_to_try(demo_engine, tmp_path: Pa
         process.wait(timeout=20)
 
 
-@pytest.mark.parametrize("scope_flag", ["--project"])
-def test_install_and_uninstall_hook_print_what_changed(tmp_path: Path, scope_flag: str) -> None:
-    env = {"HOME": str(tmp_path)}
+def test_install_and_uninstall_hook_print_what_changed(tmp_path: Path) -> None:
     project = tmp_path / "proj"
     project.mkdir()
-    done = subprocess.run(
-        [sys.executable, "-m", "trilium_recall.cli", "install-hook", scope_flag],
-        cwd=project,
-        env={**os.environ, **env},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    env = {"HOME": str(tmp_path)}
+    done = run("install-hook", "--project", env=env, cwd=project)
     assert done.returncode == 0, done.stderr
     settings = json.loads((project / ".claude" / "settings.json").read_text())
     assert settings["hooks"]["UserPromptSubmit"]
     assert "settings.json" in done.stdout
-    removed = subprocess.run(
-        [sys.executable, "-m", "trilium_recall.cli", "uninstall-hook", scope_flag],
-        cwd=project,
-        env={**os.environ, **env},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    removed = run("uninstall-hook", "--project", env=env, cwd=project)
     assert removed.returncode == 0
     assert "UserPromptSubmit" not in (project / ".claude" / "settings.json").read_text()
+
+
+def test_install_hook_refuses_a_broken_settings_file(tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    (project / ".claude").mkdir(parents=True)
+    (project / ".claude" / "settings.json").write_text("{not json")
+    done = run("install-hook", "--project", env={"HOME": str(tmp_path)}, cwd=project)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.startswith("trilium-recall: ")
+    assert (project / ".claude" / "settings.json").read_text() == "{not json"
