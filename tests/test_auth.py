@@ -641,6 +641,29 @@ async def test_clients_survive_a_restart(tmp_path: Path):
         assert await mcp_tools(second.url, tokens["access_token"]) == ["recall"]
 
 
+def _rows(data_dir: Path, table: str) -> int:
+    db = apsw.Connection(str(data_dir / "recall.sqlite3"))
+    try:
+        return db.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+    finally:
+        db.close()
+
+
+def test_a_new_password_ends_old_oauth_grants(tmp_path: Path):
+    with running_engine(tmp_path) as first, httpx.Client(timeout=10) as http:
+        oauth = OAuthClient(first.url, http)
+        assert oauth.register().status_code == 201
+        assert recall(first.url, oauth.tokens()["access_token"]).status_code == 200
+    assert _rows(tmp_path, "oauth_tokens") == 2  # one access + one refresh token
+    with running_engine(tmp_path):  # same password: the grant stays
+        pass
+    assert _rows(tmp_path, "oauth_tokens") == 2
+    with running_engine(tmp_path, password="a-brand-new-password-91"):
+        pass
+    assert _rows(tmp_path, "oauth_tokens") == 0  # whoever knew the old password is out
+    assert _rows(tmp_path, "oauth_clients") == 1  # registrations stay: clients log in again
+
+
 # -- secrets stay secret ------------------------------------------------------------------------
 
 

@@ -61,6 +61,8 @@ class Authenticator:
             db = apsw.Connection(str(store.path))
             db.set_busy_timeout(5000)
             self._provider = OAuthProvider(db, self._base_url, clock)
+            if ended := self._provider.end_grants_if_password_changed(self._password):
+                logger.warning("the login password changed: ended %d OAuth grant(s)", ended)
 
     @property
     def enabled(self) -> bool:

@@ -115,7 +115,20 @@ def m003_term_stats(db: apsw.Connection) -> None:
     db.execute("CREATE VIRTUAL TABLE sections_vocab USING fts5vocab(sections_fts, 'row')")
 
 
-MIGRATIONS: list[Callable[[apsw.Connection], None]] = [m001_index, m002_oauth, m003_term_stats]
+def m004_password_check(db: apsw.Connection) -> None:
+    """A salted scrypt of the login password, so a new password can end old OAuth grants."""
+    db.execute(
+        "CREATE TABLE auth_password "
+        "(id INTEGER PRIMARY KEY CHECK (id = 1), salt BLOB NOT NULL, check_hash BLOB NOT NULL)"
+    )
+
+
+MIGRATIONS: list[Callable[[apsw.Connection], None]] = [
+    m001_index,
+    m002_oauth,
+    m003_term_stats,
+    m004_password_check,
+]
 
 
 def migrate(db: apsw.Connection) -> int:

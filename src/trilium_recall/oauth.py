@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import hmac
 import json
 import logging
 import secrets
@@ -58,6 +59,11 @@ def digest(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
 
 
+def _password_check(password: bytes, salt: bytes) -> bytes:
+    # scrypt, not a bare hash: the file must not make the password cheap to guess offline.
+    return hashlib.scrypt(password, salt=salt, n=2**14, r=8, p=1, dklen=32)
+
+
 def _redirect_uri_ok(uri: str) -> bool:
     parsed = urlparse(uri)
     if parsed.fragment or not parsed.hostname:
@@ -80,6 +86,27 @@ class OAuthProvider(OAuthAuthorizationServerProvider[AuthorizationCode, RefreshT
         self.resources = (f"{base_url}{MCP_PATH}", base_url)
         self.login_url = f"{base_url}{LOGIN_PATH}"
         self.pending = PendingAuthorizations(clock)
+
+    def end_grants_if_password_changed(self, password: bytes) -> int:
+        """Whoever knew the old password must not keep access through OAuth: on a new password,
+        every token and code is deleted (clients stay registered). Returns grants ended."""
+        with self._db:
+            row = self._db.execute("SELECT salt, check_hash FROM auth_password").fetchone()
+            if row and hmac.compare_digest(_password_check(password, row[0]), row[1]):
+                return 0
+            ended = 0
+            if row:
+                ended = len(
+                    self._db.execute("SELECT DISTINCT grant_id FROM oauth_tokens").fetchall()
+                )
+                self._db.execute("DELETE FROM oauth_tokens")
+                self._db.execute("DELETE FROM oauth_codes")
+            salt = secrets.token_bytes(16)
+            self._db.execute(
+                "INSERT OR REPLACE INTO auth_password VALUES (1, ?, ?)",
+                (salt, _password_check(password, salt)),
+            )
+        return ended
 
     # -- clients -----------------------------------------------------------------------------
 
