@@ -109,6 +109,11 @@ class Engine:
             self._readers.append(store)
         return store
 
+    @property
+    def building(self) -> bool:
+        """Some instance has not finished its first full build yet."""
+        return not all(syncer.build_complete for syncer in self.syncers.values())
+
     def health(self) -> dict[str, object]:
         instances: dict[str, object] = {}
         states = []

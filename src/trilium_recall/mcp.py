@@ -18,6 +18,7 @@ from starlette.routing import BaseRoute
 
 from .config import Settings
 from .engine import Engine
+from .errors import UnknownInstance
 from .recall import Passage
 
 INSTRUCTIONS = """\
@@ -55,16 +56,16 @@ def build_mcp(engine: Engine) -> MCPServer:
         limit: Annotated[int, Field(ge=1, le=10, description="Passages at most.")] = 3,
         instance: Annotated[str | None, Field(description="Only this Trilium instance.")] = None,
     ) -> str:
-        if instance is not None and instance not in settings.instances:
-            raise ToolError(
-                f"unknown instance {instance!r}; known: {', '.join(settings.instances)}"
+        try:
+            result = await engine.recall(
+                query, instance=instance, limit=limit, use_skip_rules=False
             )
-        result = await engine.recall(query, instance=instance, limit=limit, use_skip_rules=False)
+        except UnknownInstance as exc:  # the pipeline's own check, shown to the model
+            raise ToolError(f"{exc}; known: {', '.join(settings.instances)}") from None
         if result is None:
             return "The search took too long; try a shorter query."
         if not result.passages:
-            building = engine.health()["status"] == "starting"
-            return STILL_BUILDING if building and not len(engine.vectors) else NO_MATCH
+            return STILL_BUILDING if engine.building and not len(engine.vectors) else NO_MATCH
         return format_passages(result.passages)
 
     return server
@@ -73,8 +74,7 @@ def build_mcp(engine: Engine) -> MCPServer:
 def format_passages(passages: list[Passage]) -> str:
     blocks = []
     for passage in passages:
-        where = f"{passage.path} › {passage.title}" if passage.path else passage.title
-        lines = [f"## {passage.title}", f"Path: {where}  (area: {passage.area})"]
+        lines = [f"## {passage.title}", f"Path: {passage.location}  (area: {passage.area})"]
         if passage.heading and passage.heading != passage.title:
             lines.append(f"Section: {passage.heading}")
         lines += ["", passage.text]

@@ -28,6 +28,11 @@ class Passage:
     score: float
     url: str
 
+    @property
+    def location(self) -> str:
+        """Breadcrumb and title: "Homelab › Backups (restic)"."""
+        return f"{self.path} › {self.title}" if self.path else self.title
+
     def to_json(self) -> dict[str, object]:
         return asdict(self)
 
@@ -94,9 +99,7 @@ def recall(
             heading=c.hit.heading,
             text=excerpt(c.hit.text),
             score=round(c.score, 5),
-            url=settings.instances[c.hit.instance].note_url(c.hit.note_id)
-            if c.hit.instance in settings.instances
-            else "",
+            url=settings.instances[c.hit.instance].note_url(c.hit.note_id),
         )
         for c in result.passages
     ]
@@ -111,9 +114,8 @@ def format_context(passages: list[Passage]) -> str:
         return ""
     blocks = ["Passages from the user's Trilium notes that match this prompt:"]
     for number, passage in enumerate(passages, start=1):
-        where = f"{passage.path} › {passage.title}" if passage.path else passage.title
         heading = passage.heading if passage.heading != passage.title else ""
-        lines = [f"[{number}] {where} ({passage.area})"]
+        lines = [f"[{number}] {passage.location} ({passage.area})"]
         if heading:
             lines.append(f"Section: {heading}")
         lines.append(passage.text)

@@ -212,9 +212,10 @@ def _fuse(
     vector_ids = [section_id for section_id, _ in trace.vector]
     fused = rrf([keyword_ids, vector_ids])
     hits = store.section_hits(list(fused))
-    cosines = dict(trace.vector) | store.vectors.similarity(
-        [i for i in fused if i not in dict(trace.vector)], query_vector
-    )
+    cosines = dict(trace.vector)
+    cosines |= store.vectors.similarity([i for i in fused if i not in cosines], query_vector)
+    keyword_rank = {section_id: rank for rank, section_id in enumerate(keyword_ids, start=1)}
+    vector_rank = {section_id: rank for rank, section_id in enumerate(vector_ids, start=1)}
     weights = settings.weights
     best: dict[tuple[str, str], Candidate] = {}
     for section_id, fused_score in fused.items():
@@ -233,8 +234,8 @@ def _fuse(
         passed, reason = gate(cosine, zscore, terms, coverage, settings, mode)
         candidate = Candidate(
             hit=hit,
-            keyword_rank=_rank(keyword_ids, section_id),
-            vector_rank=_rank(vector_ids, section_id),
+            keyword_rank=keyword_rank.get(section_id),
+            vector_rank=vector_rank.get(section_id),
             cosine=cosine,
             zscore=zscore,
             matched_terms=terms,
@@ -374,10 +375,6 @@ def _dedupe(candidates: list[Candidate]) -> list[Candidate]:
 
 def _better(new: Candidate, old: Candidate) -> bool:
     return (new.passed, new.score) > (old.passed, old.score)
-
-
-def _rank(ids: list[int], section_id: int) -> int | None:
-    return ids.index(section_id) + 1 if section_id in ids else None
 
 
 def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
