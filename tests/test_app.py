@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 import uuid
 
 import httpx
 import pytest
 
-from conftest import HashEmbedder, make_settings
+from conftest import HashEmbedder, add_note, make_settings
 from trilium_recall.engine import Engine
+from trilium_recall.store import Store
 
 RESTIC = "EHNWLmkEi2qa"  # "Backups (restic)" in the demo notebook
 RESTIC_SCRIPT = "3KuZbB1SI2Nr"  # its child "restic-backup.sh": an equally good answer
@@ -159,21 +161,39 @@ def test_a_body_over_the_limit_is_refused(demo_engine) -> None:
 
 
 class SlowEmbedder(HashEmbedder):
+    """Query embedding that takes 0.5 s; `finished` is set once the late search got past it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.finished = threading.Event()
+
     def query(self, text: str):
         time.sleep(0.5)
-        return super().query(text)
+        vector = super().query(text)
+        self.finished.set()
+        return vector
 
 
 async def test_time_budget_overrun_answers_nothing_and_on_time(tmp_path) -> None:
-    settings = make_settings(tmp_path, time_budget_ms=100)
-    engine = Engine(settings, embedder=SlowEmbedder())
-    try:
-        started = time.monotonic()
-        result = await engine.recall("restic backup", session_id="s")
-        elapsed = time.monotonic() - started
-        assert result is None
-        assert elapsed < 0.35  # budget 0.1 s + 0.1 s grace, well before the 0.5 s embedding
-        await asyncio.sleep(0.6)  # let the abandoned search finish: it must not mark anything
-        assert engine.store.already_sent("s", 3600) == set()
+    settings = make_settings(tmp_path, gate_min_cosine=0.3)  # default budget: 1.2 s
+    embedder = SlowEmbedder()
+    engine = Engine(settings, embedder=embedder)
+    add_note(engine.store, embedder, "n1", "Backups", [("Backups", "restic backup nightly")])
+    on_time = await engine.recall("restic backup", session_id="other")
+    assert on_time is not None and [p.note_id for p in on_time.passages] == ["n1"]
+
+    engine.settings = settings.model_copy(update={"time_budget_ms": 100})
+    embedder.finished.clear()
+    started = time.monotonic()
+    late = await engine.recall("restic backup", session_id="s")
+    elapsed = time.monotonic() - started
+    assert late is None
+    assert elapsed < 0.35  # budget 0.1 s + 0.1 s grace, well before the 0.5 s embedding
+    assert await asyncio.to_thread(embedder.finished.wait, 5)  # the search went on past it...
+    await engine.stop()  # ...and stop() waits for its thread to end
+    store = Store(settings.db_path)
+    try:  # it found n1, but answered late, so nothing counts as sent
+        assert store.already_sent("s", 3600) == set()
+        assert store.already_sent("other", 3600) == {("default", "n1")}
     finally:
-        await engine.stop()
+        store.close()

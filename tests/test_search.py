@@ -34,7 +34,9 @@ def test_fts5_operators_and_quotes_in_prompt_do_not_break_search(store, embedder
     settings = make_settings(tmp_path, gate_min_cosine=0.99)
     for prompt in ['"NEAR(" OR *', "restic AND NOT ^*", 'col:umn "unterminated', "(((", "\x00\x1f"]:
         result = search(store, embedder, settings, prompt)
-        assert isinstance(result.passages, list)
+        assert result.trace.terms == prompt_terms(prompt)
+        found = store.section_hits([i for i, _ in result.trace.keyword])
+        assert [h.note_id for h in found.values()] == (["n1"] if "restic" in prompt else [])
     assert search(store, embedder, settings, 'restic" OR "*').trace.keyword
 
 

@@ -92,7 +92,7 @@ def _skip_reason(note: Note, chains: list[list[Note]], rules: Rules) -> str | No
     if note.is_protected:
         return "protected"
     # Only an own #template: notes made from a template inherit its labels through ~template.
-    if _own_label(note, "template") is not None or _is_plumbing(note, chains, rules):
+    if note.own_label("template") is not None or _is_plumbing(note, chains, rules):
         return "plumbing"
     if note.type not in INDEXABLE_TYPES:
         return "type"
@@ -112,19 +112,19 @@ def _is_plumbing(note: Note, chains: list[list[Note]], rules: Rules) -> bool:
 
 
 def _is_wiki_root(note: Note, rules: Rules) -> bool:
-    return note.title.casefold() in rules.wiki_titles or _own_label(note, "wikiLayer") is not None
+    return note.title.casefold() in rules.wiki_titles or note.own_label("wikiLayer") is not None
 
 
 def _area(note: Note, chain: list[Note], rules: Rules) -> str:
     lineage = [note, *chain]
     for member in lineage:
-        chosen = _own_label(member, "recallArea")
+        chosen = member.own_label("recallArea")
         if chosen in AREA_RANK:
             return chosen
-    if any(_own_label(member, name) is not None for member in lineage for name in JOURNAL_LABELS):
+    if any(member.own_label(name) is not None for member in lineage for name in JOURNAL_LABELS):
         return "journal"
     for member in lineage:
-        layer = _own_label(member, "wikiLayer")
+        layer = member.own_label("wikiLayer")
         if layer is not None:
             return "sources" if layer.casefold() == "raw" else "wiki"
         title = member.title.casefold()
@@ -133,13 +133,6 @@ def _area(note: Note, chain: list[Note], rules: Rules) -> str:
         if title in rules.wiki_titles:
             return "wiki"
     return "other"
-
-
-def _own_label(note: Note, name: str) -> str | None:
-    for attribute in note.owned_attributes:
-        if attribute.type == "label" and attribute.name == name:
-            return attribute.value
-    return None
 
 
 def _breadcrumb(chain: list[Note]) -> str:

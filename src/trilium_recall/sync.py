@@ -12,7 +12,7 @@ import contextlib
 import hashlib
 import logging
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 
@@ -96,10 +96,10 @@ class Syncer:
                 return await self._guarded("full", self._full)
             return await self._guarded("tick", self._tick)
 
-    async def _guarded(self, kind: str, run: Callable[[], object]) -> RunReport:
+    async def _guarded(self, kind: str, run: Callable[[], Awaitable[RunReport]]) -> RunReport:
         self.status.running = kind
         try:
-            report = await run()  # type: ignore[misc]
+            report = await run()
         except (TriliumError, StoreError, apsw.Error) as exc:
             self.status.error = (
                 str(exc) if not isinstance(exc, apsw.Error) else (f"cannot write the index: {exc}")
@@ -132,16 +132,17 @@ class Syncer:
     async def _tick(self) -> RunReport:
         since = self._watermark_with_overlap()
         changed = await self.client.changed_since(since) if since else await self.client.all_notes()
-        for note in changed:
-            self.tree[note.note_id] = note
+        known = self.store.known_notes(self.instance.name)
         affected = {note.note_id: note for note in changed}
-        for note in changed:  # a new title renames the breadcrumbs of the whole subtree
-            for descendant in self._descendants(note.note_id):
-                affected.setdefault(descendant.note_id, descendant)
+        for note in changed:
+            previous = self.tree.get(note.note_id)
+            self.tree[note.note_id] = note
+            if previous is not None and previous.title != note.title:
+                # A new title renames the breadcrumbs of the whole subtree.
+                for descendant in self._descendants(note.note_id):
+                    affected.setdefault(descendant.note_id, descendant)
         report = RunReport(listed=len(changed))
-        await self._apply(
-            list(affected.values()), self.store.known_notes(self.instance.name), report
-        )
+        await self._apply(list(affected.values()), known, report)
         self._advance_watermark(changed)
         return report
 
@@ -208,7 +209,7 @@ class Syncer:
         self._progress()
 
     def _skip_as_error(self, record: NoteRecord, report: RunReport, why: str) -> None:
-        """Counted as skipped for "error"; the next run tries the note again."""
+        """Counted as skipped for "error"; the next full comparison tries the note again."""
         self.store.save_note(replace(record, skip_reason="error"), [])
         report.skipped += 1
         report.failed.append(f"{record.note_id}: {why}")

@@ -73,6 +73,13 @@ class Note:
         chosen = owned or labels
         return chosen[0].value if chosen else None
 
+    def own_label(self, name: str) -> str | None:
+        """Value of label `name` set on this note itself (not inherited); None when absent."""
+        for attribute in self.owned_attributes:
+            if attribute.type == "label" and attribute.name == name:
+                return attribute.value
+        return None
+
     def has_label(self, name: str) -> bool:
         return self.label(name) is not None
 
@@ -193,7 +200,9 @@ def read_only_refusal(method: str, raw_path: str) -> str | None:
     decoded = path
     while (once := unquote(decoded)) != decoded:  # %2563alendar must not slip through
         decoded = once
-    segments = [s.lower() for s in decoded.replace("\\", "/").split("/")]
+    # Empty segments and ";params" dropped: a proxy that merges "//" or ignores ";x" would
+    # otherwise see /etapi/calendar/… where we saw something else.
+    segments = [s.split(";")[0].lower() for s in decoded.replace("\\", "/").split("/") if s]
     if "." in segments or ".." in segments:
         return f"refused GET {path}: dot segments in the path"
     for before, after in itertools.pairwise(segments):
@@ -361,16 +370,16 @@ class TriliumClient:
             # which JavaScript can write) for valid_utf8 to mend; pydantic's would refuse the
             # whole listing over it.
             return model.model_validate(valid_utf8(json.loads(response.content)))
-        except (ValueError, RecursionError):
-            kind = response.headers.get("content-type", "no content type")
-            message = f"Trilium at {self._url} sent {what} that is not ETAPI JSON ({kind}; no JSON)"
-            raise TriliumBadResponse(self._scrub(message)) from None
         except ValidationError as exc:
             first = exc.errors(include_input=False, include_url=False)[0]
             place = ".".join(str(p) for p in first["loc"]) or "body"
             kind = response.headers.get("content-type", "no content type")
             problem = f"{kind}; {place}: {first['msg']}"
             message = f"Trilium at {self._url} sent {what} that is not ETAPI JSON ({problem})"
+            raise TriliumBadResponse(self._scrub(message)) from None
+        except (ValueError, RecursionError):  # after ValidationError, a ValueError subclass
+            kind = response.headers.get("content-type", "no content type")
+            message = f"Trilium at {self._url} sent {what} that is not ETAPI JSON ({kind}; no JSON)"
             raise TriliumBadResponse(self._scrub(message)) from None
 
     def _scrub(self, message: str) -> str:
