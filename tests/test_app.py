@@ -20,9 +20,8 @@ RESTIC_PROMPT = "how do I restore my restic backup?"
 
 
 def post(engine, body, **kwargs) -> httpx.Response:
-    return httpx.post(
-        f"{engine.url}/recall", json=body, headers=engine.headers, timeout=10, **kwargs
-    )
+    kwargs.setdefault("headers", engine.headers)
+    return httpx.post(f"{engine.url}/recall", json=body, timeout=10, **kwargs)
 
 
 def test_health_is_public_and_shows_counts_never_titles(demo_engine) -> None:
@@ -197,3 +196,16 @@ async def test_time_budget_overrun_answers_nothing_and_on_time(tmp_path) -> None
         assert store.already_sent("other", 3600) == {("default", "n1")}
     finally:
         store.close()
+
+
+@pytest.mark.parametrize(
+    ("headers", "status"),
+    [({"Host": "evil.example"}, 421), ({"Origin": "http://evil.example"}, 403)],
+)
+def test_recall_refuses_foreign_host_and_origin(demo_engine, headers, status) -> None:
+    """DNS rebinding: a web page must not read the notes through a name it controls."""
+    answer = post(
+        demo_engine, {"prompt": RESTIC_PROMPT}, headers={**demo_engine.headers, **headers}
+    )
+    assert answer.status_code == status
+    assert "passages" not in answer.json() and answer.json()["error"].startswith("Invalid")

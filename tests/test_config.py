@@ -42,6 +42,7 @@ def test_several_instances() -> None:
         ({"RECALL_PORT": "eighty"}, "RECALL_PORT"),
         ({"RECALL_AREA_WEIGHTS": "wiki=heavy"}, "RECALL_AREA_WEIGHTS"),
         ({"RECALL_BASE_URL": "recall.example"}, "RECALL_BASE_URL"),
+        ({"RECALL_LOGIN_PASSWORD": "pässword"}, "RECALL_LOGIN_PASSWORD: .*printable ASCII"),
     ],
 )
 def test_bad_values_name_the_variable(env: dict[str, str], message: str) -> None:

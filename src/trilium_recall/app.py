@@ -8,6 +8,7 @@ import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
+from mcp.server.transport_security import TransportSecurityMiddleware
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -17,7 +18,7 @@ from starlette.types import ASGIApp
 from .auth import Authenticator
 from .engine import Engine
 from .errors import BadRequest
-from .mcp import build_mcp, mcp_routes
+from .mcp import build_mcp, mcp_routes, transport_security
 from .textclean import valid_utf8
 
 log = logging.getLogger(__name__)
@@ -30,18 +31,27 @@ def create_app(engine: Engine, authenticator: Authenticator | None = None) -> AS
     """The one ASGI app: /health public; /recall and /mcp behind the password or OAuth."""
     server = build_mcp(engine)
     authenticator = authenticator or Authenticator(engine.settings, engine.store)
+    # The Host/Origin check the SDK applies to /mcp, applied to /recall too: without a password
+    # a rebound DNS name must not let a web page read the notes.
+    origin_check = TransportSecurityMiddleware(transport_security(engine.settings))
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         await engine.start()
-        async with server.session_manager.run():
-            yield
-        await engine.stop()
+        try:
+            async with server.session_manager.run():
+                yield
+        finally:
+            await engine.stop()
+            authenticator.close()
 
     async def health(_: Request) -> JSONResponse:
         return JSONResponse(engine.health())
 
     async def recall_endpoint(request: Request) -> Response:
+        refused = await origin_check.validate_request(request)
+        if refused is not None:
+            return JSONResponse({"error": bytes(refused.body).decode()}, refused.status_code)
         try:
             body = await _read_json(request)
             hook_mode = "hook_event_name" in body
@@ -79,8 +89,8 @@ async def _read_json(request: Request) -> dict[str, Any]:
         if len(raw) > MAX_BODY_BYTES:
             raise BadRequest(f"body larger than {MAX_BODY_BYTES} bytes")
     try:
-        body = valid_utf8(json.loads(raw))
-    except (ValueError, UnicodeDecodeError):
+        body = json.loads(raw)
+    except ValueError:  # UnicodeDecodeError included
         raise BadRequest("body is not valid JSON") from None
     except RecursionError:
         raise BadRequest("body is nested too deeply") from None
@@ -90,12 +100,12 @@ async def _read_json(request: Request) -> dict[str, Any]:
 
 
 def _recall_fields(body: dict[str, Any]) -> tuple[str, str | None, str | None]:
-    prompt = body.get("prompt")
+    prompt = valid_utf8(body.get("prompt"))  # only the strings we use, not the whole payload
     if not isinstance(prompt, str):
         raise BadRequest("'prompt' is required and must be a string")
     values = []
     for name in ("session_id", "instance"):
-        value = body.get(name)
+        value = valid_utf8(body.get(name))
         if value is not None and not isinstance(value, str):
             raise BadRequest(f"'{name}' must be a string")
         values.append(value or None)

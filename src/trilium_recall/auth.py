@@ -55,14 +55,19 @@ class Authenticator:
         self._clock = clock
         self._bearer_failures = RateLimiter(BEARER_FAILURES_PER_MINUTE, 60.0, clock)
         self._provider: OAuthProvider | None = None
+        self._db: apsw.Connection | None = None
         if self._password and self._base_url:
             # Its own connection: a transaction another thread holds open on `store.db` must
             # never swallow (or roll back) a token write. Migrations ran when `store` opened.
-            db = apsw.Connection(str(store.path))
+            db = self._db = apsw.Connection(str(store.path))
             db.set_busy_timeout(5000)
             self._provider = OAuthProvider(db, self._base_url, clock)
             if ended := self._provider.end_grants_if_password_changed(self._password):
                 logger.warning("the login password changed: ended %d OAuth grant(s)", ended)
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
 
     @property
     def enabled(self) -> bool:

@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import json
 import logging
+import os
 import sys
 from collections.abc import Callable, Sequence
 
@@ -318,13 +319,20 @@ def _hook(_: argparse.Namespace) -> int:
 def _install_hook(args: argparse.Namespace) -> int:
 
     settings = load_settings()
-    url = f"http://{settings.host}:{settings.port}"
+    url = os.environ.get("RECALL_URL") or f"http://{_reachable_host(settings.host)}:{settings.port}"
     try:
         lines = install_hook(args.scope or "user", http=args.http, engine_url=url)
     except ValueError as exc:
         raise RecallError(str(exc)) from None
     print("\n".join(lines))
     return 0
+
+
+def _reachable_host(host: str) -> str:
+    """Where a local client finds a server bound to `host` (wildcards mean this machine)."""
+    if host in ("0.0.0.0", "::", ""):
+        return "127.0.0.1"
+    return f"[{host}]" if ":" in host else host
 
 
 def _uninstall_hook(args: argparse.Namespace) -> int:

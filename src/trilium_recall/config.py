@@ -87,8 +87,14 @@ class Settings(BaseSettings):
     @field_validator("login_password")
     @classmethod
     def _check_password(cls, value: SecretStr | None) -> SecretStr | None:
-        if value is not None and not value.get_secret_value().strip():
+        if value is None:
+            return None
+        secret = value.get_secret_value()
+        if not secret.strip():
             raise ValueError("is empty: set a real password or leave it unset")
+        if not (secret.isascii() and secret.isprintable()):
+            # It travels in an HTTP header (Bearer), where only ASCII is portable.
+            raise ValueError("must be printable ASCII (it is sent as a Bearer header)")
         return value
 
     @field_validator("base_url")

@@ -328,7 +328,8 @@ class _HashClientSecret:
             await self.app(scope, receive, send)
             return
         headers = dict(scope["headers"])
-        if not headers.get(b"content-type", b"").startswith(b"application/x-www-form-urlencoded"):
+        content_type = headers.get(b"content-type", b"").lower()
+        if not content_type.startswith(b"application/x-www-form-urlencoded"):
             answer = {
                 "error": "invalid_request",
                 "error_description": "send the request as application/x-www-form-urlencoded",
