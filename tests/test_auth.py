@@ -521,11 +521,19 @@ def test_registration_accepts_https_and_loopback(engine: Engine, uri: str):
 
 def test_wrong_resource_is_refused_with_invalid_target(client: OAuthClient):
     response = client.authorize(resource="https://other.example/mcp")
-    assert response.status_code == 302
-    location = urlparse(response.headers["location"])
-    assert location.netloc == "127.0.0.1:9"  # back to the client, never to the login page
-    query = parse_qs(location.query)
-    assert (query["error"], query["state"]) == (["invalid_target"], ["state-123"])
+    # Answered here, never redirected: not to the login page, and not to the client's URI
+    # either (open registration would make that an open redirect).
+    assert response.status_code == 400 and "location" not in response.headers
+    assert response.json()["error"] == "invalid_target"
+
+
+def test_authorize_errors_never_redirect_to_a_registered_uri(engine: Engine):
+    with httpx.Client() as http:
+        attacker = OAuthClient(engine.url, http, redirect_uri="https://evil.example/cb")
+        assert attacker.register().status_code == 201
+        response = attacker.authorize(code_challenge_method="plain")  # PKCE S256 only
+    assert response.status_code == 400 and "location" not in response.headers
+    assert response.json()["error"] == "invalid_request"
 
 
 async def test_the_base_url_is_also_a_valid_resource(engine: Engine, client: OAuthClient):

@@ -32,7 +32,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from .config import Settings
 from .errors import ConfigError
 from .login_page import LoginPage, RateLimiter
-from .oauth import MCP_PATH, OAuthProvider, hash_client_secret_route
+from .oauth import MCP_PATH, OAuthProvider, guard_sdk_route
 from .store import Store
 
 logger = logging.getLogger(__name__)
@@ -123,7 +123,7 @@ class Authenticator:
         login = LoginPage(
             self.check_password, self._provider.pending, self._provider.issue_code, self._clock
         )
-        return [*map(hash_client_secret_route, sdk_routes), *metadata, *login.routes()]
+        return [*map(guard_sdk_route, sdk_routes), *metadata, *login.routes()]
 
     def protect(self, app: ASGIApp, paths: tuple[str, ...] = ("/recall", MCP_PATH)) -> ASGIApp:
         """401 on `paths` (and below) without a valid Bearer token; everything else untouched."""

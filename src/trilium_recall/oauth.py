@@ -33,7 +33,7 @@ from mcp.server.auth.provider import (
     TokenError,
     construct_redirect_uri,
 )
-from mcp.server.auth.routes import REVOCATION_PATH, TOKEN_PATH
+from mcp.server.auth.routes import AUTHORIZATION_PATH, REVOCATION_PATH, TOKEN_PATH
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, RequestBodyLimitMiddleware
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from pydantic import AnyUrl
@@ -305,12 +305,49 @@ class OAuthProvider(OAuthAuthorizationServerProvider[AuthorizationCode, RefreshT
         self._db.execute("DELETE FROM oauth_tokens WHERE expires_at <= ?", (now,))
 
 
-def hash_client_secret_route(route: BaseRoute) -> BaseRoute:
-    if not isinstance(route, Route) or route.path not in (TOKEN_PATH, REVOCATION_PATH):
+def guard_sdk_route(route: BaseRoute) -> BaseRoute:
+    """Wrap the SDK routes that need it: secrets hashed at /token and /revoke, and no error
+    redirects from /authorize."""
+    if not isinstance(route, Route):
         return route
-    # The SDK's own limit goes first, so the hashing below never buffers an unbounded body.
-    guarded = RequestBodyLimitMiddleware(_HashClientSecret(route.app), MAX_TOKEN_REQUEST_BYTES)
-    return Route(route.path, guarded, methods=sorted(route.methods or []))
+    app: ASGIApp
+    if route.path in (TOKEN_PATH, REVOCATION_PATH):
+        # The SDK's own limit goes first, so the hashing never buffers an unbounded body.
+        app = RequestBodyLimitMiddleware(_HashClientSecret(route.app), MAX_TOKEN_REQUEST_BYTES)
+    elif route.path == AUTHORIZATION_PATH:
+        app = _NoErrorRedirects(route.app)
+    else:
+        return route
+    return Route(route.path, app, methods=sorted(route.methods or []))
+
+
+class _NoErrorRedirects:
+    """The SDK sends /authorize errors to the client's redirect URI. Registration is open, so
+    anyone can register any https URI and use our host as an open redirect to it: an error
+    is answered here, as a 400, instead."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        answered = False
+
+        async def intercept(message: Message) -> None:
+            nonlocal answered
+            if answered:
+                return  # the redirect's own body
+            if message["type"] == "http.response.start" and 300 <= message["status"] < 400:
+                location = dict(message.get("headers", [])).get(b"location", b"")
+                query = dict(parse_qsl(urlparse(location.decode("latin-1")).query))
+                if "error" in query:
+                    answered = True
+                    body = {k: query[k] for k in ("error", "error_description") if k in query}
+                    headers = {"Cache-Control": "no-store"}
+                    await JSONResponse(body, 400, headers=headers)(scope, receive, send)
+                    return
+            await send(message)
+
+        await self.app(scope, receive, intercept)
 
 
 class _HashClientSecret:
