@@ -1,8 +1,9 @@
 """Who may call /recall and /mcp: the login password as a Bearer token, or an OAuth access token.
 
 claude.ai custom connectors cannot send a static header, so with `RECALL_BASE_URL` set the engine
-is also its own small OAuth 2.1 authorization server: the MCP SDK's `mcp.server.auth` routes over
-`oauth.OAuthProvider`, with `login_page.py` asking for the password.
+is also its own small OAuth 2.1 authorization server: the MCP SDK's `mcp.server.auth` routes
+(wrapped in `oauth_routes.py`) over `oauth.OAuthProvider`, with `login_page.py` asking for the
+password.
 
 Resource (RFC 8707) and audience: the engine is one protected resource with two identifiers,
 `<base>/mcp` (the path-specific RFC 9728 metadata, where MCP clients start) and `<base>` (the
@@ -18,7 +19,6 @@ import logging
 import time
 from collections.abc import Callable
 
-import apsw
 from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
@@ -31,13 +31,16 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .config import Settings
 from .errors import ConfigError
-from .login_page import LoginPage, RateLimiter
-from .oauth import MCP_PATH, OAuthProvider, guard_sdk_route
+from .limits import RateLimiter
+from .login_page import LOGIN_PATH
+from .oauth import MCP_PATH, OAuthProvider
+from .oauth_routes import LoginEndpoint, guard_sdk_route
 from .store import Store
 
 logger = logging.getLogger(__name__)
 
 BEARER_FAILURES_PER_MINUTE = 30  # guesses of the password as a Bearer token; clients never need it
+LOGIN_ATTEMPTS_PER_MINUTE = 5
 PASSWORD_CLIENT_ID = "login-password"
 PROTECTED_RESOURCE_PATH = "/.well-known/oauth-protected-resource"
 
@@ -52,22 +55,22 @@ class Authenticator:
             settings.login_password.get_secret_value().encode() if settings.login_password else None
         )
         self._base_url = settings.base_url
-        self._clock = clock
         self._bearer_failures = RateLimiter(BEARER_FAILURES_PER_MINUTE, 60.0, clock)
+        self._login_failures = RateLimiter(LOGIN_ATTEMPTS_PER_MINUTE, 60.0, clock)
         self._provider: OAuthProvider | None = None
-        self._db: apsw.Connection | None = None
+        self._store: Store | None = None
         if self._password and self._base_url:
             # Its own connection: a transaction another thread holds open on `store.db` must
-            # never swallow (or roll back) a token write. Migrations ran when `store` opened.
-            db = self._db = apsw.Connection(str(store.path))
-            db.set_busy_timeout(5000)
-            self._provider = OAuthProvider(db, self._base_url, clock)
+            # never swallow (or roll back) a token write.
+            self._store = Store(store.path)
+            login_url = f"{self._base_url}{LOGIN_PATH}"
+            self._provider = OAuthProvider(self._store, self._base_url, login_url, clock)
             if ended := self._provider.end_grants_if_password_changed(self._password):
                 logger.warning("the login password changed: ended %d OAuth grant(s)", ended)
 
     def close(self) -> None:
-        if self._db is not None:
-            self._db.close()
+        if self._store is not None:
+            self._store.close()
 
     @property
     def enabled(self) -> bool:
@@ -120,8 +123,11 @@ class Authenticator:
                 resource, [settings.issuer_url], resource_name="trilium-recall"
             )
         ]
-        login = LoginPage(
-            self.check_password, self._provider.pending, self._provider.issue_code, self._clock
+        login = LoginEndpoint(
+            self.check_password,
+            self._provider.pending,
+            self._provider.issue_code,
+            self._login_failures,
         )
         return [*map(guard_sdk_route, sdk_routes), *metadata, *login.routes()]
 

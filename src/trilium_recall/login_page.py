@@ -1,39 +1,25 @@
-"""The OAuth login page: one password field between /authorize and the client's redirect URI.
+"""The OAuth login page, rendered and parsed: one password field between /authorize and the
+client's redirect URI.
 
-`/authorize` (the SDK's handler) parks the validated request here as a `Pending` authorization
-and sends the browser to `/login?request=<id>`; only that opaque id travels in the URL, never
-the client's parameters. A correct password turns the pending request into an authorization code
-and a 303 to the client's registered redirect URI. The page works without JavaScript.
+`/authorize` parks the validated request as a pending authorization and sends the browser to
+`/login?request=<id>`; only that opaque id travels in the URL, never the client's parameters.
+This module only draws the pages and reads the submitted form; what a submission does (rate
+limit, password, code, redirect) is wired in `oauth_routes.py`. The page works without
+JavaScript.
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
-import hmac
-import logging
-import secrets
-import time
-from collections import OrderedDict, deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Mapping
 from dataclasses import dataclass
 from html import escape
 from urllib.parse import urlparse
 
-from mcp.server.auth.provider import AuthorizationParams
-from mcp.server.transport_security import RequestBodyLimitMiddleware
-from starlette.requests import Request
-from starlette.responses import HTMLResponse, RedirectResponse, Response
-from starlette.routing import BaseRoute, Route, request_response
-
-logger = logging.getLogger(__name__)
+from starlette.responses import HTMLResponse
 
 LOGIN_PATH = "/login"
-PENDING_SECONDS = 600.0  # time to type a password; the code itself lives 5 minutes after that
-MAX_PENDING = 1000  # /authorize is unauthenticated; cap what strangers can make us hold
-LOGIN_ATTEMPTS_PER_MINUTE = 5
-MAX_FORM_BYTES = 16 * 1024  # the form is three short fields
-MAX_TRACKED_CLIENTS = 10_000
 
 _CSS = """
 :root { color-scheme: light dark; --accent: #3060c0; --error: #b00020; }
@@ -63,145 +49,18 @@ _CSS_HASH = base64.b64encode(hashlib.sha256(_CSS.encode()).digest()).decode()
 
 
 @dataclass(frozen=True)
-class Pending:
-    """An /authorize request waiting for the password."""
+class Submission:
+    """What a POST to the login page carried; absent or non-text fields read as ""."""
 
-    id: str
+    request_id: str
     csrf: str
-    client_id: str
-    client_name: str
-    params: AuthorizationParams
-    expires_at: float
+    password: str
 
 
-class PendingAuthorizations:
-    """Pending requests in memory: they live minutes, and a restart only means 'connect again'."""
-
-    def __init__(self, clock: Callable[[], float]) -> None:
-        self._clock = clock
-        self._items: OrderedDict[str, Pending] = OrderedDict()
-
-    def add(self, client_id: str, client_name: str, params: AuthorizationParams) -> Pending:
-        self._expire()
-        while len(self._items) >= MAX_PENDING:
-            self._items.popitem(last=False)
-        pending = Pending(
-            id=secrets.token_urlsafe(24),
-            csrf=secrets.token_urlsafe(24),
-            client_id=client_id,
-            client_name=client_name,
-            params=params,
-            expires_at=self._clock() + PENDING_SECONDS,
-        )
-        self._items[pending.id] = pending
-        return pending
-
-    def get(self, pending_id: str) -> Pending | None:
-        self._expire()
-        return self._items.get(pending_id)
-
-    def pop(self, pending_id: str) -> Pending | None:
-        return self._items.pop(pending_id, None)
-
-    def _expire(self) -> None:
-        now = self._clock()
-        for key in [k for k, p in self._items.items() if p.expires_at <= now]:
-            del self._items[key]
-
-
-class RateLimiter:
-    """At most `limit` failures per key in a sliding `window` of seconds."""
-
-    def __init__(self, limit: int, window: float, clock: Callable[[], float]) -> None:
-        self.limit, self.window, self._clock = limit, window, clock
-        self._failures: dict[str, deque[float]] = {}
-
-    def retry_after(self, key: str) -> int:
-        """Seconds until `key` may try again; 0 when it may try now."""
-        now = self._clock()
-        recent = self._failures.get(key)
-        while recent and recent[0] <= now - self.window:
-            recent.popleft()
-        if not recent:
-            self._failures.pop(key, None)
-            return 0
-        if len(recent) < self.limit:
-            return 0
-        return max(1, int(recent[0] + self.window - now + 0.999))
-
-    def fail(self, key: str) -> None:
-        now = self._clock()
-        if len(self._failures) >= MAX_TRACKED_CLIENTS:  # many addresses: forget the quiet ones
-            for quiet in [k for k, d in self._failures.items() if d[-1] <= now - self.window]:
-                del self._failures[quiet]
-        self._failures.setdefault(key, deque()).append(now)
-
-
-class LoginPage:
-    """GET shows the form, POST checks CSRF token and password, then redirects with a code."""
-
-    def __init__(
-        self,
-        check_password: Callable[[str], bool],
-        pending: PendingAuthorizations,
-        issue_code: Callable[[Pending], Awaitable[str]],
-        clock: Callable[[], float] = time.time,
-    ) -> None:
-        self._check_password = check_password
-        self._pending = pending
-        self._issue_code = issue_code
-        self._limiter = RateLimiter(LOGIN_ATTEMPTS_PER_MINUTE, 60.0, clock)
-
-    def routes(self) -> list[BaseRoute]:
-        return [
-            Route(LOGIN_PATH, self.show, methods=["GET"]),
-            Route(
-                LOGIN_PATH,
-                RequestBodyLimitMiddleware(request_response(self.submit), MAX_FORM_BYTES),
-                methods=["POST"],
-            ),
-        ]
-
-    async def show(self, request: Request) -> Response:
-        pending = self._pending.get(request.query_params.get("request", ""))
-        if pending is None:
-            return _expired()
-        return _form(pending)
-
-    async def submit(self, request: Request) -> Response:
-        ip = request.client.host if request.client else "unknown"
-        wait = self._limiter.retry_after(ip)
-        if wait:
-            logger.warning("sign-in from %s refused: too many wrong passwords", ip)
-            return _message(
-                "Too many attempts",
-                f"Too many wrong passwords. Wait {wait} seconds, then try again.",
-                status=429,
-                headers={"Retry-After": str(wait)},
-            )
-        form = await request.form()
-        pending = self._pending.get(_field(form.get("request")))
-        if pending is None:
-            return _expired()
-        if not hmac.compare_digest(_field(form.get("csrf")).encode(), pending.csrf.encode()):
-            logger.warning("sign-in from %s refused: missing or wrong form token", ip)
-            return _message(
-                "Form expired",
-                "This form is no longer valid. Go back to the app and connect again.",
-                status=403,
-            )
-        if not self._check_password(_field(form.get("password"))):
-            self._limiter.fail(ip)
-            logger.warning("wrong password on the sign-in page from %s", ip)
-            return _form(pending, error="Wrong password. Try again.", status=403)
-        if self._pending.pop(pending.id) is None:  # a double submit already used it
-            return _expired()
-        logger.info("sign-in for OAuth client %s", pending.client_id)
-        return RedirectResponse(
-            await self._issue_code(pending),
-            status_code=303,
-            headers={"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"},
-        )
+def parse_submission(form: Mapping[str, object]) -> Submission:
+    return Submission(
+        _field(form.get("request")), _field(form.get("csrf")), _field(form.get("password"))
+    )
 
 
 def _field(value: object) -> str:
@@ -246,9 +105,16 @@ def _page(title: str, body: str, status: int, headers: dict[str, str]) -> HTMLRe
     return HTMLResponse(document, status_code=status, headers=headers)
 
 
-def _form(pending: Pending, error: str | None = None, status: int = 200) -> HTMLResponse:
-    redirect = str(pending.params.redirect_uri)
-    host = urlparse(redirect).hostname or redirect
+def form_page(
+    request_id: str,
+    csrf: str,
+    client_name: str,
+    redirect_uri: str,
+    error: str | None = None,
+    status: int = 200,
+) -> HTMLResponse:
+    """The sign-in form for one pending request; `error` shown above the field."""
+    host = urlparse(redirect_uri).hostname or redirect_uri
     error_html = ""
     described = ""
     if error:
@@ -256,32 +122,49 @@ def _form(pending: Pending, error: str | None = None, status: int = 200) -> HTML
         described = ' aria-describedby="error" aria-invalid="true"'
     body = (
         "<h1>Sign in to trilium-recall</h1>\n"
-        f'<p class="who"><strong>{escape(pending.client_name)}</strong> wants to search your '
+        f'<p class="who"><strong>{escape(client_name)}</strong> wants to search your '
         f"Trilium notes. After you sign in you return to <strong>{escape(host)}</strong>.</p>\n"
         f"{error_html}"
         f'<form method="post" action="{LOGIN_PATH}">\n'
-        f'<input type="hidden" name="request" value="{escape(pending.id)}">\n'
-        f'<input type="hidden" name="csrf" value="{escape(pending.csrf)}">\n'
+        f'<input type="hidden" name="request" value="{escape(request_id)}">\n'
+        f'<input type="hidden" name="csrf" value="{escape(csrf)}">\n'
         '<label for="password">Password</label>\n'
         '<input type="password" id="password" name="password" required autofocus '
         f'autocomplete="current-password"{described}>\n'
         '<button type="submit">Sign in</button>\n'
         "</form>"
     )
-    headers = _security_headers(_origin(redirect))
+    headers = _security_headers(_origin(redirect_uri))
     return _page("Sign in", body, status, headers)
 
 
-def _message(
+def message_page(
     title: str, text: str, status: int, headers: dict[str, str] | None = None
 ) -> HTMLResponse:
     body = f'<h1>{escape(title)}</h1>\n<p class="error" role="alert">{escape(text)}</p>'
     return _page(title, body, status, {**_security_headers(), **(headers or {})})
 
 
-def _expired() -> HTMLResponse:
-    return _message(
+def expired_page() -> HTMLResponse:
+    return message_page(
         "Sign-in link expired",
         "This sign-in link is unknown or has expired. Go back to the app and connect again.",
         status=400,
+    )
+
+
+def form_expired_page() -> HTMLResponse:
+    return message_page(
+        "Form expired",
+        "This form is no longer valid. Go back to the app and connect again.",
+        status=403,
+    )
+
+
+def too_many_attempts_page(wait: int) -> HTMLResponse:
+    return message_page(
+        "Too many attempts",
+        f"Too many wrong passwords. Wait {wait} seconds, then try again.",
+        status=429,
+        headers={"Retry-After": str(wait)},
     )

@@ -6,20 +6,24 @@ S256, RFC 7009 revocation); this class keeps clients, codes and tokens. Codes an
 random 256-bit strings stored only as SHA-256 digests; a client's secret likewise, which is why
 the token and revocation routes hash the secret a client sends before the SDK compares it.
 Access tokens live an hour, refresh tokens rotate on every use, codes are single-use and live
-five minutes.
+five minutes. Every table is read and written through `Store.atomic()`.
+
+This module is protocol state only; the HTTP side (the SDK's routes, our shims around them and
+the login page's route) is wired in `oauth_routes.py`.
 """
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import hmac
 import json
 import logging
 import secrets
 import time
+from collections import OrderedDict
 from collections.abc import Callable
-from urllib.parse import parse_qsl, unquote, urlencode, urlparse
+from dataclasses import dataclass
+from urllib.parse import urlparse
 
 import apsw
 from mcp.server.auth.provider import (
@@ -33,25 +37,20 @@ from mcp.server.auth.provider import (
     TokenError,
     construct_redirect_uri,
 )
-from mcp.server.auth.routes import AUTHORIZATION_PATH, REVOCATION_PATH, TOKEN_PATH
-from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, RequestBodyLimitMiddleware
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from pydantic import AnyUrl
-from starlette.requests import Request
-from starlette.responses import JSONResponse
-from starlette.routing import BaseRoute, Route
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .login_page import LOGIN_PATH, Pending, PendingAuthorizations
+from .store import Store
 
 logger = logging.getLogger(__name__)
 
 ACCESS_TOKEN_SECONDS = 3600
 REFRESH_TOKEN_SECONDS = 30 * 24 * 3600
 CODE_SECONDS = 300  # RFC 6749 §4.1.2 recommends at most 10 minutes
+PENDING_SECONDS = 600.0  # time to type a password; the code itself lives 5 minutes after that
+MAX_PENDING = 1000  # /authorize is unauthenticated; cap what strangers can make us hold
 MCP_PATH = "/mcp"
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
-MAX_TOKEN_REQUEST_BYTES = DEFAULT_MAX_REQUEST_BODY_SIZE
 
 
 def digest(secret: str) -> str:
@@ -73,36 +72,81 @@ def _redirect_uri_ok(uri: str) -> bool:
     )
 
 
+@dataclass(frozen=True)
+class Pending:
+    """An /authorize request waiting for the password."""
+
+    id: str
+    csrf: str
+    client_id: str
+    client_name: str
+    params: AuthorizationParams
+    expires_at: float
+
+
+class PendingAuthorizations:
+    """Pending requests in memory: they live minutes, and a restart only means 'connect again'."""
+
+    def __init__(self, clock: Callable[[], float]) -> None:
+        self._clock = clock
+        self._items: OrderedDict[str, Pending] = OrderedDict()
+
+    def add(self, client_id: str, client_name: str, params: AuthorizationParams) -> Pending:
+        self._expire()
+        while len(self._items) >= MAX_PENDING:
+            self._items.popitem(last=False)
+        pending = Pending(
+            id=secrets.token_urlsafe(24),
+            csrf=secrets.token_urlsafe(24),
+            client_id=client_id,
+            client_name=client_name,
+            params=params,
+            expires_at=self._clock() + PENDING_SECONDS,
+        )
+        self._items[pending.id] = pending
+        return pending
+
+    def get(self, pending_id: str) -> Pending | None:
+        self._expire()
+        return self._items.get(pending_id)
+
+    def pop(self, pending_id: str) -> Pending | None:
+        return self._items.pop(pending_id, None)
+
+    def _expire(self) -> None:
+        now = self._clock()
+        for key in [k for k, p in self._items.items() if p.expires_at <= now]:
+            del self._items[key]
+
+
 class OAuthProvider(OAuthAuthorizationServerProvider[AuthorizationCode, RefreshToken, AccessToken]):
     """The SDK's `OAuthAuthorizationServerProvider`, persisted in the index file.
 
     Subclassed, not just matched: the SDK's default refuses the identity-assertion grant."""
 
     def __init__(
-        self, db: apsw.Connection, base_url: str, clock: Callable[[], float] = time.time
+        self, store: Store, base_url: str, login_url: str, clock: Callable[[], float] = time.time
     ) -> None:
-        self._db = db
+        self._store = store
         self._clock = clock
         self.resources = (f"{base_url}{MCP_PATH}", base_url)
-        self.login_url = f"{base_url}{LOGIN_PATH}"
+        self.login_url = login_url
         self.pending = PendingAuthorizations(clock)
 
     def end_grants_if_password_changed(self, password: bytes) -> int:
         """Whoever knew the old password must not keep access through OAuth: on a new password,
         every token and code is deleted (clients stay registered). Returns grants ended."""
-        with self._db:
-            row = self._db.execute("SELECT salt, check_hash FROM auth_password").fetchone()
+        with self._store.atomic() as db:
+            row = db.execute("SELECT salt, check_hash FROM auth_password").fetchone()
             if row and hmac.compare_digest(_password_check(password, row[0]), row[1]):
                 return 0
             ended = 0
             if row:
-                ended = len(
-                    self._db.execute("SELECT DISTINCT grant_id FROM oauth_tokens").fetchall()
-                )
-                self._db.execute("DELETE FROM oauth_tokens")
-                self._db.execute("DELETE FROM oauth_codes")
+                ended = len(db.execute("SELECT DISTINCT grant_id FROM oauth_tokens").fetchall())
+                db.execute("DELETE FROM oauth_tokens")
+                db.execute("DELETE FROM oauth_codes")
             salt = secrets.token_bytes(16)
-            self._db.execute(
+            db.execute(
                 "INSERT OR REPLACE INTO auth_password VALUES (1, ?, ?)",
                 (salt, _password_check(password, salt)),
             )
@@ -111,7 +155,7 @@ class OAuthProvider(OAuthAuthorizationServerProvider[AuthorizationCode, RefreshT
     # -- clients -----------------------------------------------------------------------------
 
     async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
-        row = self._db.execute(
+        row = self._store.db.execute(
             "SELECT info FROM oauth_clients WHERE client_id = ?", (client_id,)
         ).fetchone()
         return OAuthClientInformationFull.model_validate_json(row[0]) if row else None
@@ -127,10 +171,11 @@ class OAuthProvider(OAuthAuthorizationServerProvider[AuthorizationCode, RefreshT
         # revocation routes hash what the client sends (`_HashClientSecret`) before comparing.
         secret = client_info.client_secret
         stored = client_info.model_copy(update={"client_secret": secret and digest(secret)})
-        self._db.execute(
-            "INSERT INTO oauth_clients (client_id, info, created_at) VALUES (?, ?, ?)",
-            (client_info.client_id, stored.model_dump_json(exclude_none=True), self._clock()),
-        )
+        with self._store.atomic() as db:
+            db.execute(
+                "INSERT INTO oauth_clients (client_id, info, created_at) VALUES (?, ?, ?)",
+                (client_info.client_id, stored.model_dump_json(exclude_none=True), self._clock()),
+            )
         logger.info("registered OAuth client %s (%r)", client_info.client_id, stored.client_name)
 
     # -- authorization -----------------------------------------------------------------------
@@ -158,9 +203,9 @@ class OAuthProvider(OAuthAuthorizationServerProvider[AuthorizationCode, RefreshT
             "challenge": params.code_challenge,
             "resource": params.resource,
         }
-        with self._db:
-            self._purge()
-            self._db.execute(
+        with self._store.atomic() as db:
+            self._purge(db)
+            db.execute(
                 "INSERT INTO oauth_codes VALUES (?, ?, ?, ?)",
                 (digest(code), pending.client_id, json.dumps(record), self._clock() + CODE_SECONDS),
             )
@@ -169,7 +214,7 @@ class OAuthProvider(OAuthAuthorizationServerProvider[AuthorizationCode, RefreshT
     async def load_authorization_code(
         self, client: OAuthClientInformationFull, authorization_code: str
     ) -> AuthorizationCode | None:
-        row = self._db.execute(
+        row = self._store.db.execute(
             "SELECT params, expires_at FROM oauth_codes WHERE code_hash = ? AND client_id = ?",
             (digest(authorization_code), client.client_id),
         ).fetchone()
@@ -190,13 +235,14 @@ class OAuthProvider(OAuthAuthorizationServerProvider[AuthorizationCode, RefreshT
     async def exchange_authorization_code(
         self, client: OAuthClientInformationFull, authorization_code: AuthorizationCode
     ) -> OAuthToken:
-        with self._db:
-            self._db.execute(
+        with self._store.atomic() as db:
+            db.execute(
                 "DELETE FROM oauth_codes WHERE code_hash = ?", (digest(authorization_code.code),)
             )
-            if self._db.changes() == 0:  # already used: single-use even under a race
+            if db.changes() == 0:  # already used: single-use even under a race
                 raise TokenError("invalid_grant", "authorization code was already used")
             issued = self._issue_tokens(
+                db,
                 secrets.token_urlsafe(16),
                 client.client_id,
                 authorization_code.scopes,
@@ -225,16 +271,16 @@ class OAuthProvider(OAuthAuthorizationServerProvider[AuthorizationCode, RefreshT
     ) -> OAuthToken:
         """Rotate: the old refresh token and its access token die, a new pair is issued."""
         token_hash = digest(refresh_token.token)
-        with self._db:
-            row = self._db.execute(
+        with self._store.atomic() as db:
+            row = db.execute(
                 "SELECT grant_id FROM oauth_tokens WHERE token_hash = ? AND kind = 'refresh'",
                 (token_hash,),
             ).fetchone()
             if row is None:
                 raise TokenError("invalid_grant", "refresh token was already used")
-            self._db.execute("DELETE FROM oauth_tokens WHERE grant_id = ?", (row[0],))
+            db.execute("DELETE FROM oauth_tokens WHERE grant_id = ?", (row[0],))
             issued = self._issue_tokens(
-                row[0], client.client_id, scopes, refresh_token.resource or self.resources[0]
+                db, row[0], client.client_id, scopes, refresh_token.resource or self.resources[0]
             )
         return issued
 
@@ -252,8 +298,8 @@ class OAuthProvider(OAuthAuthorizationServerProvider[AuthorizationCode, RefreshT
 
     async def revoke_token(self, token: AccessToken | RefreshToken) -> None:
         """RFC 7009 via the SDK: revoking either token ends the whole grant."""
-        with self._db:
-            self._db.execute(
+        with self._store.atomic() as db:
+            db.execute(
                 "DELETE FROM oauth_tokens WHERE grant_id IN "
                 "(SELECT grant_id FROM oauth_tokens WHERE token_hash = ?)",
                 (digest(token.token),),
@@ -261,7 +307,7 @@ class OAuthProvider(OAuthAuthorizationServerProvider[AuthorizationCode, RefreshT
         logger.info("revoked an OAuth grant of client %s", token.client_id)
 
     def _token_row(self, token: str, kind: str) -> tuple[str, str, str, float] | None:
-        row = self._db.execute(
+        row = self._store.db.execute(
             "SELECT client_id, scopes, resource, expires_at FROM oauth_tokens "
             "WHERE token_hash = ? AND kind = ?",
             (digest(token), kind),
@@ -271,16 +317,16 @@ class OAuthProvider(OAuthAuthorizationServerProvider[AuthorizationCode, RefreshT
         return row
 
     def _issue_tokens(
-        self, grant_id: str, client_id: str, scopes: list[str], resource: str
+        self, db: apsw.Connection, grant_id: str, client_id: str, scopes: list[str], resource: str
     ) -> OAuthToken:
         now = self._clock()
         access, refresh = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
-        self._purge()
+        self._purge(db)
         for token, kind, lifetime in (
             (access, "access", ACCESS_TOKEN_SECONDS),
             (refresh, "refresh", REFRESH_TOKEN_SECONDS),
         ):
-            self._db.execute(
+            db.execute(
                 "INSERT INTO oauth_tokens VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (
                     digest(token),
@@ -299,110 +345,7 @@ class OAuthProvider(OAuthAuthorizationServerProvider[AuthorizationCode, RefreshT
             scope=" ".join(scopes) or None,
         )
 
-    def _purge(self) -> None:
+    def _purge(self, db: apsw.Connection) -> None:
         now = self._clock()
-        self._db.execute("DELETE FROM oauth_codes WHERE expires_at <= ?", (now,))
-        self._db.execute("DELETE FROM oauth_tokens WHERE expires_at <= ?", (now,))
-
-
-def guard_sdk_route(route: BaseRoute) -> BaseRoute:
-    """Wrap the SDK routes that need it: secrets hashed at /token and /revoke, and no error
-    redirects from /authorize."""
-    if not isinstance(route, Route):
-        return route
-    app: ASGIApp
-    if route.path in (TOKEN_PATH, REVOCATION_PATH):
-        # The SDK's own limit goes first, so the hashing never buffers an unbounded body.
-        app = RequestBodyLimitMiddleware(_HashClientSecret(route.app), MAX_TOKEN_REQUEST_BYTES)
-    elif route.path == AUTHORIZATION_PATH:
-        app = _NoErrorRedirects(route.app)
-    else:
-        return route
-    return Route(route.path, app, methods=sorted(route.methods or []))
-
-
-class _NoErrorRedirects:
-    """The SDK sends /authorize errors to the client's redirect URI. Registration is open, so
-    anyone can register any https URI and use our host as an open redirect to it: an error
-    is answered here, as a 400, instead."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        answered = False
-
-        async def intercept(message: Message) -> None:
-            nonlocal answered
-            if answered:
-                return  # the redirect's own body
-            if message["type"] == "http.response.start" and 300 <= message["status"] < 400:
-                location = dict(message.get("headers", [])).get(b"location", b"")
-                query = dict(parse_qsl(urlparse(location.decode("latin-1")).query))
-                if "error" in query:
-                    answered = True
-                    body = {k: query[k] for k in ("error", "error_description") if k in query}
-                    headers = {"Cache-Control": "no-store"}
-                    await JSONResponse(body, 400, headers=headers)(scope, receive, send)
-                    return
-            await send(message)
-
-        await self.app(scope, receive, intercept)
-
-
-class _HashClientSecret:
-    """Replace the client secret a request carries by its digest, to match what the file holds.
-
-    Only form bodies pass (RFC 6749 §3.2 requires them): a multipart body would reach the SDK
-    unhashed, and a stolen digest must never work as the secret itself.
-    """
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] != "POST":
-            await self.app(scope, receive, send)
-            return
-        headers = dict(scope["headers"])
-        content_type = headers.get(b"content-type", b"").lower()
-        if not content_type.startswith(b"application/x-www-form-urlencoded"):
-            answer = {
-                "error": "invalid_request",
-                "error_description": "send the request as application/x-www-form-urlencoded",
-            }
-            await JSONResponse(answer, status_code=400)(scope, receive, send)
-            return
-        body = await Request(scope, receive).body()
-        form = [
-            (key, digest(value) if key == "client_secret" else value)
-            for key, value in parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True)
-        ]
-        new_body = urlencode(form).encode()
-        headers[b"content-length"] = str(len(new_body)).encode()
-        if b"authorization" in headers:
-            headers[b"authorization"] = _hash_basic(headers[b"authorization"])
-        replayed = False
-
-        async def replay() -> Message:
-            nonlocal replayed
-            if replayed:
-                return await receive()
-            replayed = True
-            return {"type": "http.request", "body": new_body, "more_body": False}
-
-        await self.app({**scope, "headers": list(headers.items())}, replay, send)
-
-
-def _hash_basic(value: bytes) -> bytes:
-    """`Basic base64(id:secret)` → `Basic base64(id:digest(secret))`, decoded as the SDK does."""
-    if not value.startswith(b"Basic "):
-        return value
-    try:
-        decoded = base64.b64decode(value[6:]).decode("utf-8")
-    except (ValueError, UnicodeDecodeError):
-        return value
-    client_id, sep, secret = decoded.partition(":")
-    if not sep:
-        return value
-    return b"Basic " + base64.b64encode(f"{client_id}:{digest(unquote(secret))}".encode())
+        db.execute("DELETE FROM oauth_codes WHERE expires_at <= ?", (now,))
+        db.execute("DELETE FROM oauth_tokens WHERE expires_at <= ?", (now,))
