@@ -1,5 +1,10 @@
 from __future__ import annotations
 
+import logging
+import os
+import stat
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -77,9 +82,7 @@ def test_unwritable_data_dir_is_a_clear_store_error(tmp_path, where) -> None:
         (tmp_path / "data").write_text("not a directory")
         path = tmp_path / "data" / "recall.sqlite3"
     else:
-        path = __import__("pathlib").Path(
-            "/proc/self/recall-data/recall.sqlite3"
-        )  # EROFS/ENOENT even for root
+        path = Path("/proc/self/recall-data/recall.sqlite3")  # EROFS/ENOENT even for root
     with pytest.raises(StoreError, match="cannot open the index at"):
         Store(path)
 
@@ -108,3 +111,42 @@ def test_sent_notes_expire_after_the_session_ttl(store) -> None:
         ("c",),
     ]
     assert store.already_sent("other", 3600) == set()
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def test_the_index_is_private_to_its_owner_under_a_usual_umask(tmp_path, embedder, caplog):
+    caplog.set_level(logging.WARNING)
+    path = tmp_path / "data" / "demo" / "recall.sqlite3"  # two levels missing, as for the demo
+    old = os.umask(0o022)
+    try:
+        store = Store(path)
+        add_note(store, embedder, "a", "Alpha", [("Alpha", "private text")])  # WAL and SHM
+        files = {p.name: _mode(p) for p in path.parent.iterdir()}
+        store.close()
+    finally:
+        os.umask(old)
+    assert files == {
+        name: 0o600 for name in ("recall.sqlite3", "recall.sqlite3-wal", "recall.sqlite3-shm")
+    }
+    assert (_mode(path.parent), _mode(path.parent.parent)) == (0o700, 0o700)
+    assert not [r for r in caplog.records if r.name == "trilium_recall.store"]
+
+
+def test_an_existing_looser_mode_is_warned_about_not_changed(tmp_path, caplog):
+    caplog.set_level(logging.WARNING)
+    data = tmp_path / "shared-data"
+    data.mkdir(mode=0o755)
+    data.chmod(0o755)
+    Store(data / "recall.sqlite3").close()
+    (data / "recall.sqlite3").chmod(0o644)
+    Store(data / "recall.sqlite3").close()
+    warnings = [r.getMessage() for r in caplog.records if r.name == "trilium_recall.store"]
+    assert warnings == [
+        f"{data} is open to other users (mode 755): chmod 700 it, it holds your notes",
+        f"{data / 'recall.sqlite3'} is open to other users (mode 644): chmod 600 it, "
+        "it holds your notes",
+    ]
+    assert (_mode(data), _mode(data / "recall.sqlite3")) == (0o755, 0o644)
