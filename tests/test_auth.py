@@ -258,12 +258,12 @@ def recall(url: str, token: str | None, http: httpx.Client | None = None) -> htt
     return post(f"{url}/recall", json={"prompt": "hi"}, headers=headers, timeout=10)
 
 
-async def mcp_recall(url: str, token: str, query: str) -> tuple[list[str], str]:
+async def mcp_recall(url: str, token: str, query: str, path: str = "/mcp") -> tuple[list[str], str]:
     """initialize + list_tools + call `recall` through the official SDK client."""
     headers = {"Authorization": f"Bearer {token}"}
     async with (
-        httpx2.AsyncClient(headers=headers, timeout=10) as http,
-        streamable_http_client(f"{url}/mcp", http_client=http) as (read, write),
+        httpx2.AsyncClient(headers=headers, timeout=10, follow_redirects=False) as http,
+        streamable_http_client(f"{url}{path}", http_client=http) as (read, write),
         ClientSession(read, write) as session,
     ):
         await session.initialize()
@@ -273,9 +273,9 @@ async def mcp_recall(url: str, token: str, query: str) -> tuple[list[str], str]:
         return tools, called.content[0].text
 
 
-async def mcp_tools(url: str, token: str) -> list[str]:
+async def mcp_tools(url: str, token: str, path: str = "/mcp") -> list[str]:
     """The tool names; the recall call over the empty index answers "No matching notes."."""
-    tools, text = await mcp_recall(url, token, "how do I restore my restic backup?")
+    tools, text = await mcp_recall(url, token, "how do I restore my restic backup?", path)
     assert text == NO_MATCH == "No matching notes."
     return tools
 
@@ -311,6 +311,23 @@ def test_wrong_password_is_401_invalid_token(engine: Engine, path: str):
 async def test_password_opens_recall_and_mcp(engine: Engine):
     assert recall(engine.url, PASSWORD).status_code == 200
     assert await mcp_tools(engine.url, PASSWORD) == ["recall"]
+
+
+async def test_mcp_with_a_trailing_slash_is_served_not_redirected(engine: Engine):
+    assert await mcp_tools(engine.url, PASSWORD, path="/mcp/") == ["recall"]
+
+
+@pytest.mark.parametrize("path", ["/mcp/", "/recall/", "/health/", "/login/", "/token/", "/mcp"])
+@pytest.mark.parametrize("host", ["evil.example", "evil.example:443"])
+def test_no_location_is_built_from_the_host_header(engine: Engine, path: str, host: str):
+    """Starlette's slash redirect used to answer POST /mcp/ with Location: http://evil.example/mcp."""
+    headers = {"Host": host, "Authorization": f"Bearer {PASSWORD}"}
+    body = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    for method in ("GET", "POST"):
+        response = httpx.request(method, f"{engine.url}{path}", json=body, headers=headers)
+        assert "location" not in response.headers, (method, response.headers)
+        assert not 300 <= response.status_code < 400
+        assert "evil.example" not in response.text
 
 
 def test_bearer_guessing_is_rate_limited(engine: Engine):

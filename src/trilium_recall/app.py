@@ -76,7 +76,11 @@ def create_app(engine: Engine, authenticator: Authenticator | None = None) -> AS
         *authenticator.routes(),
         *mcp_routes(server, engine.settings),
     ]
-    return authenticator.protect(Starlette(routes=routes, lifespan=lifespan))
+    app = Starlette(routes=routes, lifespan=lifespan)
+    # No slash redirects anywhere: Starlette builds them from the Host header (a foreign Host
+    # made /mcp/ redirect off-site). /mcp/ has a route of its own instead.
+    app.router.redirect_slashes = False
+    return authenticator.protect(app)
 
 
 async def _read_json(request: Request) -> dict[str, Any]:

@@ -33,7 +33,8 @@ from .config import Settings
 from .errors import ConfigError
 from .limits import RateLimiter
 from .login_page import LOGIN_PATH
-from .oauth import MCP_PATH, OAuthProvider
+from .mcp import MCP_PATH
+from .oauth import OAuthProvider
 from .oauth_routes import LoginEndpoint, guard_sdk_route
 from .store import Store
 
@@ -64,7 +65,8 @@ class Authenticator:
             # never swallow (or roll back) a token write.
             self._store = Store(store.path)
             login_url = f"{self._base_url}{LOGIN_PATH}"
-            self._provider = OAuthProvider(self._store, self._base_url, login_url, clock)
+            resources = (f"{self._base_url}{MCP_PATH}", self._base_url)
+            self._provider = OAuthProvider(self._store, resources, login_url, clock)
             if ended := self._provider.end_grants_if_password_changed(self._password):
                 logger.warning("the login password changed: ended %d OAuth grant(s)", ended)
 

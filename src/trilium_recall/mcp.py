@@ -14,7 +14,7 @@ from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import Field
-from starlette.routing import BaseRoute
+from starlette.routing import BaseRoute, Route
 
 from .config import Settings
 from .engine import Engine
@@ -33,6 +33,7 @@ It returns at most a few passages with links, or "No matching notes." when nothi
 answer from general knowledge. Skip it for generic programming questions that do not depend on \
 the user's own notes."""
 
+MCP_PATH = "/mcp"
 NO_MATCH = "No matching notes."
 STILL_BUILDING = "The notes index is still being built; try again in a minute."
 
@@ -98,8 +99,14 @@ def transport_security(settings: Settings) -> TransportSecuritySettings:
 
 
 def mcp_routes(server: MCPServer, settings: Settings) -> list[BaseRoute]:
-    """The /mcp route; the caller runs `server.session_manager.run()` in its lifespan."""
+    """/mcp, and /mcp/ answered by the same app; the caller runs `server.session_manager.run()`
+    in its lifespan.
+
+    /mcp/ is served, not redirected: Starlette's slash redirect builds its Location from the
+    Host header, so `Host: evil.example` got `Location: http://evil.example/mcp`."""
     app = server.streamable_http_app(
-        streamable_http_path="/mcp", transport_security=transport_security(settings)
+        streamable_http_path=MCP_PATH, transport_security=transport_security(settings)
     )
-    return list(app.routes)
+    routes: list[BaseRoute] = list(app.routes)
+    endpoint = next(r.endpoint for r in routes if isinstance(r, Route) and r.path == MCP_PATH)
+    return [*routes, Route(MCP_PATH + "/", endpoint)]

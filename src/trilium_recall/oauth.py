@@ -49,7 +49,6 @@ REFRESH_TOKEN_SECONDS = 30 * 24 * 3600
 CODE_SECONDS = 300  # RFC 6749 §4.1.2 recommends at most 10 minutes
 PENDING_SECONDS = 600.0  # time to type a password; the code itself lives 5 minutes after that
 MAX_PENDING = 1000  # /authorize is unauthenticated; cap what strangers can make us hold
-MCP_PATH = "/mcp"
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 
@@ -125,11 +124,16 @@ class OAuthProvider(OAuthAuthorizationServerProvider[AuthorizationCode, RefreshT
     Subclassed, not just matched: the SDK's default refuses the identity-assertion grant."""
 
     def __init__(
-        self, store: Store, base_url: str, login_url: str, clock: Callable[[], float] = time.time
+        self,
+        store: Store,
+        resources: tuple[str, str],
+        login_url: str,
+        clock: Callable[[], float] = time.time,
     ) -> None:
+        """`resources`: the identifiers a token may be bound to, the default first."""
         self._store = store
         self._clock = clock
-        self.resources = (f"{base_url}{MCP_PATH}", base_url)
+        self.resources = resources
         self.login_url = login_url
         self.pending = PendingAuthorizations(clock)
 
