@@ -37,11 +37,12 @@ from pydantic import AnyUrl
 from starlette.types import ASGIApp
 
 from conftest import HashEmbedder
-from trilium_recall.app import create_app
+from trilium_recall.app import create_app, server_options
 from trilium_recall.auth import Authenticator
-from trilium_recall.config import load_settings
+from trilium_recall.config import Settings, load_settings
 from trilium_recall.engine import Engine as RecallEngine
 from trilium_recall.errors import ConfigError
+from trilium_recall.limits import PASSWORD_PER_SOURCE
 from trilium_recall.mcp import NO_MATCH
 from trilium_recall.oauth import digest
 from trilium_recall.store import Store
@@ -72,9 +73,11 @@ class Engine:
 
 
 @contextlib.contextmanager
-def serve(app: ASGIApp, sock: socket.socket) -> Iterator[None]:
-    """Run uvicorn on an already bound loopback socket in a thread; stop it on exit."""
-    config = uvicorn.Config(app, log_config=None, lifespan="on", ws="none")
+def serve(app: ASGIApp, sock: socket.socket, settings: Settings) -> Iterator[None]:
+    """Run uvicorn as `serve` does (proxy headers included) on an already bound loopback
+    socket in a thread; stop it on exit. Access log on, for the secrets test."""
+    options = {**server_options(settings), "access_log": True}
+    config = uvicorn.Config(app, **options, log_config=None, lifespan="on", ws="none")
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
@@ -99,12 +102,16 @@ def loopback_socket() -> socket.socket:
 
 @contextlib.contextmanager
 def running_engine(
-    data_dir: Path, password: str | None = PASSWORD, oauth: bool = True
+    data_dir: Path, password: str | None = PASSWORD, oauth: bool = True, **overrides: Any
 ) -> Iterator[Engine]:
     sock = loopback_socket()
     url = f"http://127.0.0.1:{sock.getsockname()[1]}"
     settings = load_settings(
-        {}, login_password=password, base_url=url if oauth else None, data_dir=data_dir
+        {},
+        login_password=password,
+        base_url=url if oauth else None,
+        data_dir=data_dir,
+        **overrides,
     )
     # The app `serve` runs, over a real engine with no Trilium instances: it syncs nothing, its
     # index stays empty and /health is "ok". The lifespan starts and stops the engine and the
@@ -112,7 +119,7 @@ def running_engine(
     engine = RecallEngine(settings, embedder=HashEmbedder())
     clock = Clock()
     authenticator = Authenticator(settings, engine.store, clock=clock)
-    with serve(create_app(engine, authenticator), sock):
+    with serve(create_app(engine, authenticator), sock, settings):
         yield Engine(url, data_dir, clock, authenticator)
     # The lifespan's shutdown ran engine.stop(), which closes the index connection.
     with pytest.raises(apsw.ConnectionClosedError):
@@ -244,11 +251,17 @@ class OAuthClient:
         return response.json()
 
 
+@contextlib.contextmanager
+def registered_client(url: str) -> Iterator[OAuthClient]:
+    with httpx.Client(timeout=10) as http:
+        oauth = OAuthClient(url, http)
+        assert oauth.register().status_code == 201
+        yield oauth
+
+
 @pytest.fixture
 def client(engine: Engine) -> Iterator[OAuthClient]:
-    with httpx.Client(timeout=10) as http:
-        oauth = OAuthClient(engine.url, http)
-        assert oauth.register().status_code == 201
+    with registered_client(engine.url) as oauth:
         yield oauth
 
 
@@ -332,12 +345,13 @@ def test_no_location_is_built_from_the_host_header(engine: Engine, path: str, ho
 
 def test_bearer_guessing_is_rate_limited(engine: Engine):
     with httpx.Client() as http:
-        for _ in range(30):
+        for _ in range(PASSWORD_PER_SOURCE.burst):
             assert recall(engine.url, "guess", http).status_code == 401
-        limited = recall(engine.url, PASSWORD, http)
+        limited = recall(engine.url, PASSWORD, http)  # throttled: not even compared
     assert limited.status_code == 429
-    assert 0 < int(limited.headers["retry-after"]) <= 60
-    engine.clock.offset += 61
+    assert limited.json()["error"] == "too_many_requests"
+    assert int(limited.headers["retry-after"]) == PASSWORD_PER_SOURCE.drain_seconds == 60
+    engine.clock.offset += 60  # one failure drained away: one more try
     assert recall(engine.url, PASSWORD).status_code == 200
 
 
@@ -482,14 +496,14 @@ def test_login_needs_the_csrf_token(client: OAuthClient, csrf: str | None):
 def test_login_attempts_are_rate_limited(engine: Engine, client: OAuthClient, caplog):
     caplog.set_level(logging.WARNING)
     _, fields = client.login_form()
-    for _ in range(5):
+    for _ in range(PASSWORD_PER_SOURCE.burst):
         assert client.submit(fields, password="wrong").status_code == 403
     limited = client.submit(fields)  # even the right password waits
     assert limited.status_code == 429
-    assert 0 < int(limited.headers["retry-after"]) <= 60
+    assert int(limited.headers["retry-after"]) == 60
     assert "location" not in limited.headers
     assert any("too many wrong passwords" in r.getMessage() for r in caplog.records)
-    engine.clock.offset += 61
+    engine.clock.offset += 60
     assert client.submit(fields).status_code == 303
 
 
@@ -568,7 +582,7 @@ def test_access_tokens_expire_after_an_hour(engine: Engine, client: OAuthClient)
 
 
 def test_a_token_for_another_audience_is_refused(engine: Engine):
-    # /authorize never issues one (see test_wrong_resource...); verify() checks again anyway.
+    # /authorize never issues one (see test_wrong_resource...); oauth_access() checks again.
     token, db = secrets.token_urlsafe(32), apsw.Connection(str(engine.data_dir / "recall.sqlite3"))
     row = (digest(token), "access", "g1", "c1", "[]", "https://other.example/mcp", time.time() + 60)
     with db:

@@ -43,11 +43,19 @@ def test_several_instances() -> None:
         ({"RECALL_AREA_WEIGHTS": "wiki=heavy"}, "RECALL_AREA_WEIGHTS"),
         ({"RECALL_BASE_URL": "recall.example"}, "RECALL_BASE_URL"),
         ({"RECALL_LOGIN_PASSWORD": "pässword"}, "RECALL_LOGIN_PASSWORD: .*printable ASCII"),
+        ({"RECALL_TRUSTED_PROXIES": "*"}, "RECALL_TRUSTED_PROXIES: .*'\\*' is not an IP"),
+        ({"RECALL_TRUSTED_PROXIES": "127.0.0.1,proxy"}, "RECALL_TRUSTED_PROXIES: .*'proxy'"),
     ],
 )
 def test_bad_values_name_the_variable(env: dict[str, str], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         load_settings(env)
+
+
+def test_trusted_proxies_default_to_none_and_take_addresses_and_networks() -> None:
+    assert load_settings({}).trusted_proxies == ()
+    env = {"RECALL_TRUSTED_PROXIES": "127.0.0.1, 10.0.0.0/8,::1"}
+    assert load_settings(env).trusted_proxies == ("127.0.0.1", "10.0.0.0/8", "::1")
 
 
 def test_secrets_stay_out_of_repr() -> None:

@@ -16,6 +16,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp
 
 from .auth import Authenticator
+from .config import Settings
 from .engine import Engine
 from .errors import BadRequest
 from .mcp import build_mcp, mcp_routes, transport_security
@@ -81,6 +82,25 @@ def create_app(engine: Engine, authenticator: Authenticator | None = None) -> AS
     # made /mcp/ redirect off-site). /mcp/ has a route of its own instead.
     app.router.redirect_slashes = False
     return authenticator.protect(app)
+
+
+def server_options(settings: Settings) -> dict[str, Any]:
+    """How `serve` runs the app under uvicorn (the tests run it the same way).
+
+    uvicorn rewrites the client address from X-Forwarded-For (it never reads `Forwarded`) only
+    when the connecting peer is in `forwarded_allow_ips`; the rate limits key on that address.
+    Its default trusts loopback, so any client on this machine, or whatever a local proxy
+    passes through, could pick its own key. Here only `RECALL_TRUSTED_PROXIES` is trusted.
+    """
+    trusted = list(settings.trusted_proxies)
+    return {
+        "host": settings.host,
+        "port": settings.port,
+        "log_level": "info",
+        "access_log": False,  # quiet by default
+        "proxy_headers": bool(trusted),
+        "forwarded_allow_ips": trusted,  # a list, never None: None reads FORWARDED_ALLOW_IPS
+    }
 
 
 async def _read_json(request: Request) -> dict[str, Any]:

@@ -8,7 +8,7 @@ password.
 Resource (RFC 8707) and audience: the engine is one protected resource with two identifiers,
 `<base>/mcp` (the path-specific RFC 9728 metadata, where MCP clients start) and `<base>` (the
 root metadata). /authorize accepts either, binds a request without one to `<base>/mcp`, and
-refuses anything else with `invalid_target`; `verify` only accepts tokens bound to one of the
+refuses anything else with `invalid_target`; `oauth_access` only accepts tokens bound to one of the
 two, on both /recall and /mcp, because both sit behind the same password.
 """
 
@@ -31,7 +31,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .config import Settings
 from .errors import ConfigError
-from .limits import RateLimiter
+from .limits import Attempt, PasswordGuard, source_key
 from .login_page import LOGIN_PATH
 from .mcp import MCP_PATH
 from .oauth import OAuthProvider
@@ -40,8 +40,6 @@ from .store import Store
 
 logger = logging.getLogger(__name__)
 
-BEARER_FAILURES_PER_MINUTE = 30  # guesses of the password as a Bearer token; clients never need it
-LOGIN_ATTEMPTS_PER_MINUTE = 5
 PASSWORD_CLIENT_ID = "login-password"
 PROTECTED_RESOURCE_PATH = "/.well-known/oauth-protected-resource"
 
@@ -56,8 +54,7 @@ class Authenticator:
             settings.login_password.get_secret_value().encode() if settings.login_password else None
         )
         self._base_url = settings.base_url
-        self._bearer_failures = RateLimiter(BEARER_FAILURES_PER_MINUTE, 60.0, clock)
-        self._login_failures = RateLimiter(LOGIN_ATTEMPTS_PER_MINUTE, 60.0, clock)
+        self._guard = PasswordGuard(clock)  # Bearer and login page: one password, one budget
         self._provider: OAuthProvider | None = None
         self._store: Store | None = None
         if self._password and self._base_url:
@@ -83,10 +80,13 @@ class Authenticator:
             return False
         return hmac.compare_digest(candidate.encode(), self._password)
 
-    async def verify(self, token: str) -> AccessToken | None:
-        """The password, or a live OAuth access token issued for this server."""
-        if self.check_password(token):
-            return AccessToken(token="", client_id=PASSWORD_CLIENT_ID, scopes=[])
+    def try_password(self, candidate: str, source: str) -> Attempt:
+        """The password compared, unless `source` must wait first (limits.PasswordGuard)."""
+        return self._guard.attempt(source, lambda: self.check_password(candidate))
+
+    async def oauth_access(self, token: str) -> AccessToken | None:
+        """A live OAuth access token issued for this server; never rate limited: 256 random bits
+        cannot be guessed, and a guesser's failures must not lock out signed-in clients."""
         if self._provider is None or not token:
             return None
         access = await self._provider.load_access_token(token)
@@ -104,7 +104,7 @@ class Authenticator:
                 {
                     "issuer_url": self._base_url,
                     "resource_server_url": self._provider.resources[0],
-                    "validate_token_resource": False,  # `verify` checks the audience itself
+                    "validate_token_resource": False,  # `oauth_access` checks the audience
                 }
             )
             sdk_routes = create_auth_routes(
@@ -125,12 +125,7 @@ class Authenticator:
                 resource, [settings.issuer_url], resource_name="trilium-recall"
             )
         ]
-        login = LoginEndpoint(
-            self.check_password,
-            self._provider.pending,
-            self._provider.issue_code,
-            self._login_failures,
-        )
+        login = LoginEndpoint(self.try_password, self._provider.pending, self._provider.issue_code)
         return [*map(guard_sdk_route, sdk_routes), *metadata, *login.routes()]
 
     def protect(self, app: ASGIApp, paths: tuple[str, ...] = ("/recall", MCP_PATH)) -> ASGIApp:
@@ -146,26 +141,27 @@ class Authenticator:
             if token is None:
                 await self._deny(path, "authentication required", None)(scope, receive, send)
                 return
-            client_ip = scope["client"][0] if scope.get("client") else "unknown"
-            wait = self._bearer_failures.retry_after(client_ip)
-            if wait:
-                answer = {"error": "too_many_requests", "error_description": "too many bad tokens"}
-                response = JSONResponse(answer, 429, headers={"Retry-After": str(wait)})
-                await response(scope, receive, send)
-                return
-            access = await self.verify(token)
+            access = await self.oauth_access(token)
             if access is None:
-                self._bearer_failures.fail(client_ip)
-                logger.warning("rejected a bearer token from %s on %s", client_ip, path)
-                deny = self._deny(path, "the token is wrong, expired or revoked", "invalid_token")
-                await deny(scope, receive, send)
-                return
+                source = source_key(scope["client"][0] if scope.get("client") else None)
+                attempt = self.try_password(token, source)
+                if not attempt.ok:
+                    await self._refuse(path, source, attempt)(scope, receive, send)
+                    return
+                access = AccessToken(token="", client_id=PASSWORD_CLIENT_ID, scopes=[])
             user = AuthenticatedUser(access)
             await with_context(
                 {**scope, "user": user, "auth": AuthCredentials(access.scopes)}, receive, send
             )
 
         return guarded
+
+    def _refuse(self, path: str, source: str, attempt: Attempt) -> JSONResponse:
+        if attempt.retry_after:
+            answer = {"error": "too_many_requests", "error_description": "too many bad tokens"}
+            return JSONResponse(answer, 429, headers={"Retry-After": str(attempt.retry_after)})
+        logger.warning("rejected a bearer token from %s on %.100r", source, path)
+        return self._deny(path, "the token is wrong, expired or revoked", "invalid_token")
 
     def _deny(self, path: str, description: str, error: str | None) -> JSONResponse:
         # RFC 6750 §3.1: no error code when the request carried no credentials at all.

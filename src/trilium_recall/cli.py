@@ -15,7 +15,7 @@ from pydantic import SecretStr
 from rich.progress import Progress, TaskID
 
 from . import __version__
-from .app import create_app
+from .app import create_app, server_options
 from .classify import Rules
 from .claude_settings import install_hook, uninstall_hook
 from .config import Instance, Settings, load_settings
@@ -159,18 +159,7 @@ def _demo(args: argparse.Namespace) -> int:
 def _run_server(settings: Settings) -> int:
 
     _check_exposure(settings)
-    app = create_app(Engine(settings))
-    # Access logs off: quiet by default; proxy headers trusted from loopback only, so the login
-    # rate limit sees real client addresses behind a local reverse proxy.
-    uvicorn.run(
-        app,
-        host=settings.host,
-        port=settings.port,
-        log_level="info",
-        access_log=False,
-        proxy_headers=True,
-        forwarded_allow_ips="127.0.0.1",
-    )
+    uvicorn.run(create_app(Engine(settings)), **server_options(settings))
     return 0
 
 

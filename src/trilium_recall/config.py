@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 from collections.abc import Mapping
@@ -53,6 +54,8 @@ class Settings(BaseSettings):
     port: int = Field(default=DEFAULT_PORT, ge=1, le=65535)
     instructions: str | None = None
     allowed_hosts: CommaList = ()
+    # Proxies whose X-Forwarded-For names the client (rate-limit keys); none by default.
+    trusted_proxies: CommaList = ()
 
     tick_seconds: float = Field(default=60.0, gt=0)
     full_seconds: float = Field(default=1800.0, gt=0)
@@ -77,6 +80,7 @@ class Settings(BaseSettings):
 
     _split_lists = field_validator(
         "allowed_hosts",
+        "trusted_proxies",
         "plumbing_titles",
         "wiki_titles",
         "sources_titles",
@@ -95,6 +99,20 @@ class Settings(BaseSettings):
         if not (secret.isascii() and secret.isprintable()):
             # It travels in an HTTP header (Bearer), where only ASCII is portable.
             raise ValueError("must be printable ASCII (it is sent as a Bearer header)")
+        return value
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _check_proxies(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for entry in value:
+            try:
+                ipaddress.ip_network(entry, strict=False)
+            except ValueError:
+                # uvicorn would take a typo as a literal that never matches, or "*" as "trust
+                # every client", which lets anyone choose its own rate-limit key.
+                raise ValueError(
+                    f"{entry!r} is not an IP address or network (such as 127.0.0.1 or 10.0.0.0/8)"
+                ) from None
         return value
 
     @field_validator("base_url")

@@ -1,36 +1,163 @@
-"""Rate limits for the unauthenticated doors: password guesses and client registration."""
+"""Rate limits for the doors strangers can knock on: password guesses and client registration.
+
+Keys are client addresses as uvicorn reports them: the socket's peer, or the `X-Forwarded-For`
+address only when the peer is a proxy named in `RECALL_TRUSTED_PROXIES` (`app.server_options`).
+IPv6 sources count per /64, the block one machine usually holds, so rotating through one's own
+addresses is not a new source each time.
+
+Password guesses (the login password as a Bearer token, and the login page; one password, one
+budget) are limited so that the owner still gets in:
+
+- Only failures count. A correct password costs nothing, and an OAuth access token (256 random
+  bits, unguessable) is checked before any limit, so a guesser never blocks a signed-in client.
+- Per source: 10 failures at once, then one more a minute (the bucket drains by one each
+  minute). The owner's typos never reach 10; a guesser gets at most ~1,440 tries a day.
+- All sources together: 100 failures at once, then one a minute, so rotating sources guess no
+  faster than one source does. A random 12-character password is out of reach at that rate; a
+  dictionary word is not, which is why the README asks for a random one.
+- A guesser can keep the shared ceiling full, and that would lock the owner out for as long as
+  the guessing goes on. So a source that has given the correct password in the last 30 days is
+  exempt from the shared ceiling (its own per-source limit still holds): the owner's usual
+  addresses keep working whatever others do. A success never forgives failures, though: on a
+  shared address the owner's hook succeeding on every prompt would otherwise reset a guesser's
+  count there.
+- What no limit can fix: owner and guesser behind one address (a proxy that is not trusted, a
+  NAT) are the same source, and only the credential tells them apart; accepting the correct
+  password while throttled would let the guesser test passwords at full speed. Name the proxy.
+
+Registration is open by design (RFC 7591, claude.ai registers itself), so it counts every
+request: 10 an hour per source, 30 an hour in all.
+"""
 
 from __future__ import annotations
 
-from collections import deque
+import ipaddress
+import math
+import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
-MAX_TRACKED_CLIENTS = 10_000
+
+@dataclass(frozen=True)
+class Limit:
+    """Up to `burst` marks at once; one mark drains away every `drain_seconds`."""
+
+    burst: int
+    drain_seconds: float
 
 
-class RateLimiter:
-    """At most `limit` failures per key in a sliding `window` of seconds."""
+PASSWORD_PER_SOURCE = Limit(burst=10, drain_seconds=60.0)
+PASSWORD_OVERALL = Limit(burst=100, drain_seconds=60.0)
+PROVEN_SOURCE_SECONDS = 30 * 24 * 3600.0  # one claude.ai login a month keeps an address proven
+MAX_PROVEN_SOURCES = 64  # the owner's own addresses; only a correct password adds one
+REGISTER_PER_SOURCE = Limit(burst=10, drain_seconds=360.0)
+REGISTER_OVERALL = Limit(burst=30, drain_seconds=120.0)
+# Memory bound. Marks come only from failures (or registrations), which the overall limits cap,
+# so far fewer keys than this are ever live; past it the longest-quiet keys are forgotten.
+MAX_TRACKED_SOURCES = 10_000
+IPV6_SOURCE_PREFIX = 64
+UNKNOWN_SOURCE = "unknown"  # no address or not an IP: all such requests share one key
+_ALL = ""
 
-    def __init__(self, limit: int, window: float, clock: Callable[[], float]) -> None:
-        self.limit, self.window, self._clock = limit, window, clock
-        self._failures: dict[str, deque[float]] = {}
 
-    def retry_after(self, key: str) -> int:
-        """Seconds until `key` may try again; 0 when it may try now."""
+def source_key(host: str | None) -> str:
+    """The rate-limit key for a client address."""
+    try:
+        address = ipaddress.ip_address(host or "")
+    except ValueError:
+        return UNKNOWN_SOURCE
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        return str(ipaddress.ip_network(f"{address}/{IPV6_SOURCE_PREFIX}", strict=False))
+    return str(address)
+
+
+class Bucket:
+    """A leaky bucket per key, holding at most `limit.burst` marks."""
+
+    def __init__(self, limit: Limit, clock: Callable[[], float]) -> None:
+        self.limit = limit
+        self._clock = clock
+        self._levels: dict[str, tuple[float, float]] = {}  # key -> (level, when), oldest first
+
+    def wait(self, key: str) -> int:
+        """Whole seconds until one more mark fits for `key`; 0 when it fits now."""
+        over = self._level(key, self._clock()) + 1 - self.limit.burst
+        # Rounded first: float drift must not turn 6 s into 7 (0.6 * 10 = 6.000000000000001).
+        return math.ceil(round(over * self.limit.drain_seconds, 6)) if over > 0 else 0
+
+    def add(self, key: str) -> None:
         now = self._clock()
-        recent = self._failures.get(key)
-        while recent and recent[0] <= now - self.window:
-            recent.popleft()
-        if not recent:
-            self._failures.pop(key, None)
-            return 0
-        if len(recent) < self.limit:
-            return 0
-        return max(1, int(recent[0] + self.window - now + 0.999))
+        level = self._level(key, now) + 1
+        self._levels.pop(key, None)  # re-inserted last: the dict stays in order of activity
+        if len(self._levels) >= MAX_TRACKED_SOURCES:
+            self._forget_drained(now)
+        self._levels[key] = (level, now)
 
-    def fail(self, key: str) -> None:
-        now = self._clock()
-        if len(self._failures) >= MAX_TRACKED_CLIENTS:  # many addresses: forget the quiet ones
-            for quiet in [k for k, d in self._failures.items() if d[-1] <= now - self.window]:
-                del self._failures[quiet]
-        self._failures.setdefault(key, deque()).append(now)
+    def _level(self, key: str, now: float) -> float:
+        level, when = self._levels.get(key, (0.0, now))
+        return max(0.0, level - (now - when) / self.limit.drain_seconds)
+
+    def _forget_drained(self, now: float) -> None:
+        for key in [k for k in self._levels if self._level(k, now) == 0]:
+            del self._levels[key]
+        while len(self._levels) >= MAX_TRACKED_SOURCES:
+            del self._levels[next(iter(self._levels))]
+
+
+class SourceLimit:
+    """Marks counted per source and over all sources together."""
+
+    def __init__(self, per_source: Limit, overall: Limit, clock: Callable[[], float]) -> None:
+        self._per_source = Bucket(per_source, clock)
+        self._overall = Bucket(overall, clock)
+
+    def wait(self, source: str, *, overall: bool = True) -> int:
+        own = self._per_source.wait(source)
+        return max(own, self._overall.wait(_ALL)) if overall else own
+
+    def add(self, source: str) -> None:
+        self._per_source.add(source)
+        self._overall.add(_ALL)
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """How a password attempt went; `retry_after` > 0: throttled, nothing was compared."""
+
+    ok: bool
+    retry_after: int = 0
+
+
+class PasswordGuard:
+    """Who may try the login password now (see the module doc for the reasoning)."""
+
+    def __init__(self, clock: Callable[[], float] = time.time) -> None:
+        self._clock = clock
+        self._failures = SourceLimit(PASSWORD_PER_SOURCE, PASSWORD_OVERALL, clock)
+        self._proven: dict[str, float] = {}  # source -> when its proof expires, oldest first
+
+    def attempt(self, source: str, check: Callable[[], bool]) -> Attempt:
+        """Run `check` (the password comparison) unless `source` must wait; count a failure."""
+        wait = self._failures.wait(source, overall=not self._is_proven(source))
+        if wait:
+            return Attempt(ok=False, retry_after=wait)
+        if not check():
+            self._failures.add(source)
+            return Attempt(ok=False)
+        self._prove(source)
+        return Attempt(ok=True)
+
+    def _prove(self, source: str) -> None:
+        self._proven.pop(source, None)
+        while len(self._proven) >= MAX_PROVEN_SOURCES:
+            del self._proven[next(iter(self._proven))]
+        self._proven[source] = self._clock() + PROVEN_SOURCE_SECONDS
+
+    def _is_proven(self, source: str) -> bool:
+        return self._proven.get(source, 0.0) > self._clock()
+
+
+def registration_limit(clock: Callable[[], float] = time.time) -> SourceLimit:
+    return SourceLimit(REGISTER_PER_SOURCE, REGISTER_OVERALL, clock)

@@ -21,7 +21,7 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route, request_response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .limits import RateLimiter
+from .limits import Attempt, source_key
 from .login_page import (
     LOGIN_PATH,
     expired_page,
@@ -43,15 +43,14 @@ class LoginEndpoint:
 
     def __init__(
         self,
-        check_password: Callable[[str], bool],
+        try_password: Callable[[str, str], Attempt],
         pending: PendingAuthorizations,
         issue_code: Callable[[Pending], Awaitable[str]],
-        limiter: RateLimiter,
     ) -> None:
-        self._check_password = check_password
+        """`try_password(candidate, source)`: the rate-limited password check."""
+        self._try_password = try_password
         self._pending = pending
         self._issue_code = issue_code
-        self._limiter = limiter
 
     def routes(self) -> list[BaseRoute]:
         return [
@@ -70,21 +69,20 @@ class LoginEndpoint:
         return _form(pending)
 
     async def submit(self, request: Request) -> Response:
-        ip = request.client.host if request.client else "unknown"
-        wait = self._limiter.retry_after(ip)
-        if wait:
-            logger.warning("sign-in from %s refused: too many wrong passwords", ip)
-            return too_many_attempts_page(wait)
+        source = source_key(request.client.host if request.client else None)
         form = parse_submission(await request.form())
         pending = self._pending.get(form.request_id)
         if pending is None:
             return expired_page()
         if not hmac.compare_digest(form.csrf.encode(), pending.csrf.encode()):
-            logger.warning("sign-in from %s refused: missing or wrong form token", ip)
+            logger.warning("sign-in from %s refused: missing or wrong form token", source)
             return form_expired_page()
-        if not self._check_password(form.password):
-            self._limiter.fail(ip)
-            logger.warning("wrong password on the sign-in page from %s", ip)
+        attempt = self._try_password(form.password, source)
+        if attempt.retry_after:
+            logger.warning("sign-in from %s refused: too many wrong passwords", source)
+            return too_many_attempts_page(attempt.retry_after)
+        if not attempt.ok:
+            logger.warning("wrong password on the sign-in page from %s", source)
             return _form(pending, error="Wrong password. Try again.", status=403)
         if self._pending.pop(pending.id) is None:  # a double submit already used it
             return expired_page()

@@ -1,0 +1,244 @@
+"""Rate limits: who is throttled, by what key, and that the owner still gets in.
+
+The limiter alone with a hand-driven clock, then the real app under uvicorn on 127.0.0.1, run
+with the options `serve` uses (`app.server_options`), so uvicorn's own proxy-header handling is
+part of what is tested.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from test_auth import (
+    PASSWORD,
+    Engine,
+    OAuthClient,
+    mcp_tools,
+    recall,
+    registered_client,
+    running_engine,
+)
+from trilium_recall.limits import (
+    PASSWORD_OVERALL,
+    PASSWORD_PER_SOURCE,
+    PROVEN_SOURCE_SECONDS,
+    Bucket,
+    Limit,
+    PasswordGuard,
+    source_key,
+)
+
+PER_SOURCE = PASSWORD_PER_SOURCE.burst
+OVERALL = PASSWORD_OVERALL.burst
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def right() -> bool:
+    return True
+
+
+def wrong() -> bool:
+    return False
+
+
+def guesser(n: int) -> str:
+    """The n-th of the rotating sources, each used up to its own limit."""
+    return f"10.0.{n // PER_SOURCE}.{n % PER_SOURCE}"
+
+
+def fill_the_ceiling(guard: PasswordGuard) -> None:
+    for n in range(OVERALL):
+        assert guard.attempt(guesser(n), wrong).retry_after == 0
+
+
+# -- the limiter alone ---------------------------------------------------------------------
+
+
+def test_a_bucket_takes_a_burst_then_one_mark_per_drain_period() -> None:
+    clock = FakeClock()
+    bucket = Bucket(Limit(burst=3, drain_seconds=10.0), clock)
+    for _ in range(3):
+        assert bucket.wait("a") == 0
+        bucket.add("a")
+    assert (bucket.wait("a"), bucket.wait("b")) == (10, 0)  # other keys are untouched
+    clock.now += 4
+    assert bucket.wait("a") == 6
+    clock.now += 6
+    assert bucket.wait("a") == 0
+    bucket.add("a")
+    assert bucket.wait("a") == 10
+
+
+def test_only_failures_count_and_a_success_forgives_none() -> None:
+    clock = FakeClock()
+    guard = PasswordGuard(clock)
+    for _ in range(PER_SOURCE - 1):
+        assert guard.attempt("10.0.0.1", wrong).ok is False
+    for _ in range(50):  # the owner's hook on a shared address, every prompt
+        assert guard.attempt("10.0.0.1", right).ok is True
+    assert guard.attempt("10.0.0.1", wrong).retry_after == 0  # the 10th failure is answered
+    throttled = guard.attempt("10.0.0.1", right)
+    assert (throttled.ok, throttled.retry_after) == (False, 60)
+
+
+def test_throttled_attempts_are_not_compared() -> None:
+    guard = PasswordGuard(FakeClock())
+    compared: list[str] = []
+
+    def check() -> bool:
+        compared.append("x")
+        return False
+
+    for _ in range(PER_SOURCE + 5):
+        guard.attempt("10.0.0.1", check)
+    assert len(compared) == PER_SOURCE
+
+
+def test_rotating_sources_share_one_ceiling_but_a_proven_source_is_exempt() -> None:
+    clock = FakeClock()
+    guard = PasswordGuard(clock)
+    assert guard.attempt("192.0.2.1", right).ok  # the owner, before the attack
+    fill_the_ceiling(guard)
+    fresh = guard.attempt("10.9.9.9", right)
+    assert (fresh.ok, fresh.retry_after) == (False, 60)  # the ceiling holds for new sources...
+    assert guard.attempt("192.0.2.1", right).ok  # ...never for the owner's proven address
+    clock.now += 60
+    assert guard.attempt("10.9.9.9", right).ok
+
+
+def test_a_proof_lasts_thirty_days() -> None:
+    clock = FakeClock()
+    guard = PasswordGuard(clock)
+    assert guard.attempt("192.0.2.1", right).ok
+    clock.now += PROVEN_SOURCE_SECONDS + 1
+    fill_the_ceiling(guard)
+    assert PROVEN_SOURCE_SECONDS == 30 * 24 * 3600
+    assert guard.attempt("192.0.2.1", right).retry_after == 60
+
+
+@pytest.mark.parametrize(
+    ("host", "key"),
+    [
+        ("203.0.113.9", "203.0.113.9"),
+        ("2001:db8:1:2:aaaa::1", "2001:db8:1:2::/64"),
+        ("2001:db8:1:2:ffff:1:2:3", "2001:db8:1:2::/64"),  # same /64: same source
+        ("::ffff:203.0.113.9", "203.0.113.9"),
+        ("not-an-address", "unknown"),
+        (None, "unknown"),
+    ],
+)
+def test_source_keys(host: str | None, key: str) -> None:
+    assert source_key(host) == key
+
+
+# -- the real server -----------------------------------------------------------------------
+
+
+def forwarded(address: str) -> dict[str, str]:
+    return {"X-Forwarded-For": address}
+
+
+def bearer(url: str, token: str, address: str | None = None) -> int:
+    headers = {"Authorization": f"Bearer {token}", **(forwarded(address) if address else {})}
+    return httpx.post(f"{url}/recall", json={"prompt": "hi"}, headers=headers).status_code
+
+
+@pytest.fixture
+def engine(tmp_path: Path) -> Iterator[Engine]:
+    """The engine as `serve` runs it by default: no proxy trusted."""
+    with running_engine(tmp_path) as running:
+        yield running
+
+
+@pytest.fixture
+def client(engine: Engine) -> Iterator[OAuthClient]:
+    with registered_client(engine.url) as oauth:
+        yield oauth
+
+
+@pytest.fixture
+def behind_proxy(tmp_path: Path) -> Iterator[Engine]:
+    """The engine with this machine named as its reverse proxy."""
+    with running_engine(tmp_path, trusted_proxies=("127.0.0.1",)) as running:
+        yield running
+
+
+def test_a_rotating_forwarded_for_is_ignored_without_a_trusted_proxy(engine: Engine):
+    statuses = [bearer(engine.url, "guess", f"10.0.0.{n}") for n in range(40)]
+    assert statuses == [401] * PER_SOURCE + [429] * (40 - PER_SOURCE)
+
+
+def test_a_rotating_forwarded_for_does_not_open_the_login_page(client: OAuthClient):
+    _, fields = client.login_form()
+    statuses = []
+    for n in range(28):
+        data = {**fields, "password": "wrong"}
+        response = client.http.post(
+            f"{client.url}/login", data=data, headers=forwarded(f"10.{n}.0.1")
+        )
+        statuses.append(response.status_code)
+    assert statuses == [403] * PER_SOURCE + [429] * (28 - PER_SOURCE)
+    right_one = client.http.post(
+        f"{client.url}/login", data={**fields, "password": PASSWORD}, headers=forwarded("10.99.0.1")
+    )
+    assert right_one.status_code == 429 and "location" not in right_one.headers
+
+
+def test_the_forwarded_address_counts_when_the_proxy_is_trusted(behind_proxy: Engine):
+    url = behind_proxy.url
+    assert [bearer(url, "guess", "203.0.113.7") for _ in range(PER_SOURCE + 1)][-2:] == [401, 429]
+    # A client cannot prepend its way out: the proxy appends the address it saw, and uvicorn
+    # takes the last address that is not a trusted proxy.
+    assert bearer(url, "guess", "198.51.100.1, 203.0.113.7") == 429
+    assert bearer(url, PASSWORD, "198.51.100.2") == 200  # another client behind the proxy
+    assert bearer(url, PASSWORD) == 200  # the proxy itself, no header: its own address
+
+
+def test_the_owners_oauth_token_works_while_a_guesser_is_throttled(
+    engine: Engine, client: OAuthClient
+):
+    access = client.tokens()["access_token"]
+    for _ in range(PER_SOURCE):
+        assert bearer(engine.url, "guess") == 401
+    assert bearer(engine.url, "guess") == 429
+    assert bearer(engine.url, access) == 200  # same address as the guesser, still 200
+    assert recall(engine.url, access).status_code == 200
+    # The password from the guesser's own address waits: there, only the credential tells
+    # owner and guesser apart, and comparing it while throttled would be an oracle.
+    assert bearer(engine.url, PASSWORD) == 429
+    engine.clock.offset += PASSWORD_PER_SOURCE.drain_seconds
+    assert bearer(engine.url, PASSWORD) == 200
+
+
+async def test_the_owners_oauth_token_opens_mcp_while_the_ceiling_is_full(
+    behind_proxy: Engine,
+):
+    with registered_client(behind_proxy.url) as oauth:
+        access = oauth.tokens()["access_token"]
+    for n in range(OVERALL):
+        assert bearer(behind_proxy.url, "guess", guesser(n)) == 401
+    assert bearer(behind_proxy.url, PASSWORD, "10.200.0.1") == 429  # the ceiling is full
+    assert await mcp_tools(behind_proxy.url, access) == ["recall"]
+
+
+def test_rotating_sources_cannot_lock_out_the_owners_usual_address(behind_proxy: Engine):
+    url = behind_proxy.url
+    owner = "192.0.2.10"
+    assert bearer(url, PASSWORD, owner) == 200  # the owner's hook, before the attack
+    for n in range(OVERALL + 20):
+        status = bearer(url, "guess", guesser(n))
+        assert status == (401 if n < OVERALL else 429), n
+    assert bearer(url, PASSWORD, "10.77.0.1") == 429  # an unproven source waits for the ceiling
+    for _ in range(5):
+        assert bearer(url, PASSWORD, owner) == 200  # the owner's usual address does not
