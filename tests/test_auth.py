@@ -680,12 +680,17 @@ async def test_clients_survive_a_restart(tmp_path: Path):
         assert await mcp_tools(second.url, tokens["access_token"]) == ["recall"]
 
 
-def _rows(data_dir: Path, table: str) -> int:
+def query(data_dir: Path, sql: str) -> list[tuple[Any, ...]]:
+    """Rows from the engine's index file, read over a connection of our own."""
     db = apsw.Connection(str(data_dir / "recall.sqlite3"))
     try:
-        return db.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+        return db.execute(sql).fetchall()
     finally:
         db.close()
+
+
+def _rows(data_dir: Path, table: str) -> int:
+    return query(data_dir, f"SELECT count(*) FROM {table}")[0][0]
 
 
 def test_a_new_password_ends_old_oauth_grants(tmp_path: Path):

@@ -31,7 +31,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .config import Settings
 from .errors import ConfigError
-from .limits import Attempt, PasswordGuard, source_key
+from .limits import Attempt, PasswordGuard, registration_limit, source_key
 from .login_page import LOGIN_PATH
 from .mcp import MCP_PATH
 from .oauth import OAuthProvider
@@ -55,6 +55,7 @@ class Authenticator:
         )
         self._base_url = settings.base_url
         self._guard = PasswordGuard(clock)  # Bearer and login page: one password, one budget
+        self._registrations = registration_limit(clock)
         self._provider: OAuthProvider | None = None
         self._store: Store | None = None
         if self._password and self._base_url:
@@ -126,7 +127,8 @@ class Authenticator:
             )
         ]
         login = LoginEndpoint(self.try_password, self._provider.pending, self._provider.issue_code)
-        return [*map(guard_sdk_route, sdk_routes), *metadata, *login.routes()]
+        guarded = [guard_sdk_route(route, self._registrations) for route in sdk_routes]
+        return [*guarded, *metadata, *login.routes()]
 
     def protect(self, app: ASGIApp, paths: tuple[str, ...] = ("/recall", MCP_PATH)) -> ASGIApp:
         """401 on `paths` (and below) without a valid Bearer token; everything else untouched."""

@@ -50,6 +50,16 @@ CODE_SECONDS = 300  # RFC 6749 §4.1.2 recommends at most 10 minutes
 PENDING_SECONDS = 600.0  # time to type a password; the code itself lives 5 minutes after that
 MAX_PENDING = 1000  # /authorize is unauthenticated; cap what strangers can make us hold
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+# Registration is open (RFC 7591: claude.ai registers itself), so what a stranger can make us
+# store, show and log is bounded. claude.ai sends a ~20-character name and one redirect URI.
+MAX_CLIENT_NAME_CHARS = 100  # shown on the login page, written to the log
+MAX_URI_CHARS = 2000  # a redirect URI's origin goes into the login page's CSP header
+MAX_REDIRECT_URIS = 10
+# Past this many, registering drops the oldest clients without a live grant. Registrations are
+# rate limited (limits.REGISTER_OVERALL, 30 an hour), so pushing out a client that is still
+# signing in (10 minutes at most) would take hours of registering.
+MAX_CLIENTS = 100
+_URI_FIELDS = ("client_uri", "logo_uri", "tos_uri", "policy_uri", "jwks_uri")
 
 
 def digest(secret: str) -> str:
@@ -118,6 +128,32 @@ class PendingAuthorizations:
             del self._items[key]
 
 
+def _check_metadata(client: OAuthClientInformationFull) -> None:
+    """Refuse (RFC 7591 §3.2.2) what is too long to store, show or log, and unsafe redirects."""
+    if client.client_name is not None and len(client.client_name) > MAX_CLIENT_NAME_CHARS:
+        raise RegistrationError(
+            "invalid_client_metadata", f"client_name is longer than {MAX_CLIENT_NAME_CHARS}"
+        )
+    redirect_uris = [str(uri) for uri in client.redirect_uris or []]
+    if len(redirect_uris) > MAX_REDIRECT_URIS:
+        raise RegistrationError(
+            "invalid_redirect_uri", f"more than {MAX_REDIRECT_URIS} redirect URIs"
+        )
+    uris = [(f"redirect URI {n + 1}", uri) for n, uri in enumerate(redirect_uris)]
+    uris += [(name, str(value)) for name in _URI_FIELDS if (value := getattr(client, name))]
+    for name, uri in uris:
+        if len(uri) > MAX_URI_CHARS:
+            raise RegistrationError(
+                "invalid_client_metadata", f"{name} is longer than {MAX_URI_CHARS}"
+            )
+    for uri in redirect_uris:
+        if not _redirect_uri_ok(uri):
+            raise RegistrationError(
+                "invalid_redirect_uri",
+                f"redirect URI {uri} must be https, or http on 127.0.0.1, localhost or [::1]",
+            )
+
+
 class OAuthProvider(OAuthAuthorizationServerProvider[AuthorizationCode, RefreshToken, AccessToken]):
     """The SDK's `OAuthAuthorizationServerProvider`, persisted in the index file.
 
@@ -165,22 +201,39 @@ class OAuthProvider(OAuthAuthorizationServerProvider[AuthorizationCode, RefreshT
         return OAuthClientInformationFull.model_validate_json(row[0]) if row else None
 
     async def register_client(self, client_info: OAuthClientInformationFull) -> None:
-        for uri in client_info.redirect_uris or []:
-            if not _redirect_uri_ok(str(uri)):
-                raise RegistrationError(
-                    "invalid_redirect_uri",
-                    f"redirect URI {uri} must be https, or http on 127.0.0.1, localhost or [::1]",
-                )
+        _check_metadata(client_info)
         # The SDK compares client secrets verbatim, so the file holds the hash and the token and
         # revocation routes hash what the client sends (`_HashClientSecret`) before comparing.
         secret = client_info.client_secret
         stored = client_info.model_copy(update={"client_secret": secret and digest(secret)})
         with self._store.atomic() as db:
+            self._purge(db)
+            self._make_room(db)
             db.execute(
                 "INSERT INTO oauth_clients (client_id, info, created_at) VALUES (?, ?, ?)",
                 (client_info.client_id, stored.model_dump_json(exclude_none=True), self._clock()),
             )
         logger.info("registered OAuth client %s (%r)", client_info.client_id, stored.client_name)
+
+    def _make_room(self, db: apsw.Connection) -> None:
+        """Drop the oldest clients without a live code or token until one more fits."""
+        count = db.execute("SELECT count(*) FROM oauth_clients").fetchone()
+        excess = (count[0] if count else 0) - MAX_CLIENTS + 1
+        if excess <= 0:
+            return
+        db.execute(
+            "DELETE FROM oauth_clients WHERE client_id IN (SELECT client_id FROM oauth_clients "
+            "WHERE client_id NOT IN (SELECT client_id FROM oauth_tokens) "
+            "AND client_id NOT IN (SELECT client_id FROM oauth_codes) "
+            "ORDER BY created_at LIMIT ?)",
+            (excess,),
+        )
+        if db.changes() < excess:  # every client holds a grant, and each grant took the password
+            raise RegistrationError(
+                "invalid_client_metadata",
+                f"{MAX_CLIENTS} clients are registered and signed in; revoke one first",
+            )
+        logger.info("dropped %d unused OAuth client(s) to make room", db.changes())
 
     # -- authorization -----------------------------------------------------------------------
 

@@ -14,14 +14,19 @@ import logging
 from collections.abc import Awaitable, Callable
 from urllib.parse import parse_qsl, unquote, urlencode, urlparse
 
-from mcp.server.auth.routes import AUTHORIZATION_PATH, REVOCATION_PATH, TOKEN_PATH
+from mcp.server.auth.routes import (
+    AUTHORIZATION_PATH,
+    REGISTRATION_PATH,
+    REVOCATION_PATH,
+    TOKEN_PATH,
+)
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, RequestBodyLimitMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route, request_response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .limits import Attempt, source_key
+from .limits import Attempt, SourceLimit, source_key
 from .login_page import (
     LOGIN_PATH,
     expired_page,
@@ -36,6 +41,7 @@ logger = logging.getLogger(__name__)
 
 MAX_TOKEN_REQUEST_BYTES = DEFAULT_MAX_REQUEST_BODY_SIZE
 MAX_FORM_BYTES = 16 * 1024  # the login form is three short fields
+MAX_REGISTRATION_BYTES = 32 * 1024  # room for 10 redirect URIs of 2,000; claude.ai sends ~400
 
 
 class LoginEndpoint:
@@ -99,20 +105,83 @@ def _form(pending: Pending, error: str | None = None, status: int = 200) -> Resp
     return form_page(pending.id, pending.csrf, pending.client_name, redirect_uri, error, status)
 
 
-def guard_sdk_route(route: BaseRoute) -> BaseRoute:
-    """Wrap the SDK routes that need it: secrets hashed at /token and /revoke, and no error
-    redirects from /authorize."""
+def guard_sdk_route(route: BaseRoute, registrations: SourceLimit) -> BaseRoute:
+    """Wrap the SDK routes that need it: secrets hashed at /token and /revoke, no error
+    redirects from /authorize, and /register rate limited and small."""
     if not isinstance(route, Route):
         return route
     app: ASGIApp
     if route.path in (TOKEN_PATH, REVOCATION_PATH):
         # The SDK's own limit goes first, so the hashing never buffers an unbounded body.
-        app = RequestBodyLimitMiddleware(_HashClientSecret(route.app), MAX_TOKEN_REQUEST_BYTES)
+        hashing = _HashClientSecret(route.app, public_revocation=route.path == REVOCATION_PATH)
+        app = RequestBodyLimitMiddleware(hashing, MAX_TOKEN_REQUEST_BYTES)
     elif route.path == AUTHORIZATION_PATH:
         app = _NoErrorRedirects(route.app)
+    elif route.path == REGISTRATION_PATH:
+        app = _LimitRegistration(route.app, registrations)
     else:
         return route
     return Route(route.path, app, methods=sorted(route.methods or []))
+
+
+class _LimitRegistration:
+    """Anyone may register (RFC 7591), so registrations are counted per source and overall
+    (`limits.REGISTER_*`), and a body is at most MAX_REGISTRATION_BYTES (the SDK takes 4 MB)."""
+
+    def __init__(self, app: ASGIApp, limit: SourceLimit) -> None:
+        self.app = app
+        self._limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await self.app(scope, receive, send)  # CORS preflight
+            return
+        source = source_key(scope["client"][0] if scope.get("client") else None)
+        wait = self._limit.wait(source)
+        if wait:
+            # Not logged: a refusal per line would let a stranger fill the log instead.
+            answer = {"error": "too_many_requests", "error_description": "too many registrations"}
+            headers = {"Retry-After": str(wait)}
+            await JSONResponse(answer, 429, headers=headers)(scope, receive, send)
+            return
+        self._limit.add(source)
+        body = await _read_at_most(receive, MAX_REGISTRATION_BYTES)
+        if body is None:
+            answer = {
+                "error": "invalid_client_metadata",
+                "error_description": f"registration larger than {MAX_REGISTRATION_BYTES} bytes",
+            }
+            await JSONResponse(answer, 400)(scope, receive, send)
+            return
+        await self.app(scope, _replay(body, receive), send)
+
+
+async def _read_at_most(receive: Receive, limit: int) -> bytes | None:
+    """The request body, or None as soon as it passes `limit` bytes."""
+    body = bytearray()
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return bytes(body)
+        body += message.get("body", b"")
+        if len(body) > limit:
+            return None
+        if not message.get("more_body", False):
+            return bytes(body)
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """A `receive` that hands the app `body` (already read) and then the rest of the stream."""
+    replayed = False
+
+    async def replay() -> Message:
+        nonlocal replayed
+        if replayed:
+            return await receive()
+        replayed = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return replay
 
 
 class _NoErrorRedirects:
@@ -149,10 +218,16 @@ class _HashClientSecret:
 
     Only form bodies pass (RFC 6749 §3.2 requires them): a multipart body would reach the SDK
     unhashed, and a stolen digest must never work as the secret itself.
+
+    With `public_revocation`, a request without `client_secret` gets an empty one: the SDK's
+    revocation model requires the field (modelcontextprotocol/python-sdk#3508, still so in
+    mcp 2.3.0), so a public client could not revoke its own tokens as RFC 7009 §2.1 allows.
+    An empty secret authenticates only a client that has none.
     """
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, public_revocation: bool = False) -> None:
         self.app = app
+        self._public_revocation = public_revocation
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] != "POST":
@@ -169,23 +244,17 @@ class _HashClientSecret:
             return
         body = await Request(scope, receive).body()
         form = [
-            (key, digest(value) if key == "client_secret" else value)
+            (key, digest(value) if key == "client_secret" and value else value)
             for key, value in parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True)
         ]
+        if self._public_revocation and all(key != "client_secret" for key, _ in form):
+            form.append(("client_secret", ""))
         new_body = urlencode(form).encode()
         headers[b"content-length"] = str(len(new_body)).encode()
         if b"authorization" in headers:
             headers[b"authorization"] = _hash_basic(headers[b"authorization"])
-        replayed = False
-
-        async def replay() -> Message:
-            nonlocal replayed
-            if replayed:
-                return await receive()
-            replayed = True
-            return {"type": "http.request", "body": new_body, "more_body": False}
-
-        await self.app({**scope, "headers": list(headers.items())}, replay, send)
+        scope = {**scope, "headers": list(headers.items())}
+        await self.app(scope, _replay(new_body, receive), send)
 
 
 def _hash_basic(value: bytes) -> bytes:

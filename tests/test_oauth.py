@@ -1,0 +1,184 @@
+"""OAuth hygiene on the real app under uvicorn: bounded open registration, and grants that end
+when a code or refresh token is misused."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from test_auth import (
+    CALLBACK,
+    Engine,
+    OAuthClient,
+    _rows,
+    query,
+    recall,
+    registered_client,
+    running_engine,
+)
+from trilium_recall.limits import REGISTER_OVERALL, REGISTER_PER_SOURCE
+from trilium_recall.oauth import (
+    MAX_CLIENT_NAME_CHARS,
+    MAX_CLIENTS,
+    MAX_REDIRECT_URIS,
+    MAX_URI_CHARS,
+)
+from trilium_recall.oauth_routes import MAX_REGISTRATION_BYTES
+
+
+@pytest.fixture
+def engine(tmp_path: Path) -> Iterator[Engine]:
+    with running_engine(tmp_path) as running:
+        yield running
+
+
+def register(url: str, headers: dict[str, str] | None = None, **metadata: Any) -> httpx.Response:
+    body = {"redirect_uris": [CALLBACK], "client_name": "Test client", **metadata}
+    return httpx.post(f"{url}/register", json=body, headers=headers or {})
+
+
+def engine_log(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.name.startswith("trilium_recall")]
+
+
+# -- registration is bounded -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("metadata", "error", "reason"),
+    [
+        (
+            {"client_name": "x" * 1_000_000},
+            "invalid_client_metadata",
+            f"registration larger than {MAX_REGISTRATION_BYTES} bytes",
+        ),
+        (
+            {"jwks": {"keys": ["k" * 100] * 400}},
+            "invalid_client_metadata",
+            f"registration larger than {MAX_REGISTRATION_BYTES} bytes",
+        ),
+        (
+            {"client_name": "x" * (MAX_CLIENT_NAME_CHARS + 1)},
+            "invalid_client_metadata",
+            f"client_name is longer than {MAX_CLIENT_NAME_CHARS}",
+        ),
+        (
+            {"redirect_uris": [f"{CALLBACK}/{n}" for n in range(MAX_REDIRECT_URIS + 1)]},
+            "invalid_redirect_uri",
+            f"more than {MAX_REDIRECT_URIS} redirect URIs",
+        ),
+        (
+            {"redirect_uris": [CALLBACK, f"{CALLBACK}?{'q' * MAX_URI_CHARS}"]},
+            "invalid_client_metadata",
+            f"redirect URI 2 is longer than {MAX_URI_CHARS}",
+        ),
+        (
+            {"logo_uri": f"https://logo.example/{'l' * MAX_URI_CHARS}"},
+            "invalid_client_metadata",
+            f"logo_uri is longer than {MAX_URI_CHARS}",
+        ),
+    ],
+)
+def test_oversized_registrations_are_refused_and_leave_nothing_behind(
+    engine: Engine, caplog, metadata: dict[str, Any], error: str, reason: str
+):
+    caplog.set_level(logging.INFO)
+    response = register(engine.url, **metadata)
+    assert (response.status_code, response.json()) == (
+        400,
+        {"error": error, "error_description": reason},
+    )
+    assert _rows(engine.data_dir, "oauth_clients") == 0
+    assert sum(map(len, engine_log(caplog))) < 1000
+
+
+def test_the_limits_still_take_a_normal_registration(engine: Engine, caplog):
+    caplog.set_level(logging.INFO)
+    name = "n" * MAX_CLIENT_NAME_CHARS
+    uris = [f"https://app.example/{n}/{'u' * 1900}" for n in range(MAX_REDIRECT_URIS)]
+    assert register(engine.url, client_name=name, redirect_uris=uris).status_code == 201
+    assert _rows(engine.data_dir, "oauth_clients") == 1
+
+
+def test_a_client_name_cannot_forge_log_lines(engine: Engine, caplog):
+    caplog.set_level(logging.INFO)
+    assert register(engine.url, client_name="app\nWARNING forged: all good").status_code == 201
+    [line] = [m for m in engine_log(caplog) if m.startswith("registered OAuth client")]
+    assert "\n" not in line and "'app\\nWARNING forged: all good'" in line
+
+
+def test_registration_is_rate_limited_per_source(engine: Engine):
+    statuses = [register(engine.url).status_code for _ in range(REGISTER_PER_SOURCE.burst + 3)]
+    assert statuses == [201] * REGISTER_PER_SOURCE.burst + [429] * 3
+    refused = register(engine.url)
+    assert refused.json()["error"] == "too_many_requests"
+    assert int(refused.headers["retry-after"]) == REGISTER_PER_SOURCE.drain_seconds == 360
+    assert _rows(engine.data_dir, "oauth_clients") == REGISTER_PER_SOURCE.burst
+    engine.clock.offset += REGISTER_PER_SOURCE.drain_seconds
+    assert register(engine.url).status_code == 201
+
+
+def test_registration_from_rotating_sources_meets_the_overall_limit(tmp_path: Path):
+    with running_engine(tmp_path, trusted_proxies=("127.0.0.1",)) as engine:
+        statuses = [
+            register(engine.url, {"X-Forwarded-For": f"10.0.{n}.1"}).status_code
+            for n in range(REGISTER_OVERALL.burst + 5)
+        ]
+    assert statuses == [201] * REGISTER_OVERALL.burst + [429] * 5
+
+
+def test_past_the_cap_the_oldest_unused_clients_make_room(engine: Engine):
+    with registered_client(engine.url) as owner:  # the oldest client, and signed in
+        tokens = owner.tokens()
+        for _ in range(MAX_CLIENTS - 1):
+            engine.clock.offset += REGISTER_PER_SOURCE.drain_seconds  # past the rate limit
+            assert register(engine.url).status_code == 201
+        ids = _client_ids(engine.data_dir)
+        assert len(ids) == MAX_CLIENTS and ids[0] == owner.client_id
+        engine.clock.offset += REGISTER_PER_SOURCE.drain_seconds
+        newest = register(engine.url)
+        assert newest.status_code == 201
+        after = _client_ids(engine.data_dir)
+        assert after == [owner.client_id, *ids[2:], newest.json()["client_id"]]
+        # The signed-in client was kept: its refresh token (30 days) still works.
+        refreshed = owner.token(grant_type="refresh_token", refresh_token=tokens["refresh_token"])
+        assert refreshed.status_code == 200, refreshed.text
+        assert recall(engine.url, refreshed.json()["access_token"]).status_code == 200
+
+
+def _client_ids(data_dir: Path) -> list[str]:
+    return [
+        row[0] for row in query(data_dir, "SELECT client_id FROM oauth_clients ORDER BY created_at")
+    ]
+
+
+# -- revocation ------------------------------------------------------------------------------
+
+
+def test_a_public_client_revokes_with_its_client_id(engine: Engine):
+    with httpx.Client(timeout=10) as http:
+        public = OAuthClient(engine.url, http)
+        assert public.register(method="none").status_code == 201
+        tokens = public.tokens()
+        data = {"token": tokens["refresh_token"], "client_id": public.client_id}
+        response = http.post(f"{engine.url}/revoke", data=data)  # RFC 7009: no secret to send
+    assert response.status_code == 200, response.text
+    assert recall(engine.url, tokens["access_token"]).status_code == 401  # the grant ended
+
+
+def test_a_confidential_client_still_needs_its_secret_to_revoke(engine: Engine):
+    with registered_client(engine.url) as client:
+        tokens = client.tokens()
+        for secret in (None, ""):
+            data = {"token": tokens["access_token"], "client_id": client.client_id}
+            if secret is not None:
+                data["client_secret"] = secret
+            response = client.http.post(f"{engine.url}/revoke", data=data)
+            assert response.status_code == 401, response.text
+            assert response.json()["error"] == "unauthorized_client"
+    assert recall(engine.url, tokens["access_token"]).status_code == 200
