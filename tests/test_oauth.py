@@ -182,3 +182,75 @@ def test_a_confidential_client_still_needs_its_secret_to_revoke(engine: Engine):
             assert response.status_code == 401, response.text
             assert response.json()["error"] == "unauthorized_client"
     assert recall(engine.url, tokens["access_token"]).status_code == 200
+
+
+# -- misuse ends the grant -------------------------------------------------------------------
+
+
+def refresh(client: OAuthClient, refresh_token: str) -> httpx.Response:
+    return client.token(grant_type="refresh_token", refresh_token=refresh_token)
+
+
+def test_a_replayed_code_revokes_the_tokens_issued_from_it(engine: Engine, caplog):
+    caplog.set_level(logging.WARNING)
+    with registered_client(engine.url) as client:
+        code = client.code()
+        first = client.exchange(code)
+        assert first.status_code == 200
+        tokens = first.json()
+        assert recall(engine.url, tokens["access_token"]).status_code == 200
+        replayed = client.exchange(code)
+        assert (replayed.status_code, replayed.json()["error"]) == (400, "invalid_grant")
+        assert recall(engine.url, tokens["access_token"]).status_code == 401
+        assert refresh(client, tokens["refresh_token"]).status_code == 400
+        other = client.tokens()  # the client signs in again and goes on
+        assert recall(engine.url, other["access_token"]).status_code == 200
+    assert any("authorization code was presented again" in m for m in engine_log(caplog))
+
+
+def test_a_code_replayed_after_refreshes_still_ends_the_grant(engine: Engine):
+    with registered_client(engine.url) as client:
+        code = client.code()
+        tokens = client.exchange(code).json()
+        for _ in range(3):
+            tokens = refresh(client, tokens["refresh_token"]).json()
+        engine.clock.offset += 24 * 3600  # long after the code itself expired
+        tokens = refresh(client, tokens["refresh_token"]).json()
+        assert client.exchange(code).status_code == 400
+        assert refresh(client, tokens["refresh_token"]).status_code == 400
+
+
+def test_a_reused_refresh_token_ends_the_whole_grant(engine: Engine, caplog):
+    caplog.set_level(logging.WARNING)
+    with registered_client(engine.url) as client:
+        first = client.tokens()
+        second = refresh(client, first["refresh_token"]).json()
+        third = refresh(client, second["refresh_token"]).json()
+        reused = refresh(client, first["refresh_token"])  # a stolen copy of an old one
+        assert (reused.status_code, reused.json()["error"]) == (400, "invalid_grant")
+        assert recall(engine.url, third["access_token"]).status_code == 401
+        assert refresh(client, third["refresh_token"]).status_code == 400
+    assert any("refresh token was presented again" in m for m in engine_log(caplog))
+    assert _rows(engine.data_dir, "oauth_tokens") == 0
+    assert _rows(engine.data_dir, "oauth_spent") == 0  # nothing left to protect
+
+
+def test_misuse_ends_only_its_own_grant(engine: Engine):
+    with registered_client(engine.url) as client:
+        kept, ended = client.tokens(), client.tokens()
+        assert refresh(client, ended["refresh_token"]).status_code == 200
+        assert refresh(client, ended["refresh_token"]).status_code == 400
+        assert recall(engine.url, kept["access_token"]).status_code == 200
+        assert refresh(client, kept["refresh_token"]).status_code == 200
+
+
+def test_spent_credentials_are_forgotten_with_their_grant(engine: Engine):
+    with registered_client(engine.url) as client:
+        tokens = client.tokens()
+        tokens = refresh(client, tokens["refresh_token"]).json()
+        assert _rows(engine.data_dir, "oauth_spent") == 2  # the code and the first refresh token
+        data = {"token": tokens["refresh_token"], "client_id": client.client_id}
+        data["client_secret"] = client.client_secret
+        assert client.http.post(f"{engine.url}/revoke", data=data).status_code == 200
+        client.tokens()  # any later write purges what belonged to the revoked grant
+    assert _rows(engine.data_dir, "oauth_spent") == 1  # the new grant's code

@@ -123,11 +123,27 @@ def m004_password_check(db: apsw.Connection) -> None:
     )
 
 
+def m005_spent_credentials(db: apsw.Connection) -> None:
+    """Used codes and rotated refresh tokens (SHA-256 only), remembered with their grant: one
+    presented again means it leaked, and the grant it started or continued ends."""
+    db.execute(
+        """
+        CREATE TABLE oauth_spent (
+            credential_hash TEXT PRIMARY KEY,
+            grant_id TEXT NOT NULL,
+            expires_at REAL NOT NULL
+        );
+        CREATE INDEX oauth_spent_by_grant ON oauth_spent (grant_id);
+        """
+    )
+
+
 MIGRATIONS: list[Callable[[apsw.Connection], None]] = [
     m001_index,
     m002_oauth,
     m003_term_stats,
     m004_password_check,
+    m005_spent_credentials,
 ]
 
 

@@ -6,7 +6,10 @@ S256, RFC 7009 revocation); this class keeps clients, codes and tokens. Codes an
 random 256-bit strings stored only as SHA-256 digests; a client's secret likewise, which is why
 the token and revocation routes hash the secret a client sends before the SDK compares it.
 Access tokens live an hour, refresh tokens rotate on every use, codes are single-use and live
-five minutes. Every table is read and written through `Store.atomic()`.
+five minutes. A used code or a rotated refresh token presented again has leaked (the client
+itself never does that), so it ends its whole grant (RFC 6749 §4.1.2, RFC 9700 §4.14.2): the
+tokens issued from the code, or the newer refresh token. Every table is read and written
+through `Store.atomic()`.
 
 This module is protocol state only; the HTTP side (the SDK's routes, our shims around them and
 the login page's route) is wired in `oauth_routes.py`.
@@ -20,9 +23,7 @@ import json
 import logging
 import secrets
 import time
-from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
 from urllib.parse import urlparse
 
 import apsw
@@ -40,6 +41,7 @@ from mcp.server.auth.provider import (
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from pydantic import AnyUrl
 
+from .pending import Pending, PendingAuthorizations
 from .store import Store
 
 logger = logging.getLogger(__name__)
@@ -47,8 +49,7 @@ logger = logging.getLogger(__name__)
 ACCESS_TOKEN_SECONDS = 3600
 REFRESH_TOKEN_SECONDS = 30 * 24 * 3600
 CODE_SECONDS = 300  # RFC 6749 §4.1.2 recommends at most 10 minutes
-PENDING_SECONDS = 600.0  # time to type a password; the code itself lives 5 minutes after that
-MAX_PENDING = 1000  # /authorize is unauthenticated; cap what strangers can make us hold
+SPENT_SECONDS = REFRESH_TOKEN_SECONDS  # or until the grant ends, whichever comes first
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 # Registration is open (RFC 7591: claude.ai registers itself), so what a stranger can make us
 # store, show and log is bounded. claude.ai sends a ~20-character name and one redirect URI.
@@ -79,53 +80,6 @@ def _redirect_uri_ok(uri: str) -> bool:
     return parsed.scheme == "https" or (
         parsed.scheme == "http" and parsed.hostname in LOOPBACK_HOSTS
     )
-
-
-@dataclass(frozen=True)
-class Pending:
-    """An /authorize request waiting for the password."""
-
-    id: str
-    csrf: str
-    client_id: str
-    client_name: str
-    params: AuthorizationParams
-    expires_at: float
-
-
-class PendingAuthorizations:
-    """Pending requests in memory: they live minutes, and a restart only means 'connect again'."""
-
-    def __init__(self, clock: Callable[[], float]) -> None:
-        self._clock = clock
-        self._items: OrderedDict[str, Pending] = OrderedDict()
-
-    def add(self, client_id: str, client_name: str, params: AuthorizationParams) -> Pending:
-        self._expire()
-        while len(self._items) >= MAX_PENDING:
-            self._items.popitem(last=False)
-        pending = Pending(
-            id=secrets.token_urlsafe(24),
-            csrf=secrets.token_urlsafe(24),
-            client_id=client_id,
-            client_name=client_name,
-            params=params,
-            expires_at=self._clock() + PENDING_SECONDS,
-        )
-        self._items[pending.id] = pending
-        return pending
-
-    def get(self, pending_id: str) -> Pending | None:
-        self._expire()
-        return self._items.get(pending_id)
-
-    def pop(self, pending_id: str) -> Pending | None:
-        return self._items.pop(pending_id, None)
-
-    def _expire(self) -> None:
-        now = self._clock()
-        for key in [k for k, p in self._items.items() if p.expires_at <= now]:
-            del self._items[key]
 
 
 def _check_metadata(client: OAuthClientInformationFull) -> None:
@@ -185,6 +139,7 @@ class OAuthProvider(OAuthAuthorizationServerProvider[AuthorizationCode, RefreshT
                 ended = len(db.execute("SELECT DISTINCT grant_id FROM oauth_tokens").fetchall())
                 db.execute("DELETE FROM oauth_tokens")
                 db.execute("DELETE FROM oauth_codes")
+                db.execute("DELETE FROM oauth_spent")
             salt = secrets.token_bytes(16)
             db.execute(
                 "INSERT OR REPLACE INTO auth_password VALUES (1, ?, ?)",
@@ -275,7 +230,10 @@ class OAuthProvider(OAuthAuthorizationServerProvider[AuthorizationCode, RefreshT
             "SELECT params, expires_at FROM oauth_codes WHERE code_hash = ? AND client_id = ?",
             (digest(authorization_code), client.client_id),
         ).fetchone()
-        if row is None or row[1] <= self._clock():
+        if row is None:
+            self._end_grant_if_spent(authorization_code, "authorization code", client.client_id)
+            return None
+        if row[1] <= self._clock():
             return None
         record = json.loads(row[0])
         return AuthorizationCode(
@@ -292,19 +250,24 @@ class OAuthProvider(OAuthAuthorizationServerProvider[AuthorizationCode, RefreshT
     async def exchange_authorization_code(
         self, client: OAuthClientInformationFull, authorization_code: AuthorizationCode
     ) -> OAuthToken:
+        code = authorization_code.code
+        grant_id = secrets.token_urlsafe(16)
         with self._store.atomic() as db:
-            db.execute(
-                "DELETE FROM oauth_codes WHERE code_hash = ?", (digest(authorization_code.code),)
-            )
-            if db.changes() == 0:  # already used: single-use even under a race
-                raise TokenError("invalid_grant", "authorization code was already used")
-            issued = self._issue_tokens(
-                db,
-                secrets.token_urlsafe(16),
-                client.client_id,
-                authorization_code.scopes,
-                authorization_code.resource or self.resources[0],
-            )
+            self._purge(db)
+            db.execute("DELETE FROM oauth_codes WHERE code_hash = ?", (digest(code),))
+            used = db.changes() == 0  # a second exchange raced past load_authorization_code
+            if not used:
+                issued = self._issue_tokens(
+                    db,
+                    grant_id,
+                    client.client_id,
+                    authorization_code.scopes,
+                    authorization_code.resource or self.resources[0],
+                )
+                self._spend(db, code, grant_id)
+        if used:
+            self._end_grant_if_spent(code, "authorization code", client.client_id)
+            raise TokenError("invalid_grant", "authorization code was already used")
         return issued
 
     # -- tokens ------------------------------------------------------------------------------
@@ -313,7 +276,10 @@ class OAuthProvider(OAuthAuthorizationServerProvider[AuthorizationCode, RefreshT
         self, client: OAuthClientInformationFull, refresh_token: str
     ) -> RefreshToken | None:
         row = self._token_row(refresh_token, "refresh")
-        if row is None or row[0] != client.client_id:
+        if row is None:
+            self._end_grant_if_spent(refresh_token, "refresh token", client.client_id)
+            return None
+        if row[0] != client.client_id:
             return None
         return RefreshToken(
             token=refresh_token,
@@ -327,18 +293,21 @@ class OAuthProvider(OAuthAuthorizationServerProvider[AuthorizationCode, RefreshT
         self, client: OAuthClientInformationFull, refresh_token: RefreshToken, scopes: list[str]
     ) -> OAuthToken:
         """Rotate: the old refresh token and its access token die, a new pair is issued."""
-        token_hash = digest(refresh_token.token)
+        old = refresh_token.token
         with self._store.atomic() as db:
+            self._purge(db)
             row = db.execute(
                 "SELECT grant_id FROM oauth_tokens WHERE token_hash = ? AND kind = 'refresh'",
-                (token_hash,),
+                (digest(old),),
             ).fetchone()
-            if row is None:
-                raise TokenError("invalid_grant", "refresh token was already used")
-            db.execute("DELETE FROM oauth_tokens WHERE grant_id = ?", (row[0],))
-            issued = self._issue_tokens(
-                db, row[0], client.client_id, scopes, refresh_token.resource or self.resources[0]
-            )
+            if row is not None:
+                db.execute("DELETE FROM oauth_tokens WHERE grant_id = ?", (row[0],))
+                resource = refresh_token.resource or self.resources[0]
+                issued = self._issue_tokens(db, row[0], client.client_id, scopes, resource)
+                self._spend(db, old, row[0])
+        if row is None:  # a second rotation raced past load_refresh_token
+            self._end_grant_if_spent(old, "refresh token", client.client_id)
+            raise TokenError("invalid_grant", "refresh token was already used")
         return issued
 
     async def load_access_token(self, token: str) -> AccessToken | None:
@@ -363,6 +332,27 @@ class OAuthProvider(OAuthAuthorizationServerProvider[AuthorizationCode, RefreshT
             )
         logger.info("revoked an OAuth grant of client %s", token.client_id)
 
+    def _spend(self, db: apsw.Connection, credential: str, grant_id: str) -> None:
+        db.execute(
+            "INSERT OR REPLACE INTO oauth_spent VALUES (?, ?, ?)",
+            (digest(credential), grant_id, self._clock() + SPENT_SECONDS),
+        )
+
+    def _end_grant_if_spent(self, credential: str, what: str, client_id: str) -> None:
+        """A used code or rotated refresh token came back: whoever holds it is not (only) the
+        client, so every token of its grant dies and the client signs in again."""
+        with self._store.atomic() as db:
+            row = db.execute(
+                "SELECT grant_id FROM oauth_spent WHERE credential_hash = ?", (digest(credential),)
+            ).fetchone()
+            if row is None:
+                return
+            db.execute("DELETE FROM oauth_tokens WHERE grant_id = ?", (row[0],))
+            db.execute("DELETE FROM oauth_spent WHERE grant_id = ?", (row[0],))
+        logger.warning(
+            "a used OAuth %s was presented again (client %s): ended its grant", what, client_id
+        )
+
     def _token_row(self, token: str, kind: str) -> tuple[str, str, str, float] | None:
         row = self._store.db.execute(
             "SELECT client_id, scopes, resource, expires_at FROM oauth_tokens "
@@ -378,7 +368,6 @@ class OAuthProvider(OAuthAuthorizationServerProvider[AuthorizationCode, RefreshT
     ) -> OAuthToken:
         now = self._clock()
         access, refresh = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
-        self._purge(db)
         for token, kind, lifetime in (
             (access, "access", ACCESS_TOKEN_SECONDS),
             (refresh, "refresh", REFRESH_TOKEN_SECONDS),
@@ -403,6 +392,13 @@ class OAuthProvider(OAuthAuthorizationServerProvider[AuthorizationCode, RefreshT
         )
 
     def _purge(self, db: apsw.Connection) -> None:
+        """Expired rows out; a spent credential also goes once its grant has no token left.
+        Run first in a write transaction: mid-rotation a grant has no tokens for a moment."""
         now = self._clock()
         db.execute("DELETE FROM oauth_codes WHERE expires_at <= ?", (now,))
         db.execute("DELETE FROM oauth_tokens WHERE expires_at <= ?", (now,))
+        db.execute(
+            "DELETE FROM oauth_spent WHERE expires_at <= ? "
+            "OR grant_id NOT IN (SELECT grant_id FROM oauth_tokens)",
+            (now,),
+        )

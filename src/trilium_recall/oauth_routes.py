@@ -35,7 +35,8 @@ from .login_page import (
     parse_submission,
     too_many_attempts_page,
 )
-from .oauth import Pending, PendingAuthorizations, digest
+from .oauth import digest
+from .pending import Pending, PendingAuthorizations
 
 logger = logging.getLogger(__name__)
 
