@@ -132,7 +132,7 @@ def test_the_index_is_private_to_its_owner_under_a_usual_umask(tmp_path, embedde
         name: 0o600 for name in ("recall.sqlite3", "recall.sqlite3-wal", "recall.sqlite3-shm")
     }
     assert (_mode(path.parent), _mode(path.parent.parent)) == (0o700, 0o700)
-    assert not [r for r in caplog.records if r.name == "trilium_recall.store"]
+    assert not [r for r in caplog.records if r.name == "trilium_recall.index_file"]
 
 
 def test_an_existing_looser_mode_is_warned_about_not_changed(tmp_path, caplog):
@@ -143,7 +143,7 @@ def test_an_existing_looser_mode_is_warned_about_not_changed(tmp_path, caplog):
     Store(data / "recall.sqlite3").close()
     (data / "recall.sqlite3").chmod(0o644)
     Store(data / "recall.sqlite3").close()
-    warnings = [r.getMessage() for r in caplog.records if r.name == "trilium_recall.store"]
+    warnings = [r.getMessage() for r in caplog.records if r.name == "trilium_recall.index_file"]
     assert warnings == [
         f"{data} is open to other users (mode 755): chmod 700 it, it holds your notes",
         f"{data / 'recall.sqlite3'} is open to other users (mode 644): chmod 600 it, "

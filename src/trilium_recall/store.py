@@ -2,18 +2,14 @@
 
 One SQLite file (apsw + sqlite-vec, WAL). Each note's writes happen in one transaction, so a
 crash never leaves a note half-written; queries read vectors from the in-memory mirror in
-`vectors.py`, kept in step after each commit. The file holds every indexed note's text and the
-OAuth tables, so it is private to its owner: the directory 0700, the files 0600.
+`vectors.py`, kept in step after each commit. Opening the file (private modes, sqlite-vec,
+migrations) is `index_file.py`.
 """
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import json
-import logging
-import os
-import stat
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -23,18 +19,13 @@ from typing import Any
 
 import apsw
 import numpy as np
-import sqlite_vec
 
 from .errors import StoreError
-from .migrations import EMBEDDING_DIM, migrate
+from .index_file import open_db
+from .migrations import EMBEDDING_DIM
 from .vectors import VectorIndex
 
-logger = logging.getLogger(__name__)
-
 SKIP_REASONS = ("archived", "hidden", "protected", "plumbing", "type", "error")
-DATA_DIR_MODE = 0o700
-DB_FILE_MODE = 0o600  # SQLite gives the -wal and -shm files the mode of the database file
-_warned: set[Path] = set()  # each open Store (one per search thread) would warn again
 
 
 @dataclass(frozen=True)
@@ -79,44 +70,6 @@ class SectionHit:
     path: str
     heading: str
     text: str
-
-
-def open_db(path: Path) -> apsw.Connection:
-    """Open (creating if needed) the index file with sqlite-vec loaded and migrations applied."""
-    try:
-        _create_private(path)
-        db = apsw.Connection(str(path))
-        db.enable_load_extension(True)
-        db.load_extension(sqlite_vec.loadable_path())
-        db.enable_load_extension(False)
-        db.set_busy_timeout(5000)
-        db.execute("PRAGMA journal_mode = WAL")
-        db.execute("PRAGMA synchronous = NORMAL")
-        migrate(db)
-        return db
-    except (OSError, apsw.Error) as exc:
-        raise StoreError(f"cannot open the index at {path}: {exc}") from None
-
-
-def _create_private(path: Path) -> None:
-    """Missing directories 0700 and a missing database file 0600, whatever the umask leaves;
-    an existing looser mode is only warned about (the owner may share it on purpose)."""
-    missing = [d for d in (path.parent, *path.parent.parents) if not d.exists()]
-    for directory in reversed(missing):
-        directory.mkdir(mode=DATA_DIR_MODE, exist_ok=True)
-    with contextlib.suppress(FileExistsError):  # an empty file is a new database to SQLite
-        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, DB_FILE_MODE))
-    for existing in (path.parent, *path.parent.glob(path.name + "*")):
-        mode = stat.S_IMODE(existing.stat().st_mode)
-        if mode & 0o077 and existing not in _warned:
-            _warned.add(existing)
-            wanted = DATA_DIR_MODE if existing.is_dir() else DB_FILE_MODE
-            logger.warning(
-                "%s is open to other users (mode %03o): chmod %03o it, it holds your notes",
-                existing,
-                mode,
-                wanted,
-            )
 
 
 class Store:

@@ -1,0 +1,64 @@
+"""Opening the index file: private to its owner, sqlite-vec loaded, migrations applied.
+
+The file holds every indexed note's text and the OAuth tables, so the data directory is created
+0700 and the database 0600 whatever the umask (SQLite gives its -wal and -shm files the mode of
+the database file); an existing looser mode is warned about, not changed: the owner may share
+it on purpose.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import stat
+from pathlib import Path
+
+import apsw
+import sqlite_vec
+
+from .errors import StoreError
+from .migrations import migrate
+
+logger = logging.getLogger(__name__)
+
+DATA_DIR_MODE = 0o700
+DB_FILE_MODE = 0o600
+_warned: set[Path] = set()  # each open Store (one per search thread) would warn again
+
+
+def open_db(path: Path) -> apsw.Connection:
+    """Open (creating if needed) the index file with sqlite-vec loaded and migrations applied."""
+    try:
+        _create_private(path)
+        db = apsw.Connection(str(path))
+        db.enable_load_extension(True)
+        db.load_extension(sqlite_vec.loadable_path())
+        db.enable_load_extension(False)
+        db.set_busy_timeout(5000)
+        db.execute("PRAGMA journal_mode = WAL")
+        db.execute("PRAGMA synchronous = NORMAL")
+        migrate(db)
+        return db
+    except (OSError, apsw.Error) as exc:
+        raise StoreError(f"cannot open the index at {path}: {exc}") from None
+
+
+def _create_private(path: Path) -> None:
+    """Missing directories 0700 and a missing database file 0600; looser existing modes warned."""
+    missing = [d for d in (path.parent, *path.parent.parents) if not d.exists()]
+    for directory in reversed(missing):
+        directory.mkdir(mode=DATA_DIR_MODE, exist_ok=True)
+    with contextlib.suppress(FileExistsError):  # an empty file is a new database to SQLite
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, DB_FILE_MODE))
+    for existing in (path.parent, *path.parent.glob(path.name + "*")):
+        mode = stat.S_IMODE(existing.stat().st_mode)
+        if mode & 0o077 and existing not in _warned:
+            _warned.add(existing)
+            wanted = DATA_DIR_MODE if existing.is_dir() else DB_FILE_MODE
+            logger.warning(
+                "%s is open to other users (mode %03o): chmod %03o it, it holds your notes",
+                existing,
+                mode,
+                wanted,
+            )
