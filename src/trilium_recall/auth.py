@@ -31,7 +31,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .config import Settings
 from .errors import ConfigError
-from .limits import Attempt, PasswordGuard, registration_limit, source_key
+from .limits import Attempt, PasswordGuard, registration_limit, source_of
 from .login_page import LOGIN_PATH
 from .mcp import MCP_PATH
 from .oauth import OAuthProvider
@@ -145,7 +145,7 @@ class Authenticator:
                 return
             access = await self.oauth_access(token)
             if access is None:
-                source = source_key(scope["client"][0] if scope.get("client") else None)
+                source = source_of(scope)
                 attempt = self.try_password(token, source)
                 if not attempt.ok:
                     await self._refuse(path, source, attempt)(scope, receive, send)

@@ -10,6 +10,7 @@ budget) are limited so that the owner still gets in:
 
 - Only failures count. A correct password costs nothing, and an OAuth access token (256 random
   bits, unguessable) is checked before any limit, so a guesser never blocks a signed-in client.
+  An expired token counts as a failure, but a client refreshes after one 401: one an hour.
 - Per source: 10 failures at once, then one more a minute (the bucket drains by one each
   minute). The owner's typos never reach 10; a guesser gets at most ~1,440 tries a day.
 - All sources together: 100 failures at once, then one a minute, so rotating sources guess no
@@ -34,8 +35,9 @@ from __future__ import annotations
 import ipaddress
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,12 @@ MAX_TRACKED_SOURCES = 10_000
 IPV6_SOURCE_PREFIX = 64
 UNKNOWN_SOURCE = "unknown"  # no address or not an IP: all such requests share one key
 _ALL = ""
+
+
+def source_of(scope: Mapping[str, Any]) -> str:
+    """The rate-limit key of an ASGI request."""
+    client = scope.get("client")
+    return source_key(client[0] if client else None)
 
 
 def source_key(host: str | None) -> str:

@@ -26,7 +26,7 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route, request_response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .limits import Attempt, SourceLimit, source_key
+from .limits import Attempt, SourceLimit, source_of
 from .login_page import (
     LOGIN_PATH,
     expired_page,
@@ -76,7 +76,7 @@ class LoginEndpoint:
         return _form(pending)
 
     async def submit(self, request: Request) -> Response:
-        source = source_key(request.client.host if request.client else None)
+        source = source_of(request.scope)
         form = parse_submission(await request.form())
         pending = self._pending.get(form.request_id)
         if pending is None:
@@ -137,7 +137,7 @@ class _LimitRegistration:
         if scope["type"] != "http" or scope["method"] != "POST":
             await self.app(scope, receive, send)  # CORS preflight
             return
-        source = source_key(scope["client"][0] if scope.get("client") else None)
+        source = source_of(scope)
         wait = self._limit.wait(source)
         if wait:
             # Not logged: a refusal per line would let a stranger fill the log instead.
