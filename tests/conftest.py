@@ -5,13 +5,18 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from trilium_recall.config import Instance, Settings, load_settings
-from trilium_recall.store import NoteRecord, SectionInput, Store
+from trilium_recall.gate import FITTED
+from trilium_recall.sections import Section
+from trilium_recall.snippets import split_snippets
+from trilium_recall.store import NoteRecord, SectionInput, SnippetInput, Store
+from trilium_recall.vectors import VectorIndex
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 DEMO_ZIP = SHARED / "trilium" / "demo.zip"
@@ -44,6 +49,13 @@ class HashEmbedder:
     def query(self, text: str) -> np.ndarray:
         return self._vector(text)
 
+    def queries(self, texts: Sequence[str]) -> np.ndarray:
+        return np.stack([self._vector(t) for t in texts]) if texts else np.zeros((0, self.dim))
+
+
+# Passes every prompt and every candidate: for tests of what happens around the gate.
+OPEN = replace(FITTED, bias=100.0, neighbour_cosine_gap=1.0)
+
 
 @pytest.fixture
 def embedder() -> HashEmbedder:
@@ -53,8 +65,6 @@ def embedder() -> HashEmbedder:
 def make_settings(data_dir: Path, **overrides: object) -> Settings:
     instance = Instance("default", "http://trilium.test", token=_secret("tok_secret"))
     overrides.setdefault("instances", {"default": instance})
-    # A handful of test notes has no spread for a z-score: tests of the gate set it themselves.
-    overrides.setdefault("gate_min_zscore", -100.0)
     return load_settings({"RECALL_DATA_DIR": str(data_dir)}, **overrides)
 
 
@@ -93,14 +103,17 @@ def add_note(
     )
     rows = []
     for ordinal, (heading, text) in enumerate(sections):
-        vector = embedder.passages([f"{heading}\n{text}"])[0]
-        rows.append(SectionInput(ordinal, heading, text, f"{note_id}-{ordinal}", vector))
+        snippets = [
+            SnippetInput(snippet.start, snippet.end, embedder.passages([snippet.text])[0])
+            for snippet in split_snippets(title, Section(ordinal, heading, text))
+        ]
+        rows.append(SectionInput(ordinal, heading, text, f"{note_id}-{ordinal}", snippets))
     store.save_note(record, rows, links)
 
 
 @pytest.fixture
 def store(tmp_path: Path) -> Store:
-    opened = Store(tmp_path / "recall.sqlite3")
+    opened = Store(tmp_path / "recall.sqlite3", VectorIndex(HashEmbedder.dim))
     yield opened
     opened.close()
 

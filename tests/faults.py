@@ -19,6 +19,7 @@ from trilium_recall.fake_trilium import FakeTrilium
 from trilium_recall.store import Store
 from trilium_recall.sync import Syncer
 from trilium_recall.trilium import TriliumClient
+from trilium_recall.vectors import VectorIndex
 
 TOKEN = "reliability_token"
 HEADERS = {"Authorization": f"Bearer {PASSWORD}"}
@@ -167,7 +168,7 @@ def clean_counts(trilium: FakeTrilium, data_dir: Path) -> dict:
     async def build() -> dict:
         settings = make_settings(data_dir)
         instance = Instance("default", trilium.url(), settings.instances["default"].token)
-        store = Store(settings.db_path)
+        store = Store(settings.db_path, VectorIndex(HashEmbedder.dim))
         client = TriliumClient(trilium.url(), TOKEN)
         try:
             syncer = Syncer(instance, client, store, HashEmbedder(), Rules.from_settings(settings))

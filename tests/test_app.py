@@ -10,7 +10,7 @@ import uuid
 import httpx
 import pytest
 
-from conftest import HashEmbedder, add_note, make_settings
+from conftest import OPEN, HashEmbedder, add_note, make_settings
 from trilium_recall.engine import Engine
 from trilium_recall.store import Store
 
@@ -108,7 +108,6 @@ def test_explain_shows_every_step(demo_engine) -> None:
     first = explain["candidates"][0]
     assert {
         "cosine",
-        "zscore",
         "matched_terms",
         "coverage",
         "fused",
@@ -118,6 +117,11 @@ def test_explain_shows_every_step(demo_engine) -> None:
         "why",
     } <= set(first)
     assert first["passed"] is True
+    prompt = explain["prompt"]
+    assert prompt["about_notes"] is True and prompt["why"].startswith("about the notes")
+    assert set(prompt["parts"]) == {"bias", "margin", "agreement", "zscore"}
+    assert prompt["score"] == pytest.approx(sum(prompt["parts"].values()), abs=0.01)
+    assert explain["closest_generic_prompt"] and -1 < explain["generic_cosine"] < 1
 
 
 @pytest.mark.parametrize(
@@ -174,10 +178,11 @@ class SlowEmbedder(HashEmbedder):
 
 
 async def test_time_budget_overrun_answers_nothing_and_on_time(tmp_path) -> None:
-    settings = make_settings(tmp_path, gate_min_cosine=0.3)  # default budget: 1.2 s
+    settings = make_settings(tmp_path)  # default budget: 1.2 s
     embedder = SlowEmbedder()
-    engine = Engine(settings, embedder=embedder)
+    engine = Engine(settings, embedder=embedder, gate=OPEN)
     add_note(engine.store, embedder, "n1", "Backups", [("Backups", "restic backup nightly")])
+    await engine.warm()
     on_time = await engine.recall("restic backup", session_id="other")
     assert on_time is not None and [p.note_id for p in on_time.passages] == ["n1"]
 

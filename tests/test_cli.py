@@ -88,7 +88,9 @@ def test_status_search_and_explain_read_an_existing_index(demo_engine) -> None:
     assert as_json["passages"] and as_json["skipped"] is None
     explained = run("explain", "what is the capital of Australia", env=env)
     assert explained.returncode == 0
-    assert "silent: nothing passed the gate" in explained.stdout and "weak:" in explained.stdout
+    assert "silent: nothing passed the gate" in explained.stdout
+    assert "not about the notes: score -" in explained.stdout
+    assert "closest generic prompt:" in explained.stdout
     skipped = run("explain", "/compact", env=env)
     assert "Skipped before searching: slash command" in skipped.stdout
 

@@ -7,7 +7,7 @@ import time
 
 from pydantic import SecretStr
 
-from conftest import HashEmbedder, make_settings
+from conftest import OPEN, HashEmbedder, make_settings
 from trilium_recall.config import Instance
 from trilium_recall.engine import Engine
 from trilium_recall.fake_trilium import FakeTrilium
@@ -37,8 +37,8 @@ async def test_two_instances_sync_search_and_fail_independently(tmp_path) -> Non
         "work": Instance("work", work.url(), SecretStr("work_token")),
         "home": Instance("home", home.url(), SecretStr("home_token")),
     }
-    settings = make_settings(tmp_path, instances=instances, tick_seconds=0.2, gate_min_cosine=0.3)
-    engine = Engine(settings, embedder=HashEmbedder())
+    settings = make_settings(tmp_path, instances=instances, tick_seconds=0.2)
+    engine = Engine(settings, embedder=HashEmbedder(), gate=OPEN)
     await engine.start()
     try:
         health = await _wait(engine, lambda h: h["status"] == "ok")

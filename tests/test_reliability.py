@@ -336,12 +336,20 @@ def test_sigkill_mid_first_build_then_restart_completes_like_a_clean_build(
 
 
 def _file_is_consistent(store: Store) -> bool:
-    """Every section has its vector and its keyword row, and nothing else does."""
+    """Every section has its keyword row and at least one snippet, every snippet its vector
+    and its section, and nothing else is there."""
     one = store.db.execute
     sections = one("SELECT count(*) FROM sections").fetchone()[0]
-    vectors = one("SELECT count(*) FROM section_vectors").fetchone()[0]
     keywords = one("SELECT count(*) FROM sections_fts").fetchone()[0]
-    return sections == vectors == keywords
+    snippets = one("SELECT count(*) FROM snippets").fetchone()[0]
+    vectors = one("SELECT count(*) FROM snippet_vectors").fetchone()[0]
+    orphans = one(
+        "SELECT count(*) FROM snippets WHERE section_id NOT IN (SELECT id FROM sections)"
+    ).fetchone()[0]
+    bare = one(
+        "SELECT count(*) FROM sections WHERE id NOT IN (SELECT section_id FROM snippets)"
+    ).fetchone()[0]
+    return sections == keywords and snippets == vectors and orphans == bare == 0
 
 
 # ---------------------------------------------------------------- unusable data dir

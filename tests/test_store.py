@@ -12,7 +12,7 @@ from conftest import add_note
 from trilium_recall.errors import StoreError
 from trilium_recall.migrations import MIGRATIONS
 from trilium_recall.store import Store
-from trilium_recall.vectors import VectorIndex
+from trilium_recall.vectors import Match, VectorIndex
 
 
 def _unit(*values: float) -> np.ndarray:
@@ -21,28 +21,43 @@ def _unit(*values: float) -> np.ndarray:
     return vector / np.linalg.norm(vector)
 
 
-def test_vector_index_search_upsert_remove() -> None:
-    index = VectorIndex()
-    index.upsert([10, 11, 12], np.stack([_unit(1, 0), _unit(0, 1), _unit(1, 1)]))
-    assert [i for i, _ in index.search(_unit(1, 0), 2).hits] == [10, 12]
-    index.remove([10])
-    assert [i for i, _ in index.search(_unit(1, 0), 3).hits] == [12, 11]
-    index.upsert([13], np.stack([_unit(1, 0.01)]))  # reuses the freed slot
-    assert index.search(_unit(1, 0), 1).hits[0][0] == 13
-    assert len(index) == 3
-    assert index.similarity([11, 99], _unit(0, 1)) == pytest.approx({11: 1.0})
+def test_vector_index_answers_per_section_by_its_best_snippet() -> None:
+    index = VectorIndex(384)
+    # (snippet id, section id): section 1 has two snippets, section 2 one.
+    index.upsert([(10, 1), (11, 1), (12, 2)], np.stack([_unit(1, 0), _unit(0, 1), _unit(1, 1)]))
+    assert index.search(_unit(0, 1), 2).hits == [
+        Match(1, pytest.approx(1.0), 11),
+        Match(2, pytest.approx(0.7071, abs=1e-4), 12),
+    ]
+    assert index.best_snippets([1, 2, 99], _unit(1, 0)) == {
+        1: Match(1, pytest.approx(1.0), 10),
+        2: Match(2, pytest.approx(0.7071, abs=1e-4), 12),
+    }
+    index.remove_sections([1])
+    assert [m.section_id for m in index.search(_unit(1, 0), 3).hits] == [2]
+    index.upsert([(13, 3)], np.stack([_unit(1, 0.01)]))  # reuses a freed slot
+    assert index.search(_unit(1, 0), 1).hits[0].snippet_id == 13
+    assert len(index) == 2
 
 
-def test_vector_index_grows_past_its_first_capacity() -> None:
-    index = VectorIndex()
-    ids = list(range(3000))
+def test_vector_index_grows_past_its_first_capacity_and_scans_in_blocks() -> None:
+    index = VectorIndex(384)
     rng = np.random.default_rng(1)
     vectors = rng.normal(size=(3000, 384)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    index.upsert(ids, vectors)
+    index.upsert([(i, i // 3) for i in range(3000)], vectors)
     neighbours = index.search(vectors[2999], 1)
-    assert neighbours.hits[0][0] == 2999
+    assert neighbours.hits[0] == Match(999, pytest.approx(1.0), 2999)
     assert neighbours.zscore(1.0) > 10  # random unit vectors barely correlate
+    best = index.best_cosines(vectors[[0, 1500, 2999]], rows=1000)
+    assert best == pytest.approx([1.0, 1.0, 1.0])
+
+
+def test_a_store_opened_for_another_embedding_size_is_refused(tmp_path) -> None:
+    path = tmp_path / "recall.sqlite3"
+    Store(path, VectorIndex(384)).close()
+    with pytest.raises(StoreError, match="built with 384-dimensional embeddings"):
+        Store(path, VectorIndex(768))
 
 
 def test_delete_note_clears_every_table(store, embedder) -> None:
@@ -60,17 +75,18 @@ def test_delete_note_clears_every_table(store, embedder) -> None:
     assert db.execute("SELECT count(*) FROM notes WHERE note_id = 'a'").fetchone()[0] == 0
     assert db.execute("SELECT count(*) FROM sections WHERE note_id = 'a'").fetchone()[0] == 0
     assert db.execute("SELECT count(*) FROM sections_fts").fetchone()[0] == 1
-    assert db.execute("SELECT count(*) FROM section_vectors").fetchone()[0] == 1
+    assert db.execute("SELECT count(*) FROM snippets").fetchone()[0] == 1
+    assert db.execute("SELECT count(*) FROM snippet_vectors").fetchone()[0] == 1
     assert db.execute("SELECT count(*) FROM links").fetchone()[0] == 0
     assert len(store.vectors) == 1
 
 
 def test_reopen_keeps_data_and_schema_version(tmp_path, embedder) -> None:
     path = tmp_path / "recall.sqlite3"
-    first = Store(path)
+    first = Store(path, VectorIndex(embedder.dim))
     add_note(first, embedder, "a", "Alpha", [("Alpha", "alpha text")])
     first.close()
-    again = Store(path)
+    again = Store(path, VectorIndex(embedder.dim))
     assert again.db.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
     assert again.load_vectors() == 1
     assert again.keyword_search('"alpha"', 5)[0][0] > 0
@@ -89,15 +105,17 @@ def test_unwritable_data_dir_is_a_clear_store_error(tmp_path, where) -> None:
 
 def test_load_vectors_in_chunks_restores_every_vector(tmp_path, embedder) -> None:
     path = tmp_path / "recall.sqlite3"
-    first = Store(path)
+    first = Store(path, VectorIndex(embedder.dim))
     for i in range(7):
         add_note(first, embedder, f"n{i}", f"Note {i}", [(f"Note {i}", f"words number {i}")])
     first.close()
-    again = Store(path)
+    again = Store(path, VectorIndex(embedder.dim))
     assert again.load_vectors(chunk=3) == 7
     assert len(again.vectors) == 7
     query = embedder.query("Note 5\nwords number 5")
-    assert again.vectors.search(query, 1).hits[0][1] > 0.99
+    best = again.vectors.search(query, 1).hits[0]
+    assert best.cosine == pytest.approx(1.0)
+    assert again.section_hits([best.section_id])[best.section_id].note_id == "n5"
 
 
 def test_sent_notes_expire_after_the_session_ttl(store) -> None:
@@ -122,7 +140,7 @@ def test_the_index_is_private_to_its_owner_under_a_usual_umask(tmp_path, embedde
     path = tmp_path / "data" / "demo" / "recall.sqlite3"  # two levels missing, as for the demo
     old = os.umask(0o022)
     try:
-        store = Store(path)
+        store = Store(path, VectorIndex(embedder.dim))
         add_note(store, embedder, "a", "Alpha", [("Alpha", "private text")])  # WAL and SHM
         files = {p.name: _mode(p) for p in path.parent.iterdir()}
         store.close()

@@ -10,6 +10,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from .areas import AREA_RANK
 from .config import Settings
 from .trilium import Note
 
@@ -19,7 +20,6 @@ INDEXABLE_TYPES = ("text", "code")
 MAX_PATHS = 8  # clones can multiply paths; a handful is plenty for display and rules
 # Under the #calendarRoot note, or a day/month/year note of a journal kept elsewhere.
 JOURNAL_LABELS = ("calendarRoot", "dateNote", "monthNote", "yearNote")
-AREA_RANK = {"wiki": 0, "sources": 1, "journal": 2, "other": 3}
 
 
 @dataclass(frozen=True)

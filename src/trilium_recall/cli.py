@@ -23,11 +23,13 @@ from .demo import demo_settings, start_demo_trilium, try_it
 from .embed import E5Embedder
 from .engine import Engine
 from .errors import RecallError
+from .generic import GenericPrompts
 from .hook import main as hook_main
 from .recall import RecallResult, recall
 from .store import Store
 from .sync import Syncer, SyncStatus
 from .trilium import TriliumClient
+from .vectors import VectorIndex
 
 log = logging.getLogger("trilium_recall")
 
@@ -251,10 +253,18 @@ def _offline_settings(args: argparse.Namespace) -> Settings:
 def _search(args: argparse.Namespace, explain: bool = False) -> int:
 
     settings = _offline_settings(args)
-    store = Store(settings.db_path)
+    embedder = E5Embedder()
+    store = Store(settings.db_path, VectorIndex(embedder.dim))
     store.load_vectors()
+    generic = GenericPrompts.load(embedder, store).calibrated(store.vectors)
     result = recall(
-        store, E5Embedder(), settings, args.prompt, instance=args.instance, use_skip_rules=explain
+        store,
+        embedder,
+        generic,
+        settings,
+        args.prompt,
+        instance=args.instance,
+        use_skip_rules=explain,
     )
     if args.json:
         answer = result.to_json()
@@ -273,30 +283,43 @@ def _explain(args: argparse.Namespace) -> int:
 
 
 def _print_explain(result: RecallResult) -> None:
-    """One short block per candidate note: readable in any terminal width."""
+    """The prompt decision with each signal's share, then one short block per candidate."""
     if result.skipped:
         print(f"Skipped before searching: {result.skipped}")
         return
     trace = result.trace
-    assert trace is not None
-    print(f"terms: {', '.join(trace.terms) or '(none)'}   keyword query: {trace.fts_query}")
+    assert trace is not None and trace.signals is not None and trace.verdict is not None
+    keyword, signals, verdict = trace.keyword, trace.signals, trace.verdict
+    print(f"terms: {', '.join(keyword.terms) or '(none)'}   keyword query: {keyword.fts_query}")
     print(
-        f"keyword hits: {len(trace.keyword)} ({trace.keyword_ms:.0f} ms)   "
-        f"meaning hits: {len(trace.vector)} (query embedding {trace.embed_ms:.0f} ms)   "
-        f"cosine over the index: mean {trace.neighbours.mean:.3f}, sd {trace.neighbours.std:.3f}"
+        f"keyword hits: {len(keyword.hits)} ({trace.keyword_ms:.0f} ms)   "
+        f"meaning hits: {len(trace.neighbours.hits)} (query embedding {trace.embed_ms:.0f} ms)"
+    )
+    print(
+        f"\nIs the prompt about the notes?  {verdict.reason}\n"
+        f"  margin {signals.margin:+.3f} = best snippet {signals.top_cosine:.3f} − closest "
+        f"generic prompt {signals.generic_cosine:.3f} − generic level here {signals.offset:+.3f}"
+        f'\n    closest generic prompt: "{_clip(signals.generic_prompt, 70)}"\n'
+        f"  agreement {signals.agreement:.0%} of the keyword weight in the best-meaning note · "
+        f"best keyword match {signals.coverage:.0%} ({signals.terms} terms) · "
+        f"z {signals.zscore:.1f}\n"
+        "  score = " + " + ".join(f"{name} {part:+.2f}" for name, part in verdict.parts.items())
     )
     for c in trace.candidates[:10]:
-        ranks = f"keyword #{c.keyword_rank or '-'} · meaning #{c.vector_rank or '-'}"
+        ranks = f"keyword #{c.keyword_rank or '-'} · meaning #{c.meaning_rank or '-'}"
         print(
             f"\n{'PASS' if c.passed else 'drop'}  {c.hit.title}  ({c.hit.area} × {c.weight:.2f})"
             f"  score {c.score:.4f}\n      {ranks} · fused {c.fused:.4f} · cosine {c.cosine:.3f}"
-            f" · z {c.zscore:.1f} · terms {', '.join(c.matched_terms) or '-'}"
-            f" ({c.coverage:.0%})\n      {c.reason}"
+            f" · terms {', '.join(c.matched_terms) or '-'} ({c.coverage:.0%})\n      {c.reason}"
         )
     for line in trace.substitutions:
         print(f"\nsummary for source: {line}")
     sent = len(result.passages)
     print(f"\n{sent} passage(s) sent" if sent else "\nsilent: nothing passed the gate")
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _hook(_: argparse.Namespace) -> int:

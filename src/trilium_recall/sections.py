@@ -21,8 +21,9 @@ _OVERLAP_COUNT = OVERLAP_TOKENS * 10 // 13
 _ATOM_COUNT = _CAP_COUNT - _OVERLAP_COUNT  # any atom fits after a carried overlap
 _MAX_HEADING_CHARS = 200  # longer headings are shortened in trails; full text goes to the body
 
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
-_TOKEN_RE = re.compile(rf"[{_CJK}]|\w{{1,10}}|[^\w\s]")
+# Scripts written without spaces: each character counts as a token.
+CJK_CHARS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+_TOKEN_RE = re.compile(rf"[{CJK_CHARS}]|\w{{1,10}}|[^\w\s]")
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
 _NOTE_ID_RE = re.compile(r"[A-Za-z0-9_]{4,32}")
 _MD_LINK_RE = re.compile(r"\[\[([A-Za-z0-9_]{4,32})\]\]|\]\((#[^)\s]*)\)")

@@ -8,6 +8,7 @@ migrations) is `index_file.py`.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 import time
@@ -22,7 +23,6 @@ import numpy as np
 
 from .errors import StoreError
 from .index_file import open_db
-from .migrations import EMBEDDING_DIM
 from .vectors import VectorIndex
 
 SKIP_REASONS = ("archived", "hidden", "protected", "plumbing", "type", "error")
@@ -48,14 +48,23 @@ class NoteRecord:
 
 
 @dataclass(frozen=True)
+class SnippetInput:
+    """One embedded snippet of a section: its span in the section text and its vector."""
+
+    start: int
+    end: int
+    vector: np.ndarray
+
+
+@dataclass(frozen=True)
 class SectionInput:
-    """A section ready to write: text plus its embedding."""
+    """A section ready to write: text plus its embedded snippets."""
 
     ordinal: int
     heading: str
     text: str
     hash: str
-    vector: np.ndarray
+    snippets: Sequence[SnippetInput]
 
 
 @dataclass(frozen=True)
@@ -72,13 +81,54 @@ class SectionHit:
     text: str
 
 
+def text_hash(text: str) -> str:
+    """The embedding cache's key for a text."""
+    return hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:32]
+
+
 class Store:
-    """One connection to the index file plus the shared vector mirror."""
+    """One connection to the index file, and the shared vector mirror when given one.
+
+    The mirror's dimension is the embedder's: the vector table is made with it and the file
+    remembers it, so an index built by another model is refused with a clear message.
+    """
 
     def __init__(self, path: Path, vectors: VectorIndex | None = None) -> None:
         self.path = path
         self.db = open_db(path)
-        self.vectors = vectors if vectors is not None else VectorIndex()
+        self._vectors = vectors
+        if vectors is not None:
+            self._ensure_vector_table(vectors.dim)
+
+    @property
+    def vectors(self) -> VectorIndex:
+        if self._vectors is None:
+            raise StoreError("this index connection was opened without the vector mirror")
+        return self._vectors
+
+    def _ensure_vector_table(self, dim: int) -> None:
+        recorded = self.meta("embedding_dim")
+        if recorded is not None and int(recorded) != dim:
+            raise StoreError(
+                f"{self.path} was built with {recorded}-dimensional embeddings, this engine's "
+                f"model makes {dim}: delete the file (notes are read again from Trilium)"
+            )
+        with self.atomic() as db:
+            db.execute(
+                "CREATE VIRTUAL TABLE IF NOT EXISTS snippet_vectors "
+                f"USING vec0(embedding float[{int(dim)}])"
+            )
+            self.set_meta("embedding_dim", str(dim))
+
+    def meta(self, key: str) -> str | None:
+        row = self.db.execute("SELECT value FROM index_meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.db.execute(
+            "INSERT INTO index_meta VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = ?",
+            (key, value, value),
+        )
 
     def close(self) -> None:
         self.db.close()
@@ -104,12 +154,16 @@ class Store:
     def load_vectors(self, chunk: int = 4096) -> int:
         """Fill the mirror from vec0 at start, a chunk at a time: reading all 50k rows at once
         peaked at 463 MiB RSS against 296 MiB steady (bench/RESULTS.md)."""
-        total = self._scalar("SELECT count(*) FROM section_vectors")
-        self.vectors.reserve(total)
-        rows = self.db.execute("SELECT rowid, embedding FROM section_vectors")
+        vectors = self.vectors
+        total = self._scalar("SELECT count(*) FROM snippets")
+        vectors.reserve(total)
+        rows = self.db.execute(
+            "SELECT s.id, s.section_id, v.embedding FROM snippets s "
+            "JOIN snippet_vectors v ON v.rowid = s.id"
+        )
         while batch := list(itertools.islice(rows, chunk)):
-            matrix = np.frombuffer(b"".join(row[1] for row in batch), dtype=np.float32)
-            self.vectors.upsert([row[0] for row in batch], matrix.reshape(-1, EMBEDDING_DIM))
+            matrix = np.frombuffer(b"".join(row[2] for row in batch), dtype=np.float32)
+            vectors.upsert([(row[0], row[1]) for row in batch], matrix.reshape(-1, vectors.dim))
         return total
 
     # -- instances ---------------------------------------------------------------------------
@@ -158,7 +212,7 @@ class Store:
     ) -> None:
         """Write a note in one transaction. `sections=None` keeps the stored sections."""
         removed: list[int] = []
-        added: list[tuple[int, np.ndarray]] = []
+        added: list[tuple[tuple[int, int], np.ndarray]] = []
         with self.atomic() as db:
             db.execute(
                 "INSERT OR REPLACE INTO notes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -184,8 +238,7 @@ class Store:
             if sections is not None:
                 removed = self._delete_sections(note.instance, note.note_id)
                 for section in sections:
-                    section_id = self._insert_section(note, section)
-                    added.append((section_id, section.vector))
+                    added += self._insert_section(note, section)
                 db.execute(
                     "DELETE FROM links WHERE instance = ? AND source_id = ?",
                     (note.instance, note.note_id),
@@ -196,9 +249,15 @@ class Store:
                 )
             else:
                 self._retitle_fts(note)
-        self.vectors.remove(removed)
+        self._mirror(removed, added)
+
+    def _mirror(self, removed: list[int], added: list[tuple[tuple[int, int], np.ndarray]]) -> None:
+        """Bring the vector mirror in step with what was just committed."""
+        if self._vectors is None:
+            return
+        self._vectors.remove_sections(removed)
         if added:
-            self.vectors.upsert([i for i, _ in added], np.stack([v for _, v in added]))
+            self._vectors.upsert([row for row, _ in added], np.stack([v for _, v in added]))
 
     def delete_note(self, instance: str, note_id: str) -> None:
         with self.atomic() as db:
@@ -208,9 +267,11 @@ class Store:
                 "DELETE FROM links WHERE instance = ? AND (source_id = ? OR target_id = ?)",
                 (instance, note_id, note_id),
             )
-        self.vectors.remove(removed)
+        self._mirror(removed, [])
 
-    def _insert_section(self, note: NoteRecord, section: SectionInput) -> int:
+    def _insert_section(
+        self, note: NoteRecord, section: SectionInput
+    ) -> list[tuple[tuple[int, int], np.ndarray]]:
         self.db.execute(
             "INSERT INTO sections (instance, note_id, ordinal, heading, text, hash) "
             "VALUES (?, ?, ?, ?, ?, ?)",
@@ -228,11 +289,19 @@ class Store:
             "INSERT INTO sections_fts (rowid, title, heading, body) VALUES (?, ?, ?, ?)",
             (section_id, note.title, section.heading, section.text),
         )
-        self.db.execute(
-            "INSERT INTO section_vectors (rowid, embedding) VALUES (?, ?)",
-            (section_id, np.asarray(section.vector, dtype=np.float32).tobytes()),
-        )
-        return section_id
+        rows = []
+        for snippet in section.snippets:
+            self.db.execute(
+                "INSERT INTO snippets (section_id, start, end) VALUES (?, ?, ?)",
+                (section_id, snippet.start, snippet.end),
+            )
+            snippet_id = self.db.last_insert_rowid()
+            self.db.execute(
+                "INSERT INTO snippet_vectors (rowid, embedding) VALUES (?, ?)",
+                (snippet_id, np.asarray(snippet.vector, dtype=np.float32).tobytes()),
+            )
+            rows.append(((snippet_id, section_id), snippet.vector))
+        return rows
 
     def _delete_sections(self, instance: str, note_id: str) -> list[int]:
         ids = [
@@ -243,7 +312,12 @@ class Store:
         ]
         for section_id in ids:
             self.db.execute("DELETE FROM sections_fts WHERE rowid = ?", (section_id,))
-            self.db.execute("DELETE FROM section_vectors WHERE rowid = ?", (section_id,))
+            snippet_ids = self.db.execute(
+                "SELECT id FROM snippets WHERE section_id = ?", (section_id,)
+            ).fetchall()
+            # One rowid at a time: vec0 finds a rowid directly but scans for an IN (subquery).
+            self.db.executemany("DELETE FROM snippet_vectors WHERE rowid = ?", snippet_ids)
+            self.db.execute("DELETE FROM snippets WHERE section_id = ?", (section_id,))
         self.db.execute(
             "DELETE FROM sections WHERE instance = ? AND note_id = ?", (instance, note_id)
         )
@@ -337,6 +411,14 @@ class Store:
             )
             for row in rows
         }
+
+    def snippet_spans(self, snippet_ids: Sequence[int]) -> dict[int, tuple[int, int]]:
+        """Where each snippet's sentences sit in its section's text."""
+        marks = ",".join("?" * len(snippet_ids))
+        rows = self.db.execute(
+            f"SELECT id, start, end FROM snippets WHERE id IN ({marks})", tuple(snippet_ids)
+        )
+        return {row[0]: (row[1], row[2]) for row in rows}
 
     def section_ids_of(self, instance: str, note_ids: Sequence[str]) -> list[int]:
         marks = ",".join("?" * len(note_ids))

@@ -23,8 +23,9 @@ from .classify import Rules, Verdict, attribute_fingerprint, classify
 from .config import Instance
 from .embed import Embedder
 from .errors import NoteNotFound, NoteProtected, StoreError, TriliumBadResponse, TriliumError
-from .sections import extract_links, split_note
-from .store import NoteRecord, SectionInput, Store
+from .sections import Section, extract_links, split_note
+from .snippets import split_snippets
+from .store import NoteRecord, SectionInput, SnippetInput, Store, text_hash
 from .trilium import Note, TriliumClient
 
 log = logging.getLogger(__name__)
@@ -197,12 +198,15 @@ class Syncer:
                 except Exception:  # a splitter bug must not stall the whole sync
                     log.exception("cannot split note %s", note.note_id)
                     self._skip_as_error(record, report, "split failed")
-        vectors = await self._embed_missing([s for _, sections, _ in prepared for s in sections])
+        texts = [
+            snippet.text
+            for record, sections, _ in prepared
+            for section in sections
+            for snippet in split_snippets(record.title, section)
+        ]
+        vectors = await self._embed_missing(texts)
         for record, sections, links in prepared:
-            rows = [
-                SectionInput(s.ordinal, s.heading, s.text, h, vectors[h])
-                for s, h in ((s, _section_hash(s.heading, s.text)) for s in sections)
-            ]
+            rows = [_section_input(record.title, section, vectors) for section in sections]
             self.store.save_note(record, rows, links)
             report.indexed += 1
         self.status.done += len(batch)
@@ -225,8 +229,8 @@ class Syncer:
         content_hash = hashlib.sha256(content.encode("utf-8", "replace")).hexdigest()[:32]
         return replace(record, content_hash=content_hash), sections, links
 
-    async def _embed_missing(self, sections: Iterable) -> dict[str, np.ndarray]:
-        texts = {_section_hash(s.heading, s.text): f"{s.heading}\n{s.text}" for s in sections}
+    async def _embed_missing(self, snippet_texts: Iterable[str]) -> dict[str, np.ndarray]:
+        texts = {text_hash(text): text for text in snippet_texts}
         vectors = self.store.cached_vectors(texts, self.embedder.name)
         missing = [h for h in texts if h not in vectors]
         for start in range(0, len(missing), EMBED_BATCH):
@@ -283,8 +287,14 @@ class Syncer:
             self._on_progress(self.status)
 
 
-async def run_forever(syncer: Syncer, tick_seconds: float, full_seconds: float) -> None:
-    """Full run now (a resumed or fresh build), then ticks; a full comparison every period.
+async def run_forever(
+    syncer: Syncer,
+    tick_seconds: float,
+    full_seconds: float,
+    after_full: Callable[[], Awaitable[None]] | None = None,
+) -> None:
+    """Full run now (a resumed or fresh build), then ticks; a full comparison every period,
+    each followed by `after_full`.
 
     Failures (Trilium down, bad answers) are logged and shown in /health; the last good index
     keeps serving and the next tick tries again.
@@ -296,6 +306,8 @@ async def run_forever(syncer: Syncer, tick_seconds: float, full_seconds: float) 
             if started >= next_full or not syncer.build_complete:
                 await syncer.full()
                 next_full = started + full_seconds
+                if after_full is not None:
+                    await after_full()
             else:
                 await syncer.tick()
         except (TriliumError, StoreError, apsw.Error):
@@ -320,8 +332,13 @@ def _relation_links(note: Note) -> Iterable[tuple[str, str]]:
             yield attribute.value, LINK_RELATIONS.get(attribute.name, attribute.name)
 
 
-def _section_hash(heading: str, text: str) -> str:
-    return hashlib.sha256(f"{heading}\n{text}".encode("utf-8", "replace")).hexdigest()[:32]
+def _section_input(title: str, section: Section, vectors: dict[str, np.ndarray]) -> SectionInput:
+    snippets = [
+        SnippetInput(snippet.start, snippet.end, vectors[text_hash(snippet.text)])
+        for snippet in split_snippets(title, section)
+    ]
+    section_hash = text_hash(f"{section.heading}\n{section.text}")
+    return SectionInput(section.ordinal, section.heading, section.text, section_hash, snippets)
 
 
 def _now_iso() -> str:

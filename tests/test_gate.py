@@ -1,0 +1,116 @@
+"""The gate's two decisions as pure functions: every path, with the reason it gives."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from trilium_recall.gate import (
+    CandidateSignals,
+    GateThresholds,
+    PromptSignals,
+    judge_candidates,
+    judge_prompt,
+)
+
+GATE = GateThresholds(
+    bias=-2.0,
+    margin_weight=100.0,
+    agreement_weight=4.0,
+    zscore_weight=0.5,
+    keyword_terms=3,
+    keyword_coverage=0.7,
+    neighbour_cosine_gap=0.02,
+    neighbour_coverage=0.5,
+)
+
+
+def signals(**changes: float) -> PromptSignals:
+    base = PromptSignals(
+        top_cosine=0.88,
+        generic_cosine=0.86,
+        generic_prompt="fix the failing test",
+        offset=-0.02,
+        agreement=0.0,
+        coverage=0.0,
+        terms=0,
+        zscore=0.0,
+    )
+    return replace(base, **changes)
+
+
+def test_margin_is_measured_above_what_generic_prompts_reach_on_this_index() -> None:
+    assert signals().margin == pytest.approx(0.88 - 0.86 + 0.02)
+
+
+def test_a_prompt_passes_on_its_score_and_each_signal_s_share_adds_up() -> None:
+    verdict = judge_prompt(signals(agreement=0.25), GATE)  # -2 + 100·0.04 + 4·0.25 = +3
+    assert verdict.about_notes
+    assert verdict.parts == pytest.approx(
+        {"bias": -2.0, "margin": 4.0, "agreement": 1.0, "zscore": 0.0}
+    )
+    assert verdict.score == pytest.approx(3.0)
+    assert verdict.reason == "about the notes: score +3.00"
+
+
+def test_a_prompt_closer_to_generic_chatter_than_to_the_notes_is_not_about_them() -> None:
+    verdict = judge_prompt(signals(top_cosine=0.84, offset=0.0), GATE)  # margin -0.02
+    assert not verdict.about_notes
+    assert verdict.reason == "not about the notes: score -4.00"
+
+
+def test_strictness_shifts_the_score_both_ways() -> None:
+    borderline = signals(top_cosine=0.84, generic_cosine=0.84, offset=0.0)  # score -2
+    assert judge_prompt(borderline, replace(GATE, strictness=-2.5)).about_notes
+    assert not judge_prompt(signals(), replace(GATE, strictness=5.0)).about_notes
+
+
+def test_a_strong_keyword_match_on_several_terms_passes_a_low_score() -> None:
+    weak_meaning = signals(top_cosine=0.80, offset=0.0)
+    strong = judge_prompt(replace(weak_meaning, terms=3, coverage=0.75), GATE)
+    assert strong.about_notes and strong.score < 0
+    assert strong.reason == "keywords: 3 terms carry 75% of the weight"
+    assert not judge_prompt(replace(weak_meaning, terms=2, coverage=0.9), GATE).about_notes
+    assert not judge_prompt(replace(weak_meaning, terms=4, coverage=0.6), GATE).about_notes
+
+
+def test_candidates_go_with_the_best_when_about_as_strong_on_meaning() -> None:
+    about = judge_prompt(signals(), GATE)
+    verdicts = judge_candidates(
+        [
+            CandidateSignals(cosine=0.90, coverage=0.6, terms=3),
+            CandidateSignals(cosine=0.885, coverage=0.1, terms=1),  # fewer words, same strength
+            CandidateSignals(cosine=0.86, coverage=0.2, terms=1),
+        ],
+        about,
+        GATE,
+    )
+    assert verdicts == [
+        (True, "meaning: cosine 0.900, 0.000 below the best"),
+        (True, "meaning: cosine 0.885, 0.015 below the best"),
+        (False, "weaker: cosine 0.040 below the best (max 0.02)"),
+    ]
+
+
+def test_a_candidate_weaker_on_meaning_goes_along_on_strong_keywords() -> None:
+    about = judge_prompt(signals(), GATE)
+    verdicts = judge_candidates(
+        [
+            CandidateSignals(cosine=0.90, coverage=0.3, terms=2),
+            CandidateSignals(cosine=0.85, coverage=0.8, terms=3),  # the keyword rule
+            CandidateSignals(cosine=0.85, coverage=0.55, terms=2),  # best coverage, ≥ 2 terms
+            CandidateSignals(cosine=0.85, coverage=0.55, terms=1),
+        ],
+        about,
+        GATE,
+    )
+    assert [passed for passed, _ in verdicts] == [True, True, False, False]
+    assert verdicts[1] == (True, "keywords: 3 terms, 80% of the weight")
+
+
+def test_no_candidate_passes_when_the_prompt_is_not_about_the_notes() -> None:
+    rejected = judge_prompt(signals(top_cosine=0.80, offset=0.0), GATE)
+    verdicts = judge_candidates([CandidateSignals(0.80, 0.9, 5)], rejected, GATE)
+    assert verdicts == [(False, "prompt is not about the notes")]
+    assert judge_candidates([], rejected, GATE) == []

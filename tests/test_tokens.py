@@ -1,0 +1,68 @@
+"""One tokenizer: prompt terms, IDF counts and matched terms split exactly where FTS5 splits."""
+
+from __future__ import annotations
+
+from conftest import add_note
+from trilium_recall.tokens import (
+    FTS_TOKENIZER,
+    fts_query,
+    matched_terms,
+    prompt_terms,
+    tokenize,
+)
+
+TEXTS = {
+    "snake": "tune shared_buffers and work_mem; effective_cache_size=24GB",
+    "accents": "Café crème, naïve Ünïcödé, Straße and STRASSE, Ærøskøbing",
+    "cjk": "京都旅行メモ：伏見稲荷は朝7時に行く予定",
+    "mixed": "don't re-run x86_64 builds; v2.3.1-rc1 on 127.0.0.1:8080 → ok 👍",
+    "cyrillic": "Привет, как настроить резервное копирование? Ελληνικά κείμενα",
+}
+
+
+def test_tokenize_yields_exactly_the_terms_fts5_indexes(store, embedder) -> None:
+    for note_id, text in TEXTS.items():
+        add_note(store, embedder, note_id, note_id.title(), [(note_id.title(), text)])
+    vocab = {row[0] for row in store.db.execute("SELECT term FROM sections_vocab")}
+    ours = {t for note_id, text in TEXTS.items() for t in tokenize(f"{note_id.title()} {text}")}
+    assert ours == vocab
+
+
+def test_the_tokenizer_is_the_one_the_keyword_table_was_made_with(store) -> None:
+    (sql,) = store.db.execute(
+        "SELECT sql FROM sqlite_master WHERE name = 'sections_fts'"
+    ).fetchone()
+    name, args = FTS_TOKENIZER
+    assert f"tokenize = '{' '.join((name, *args))}'" in sql
+
+
+def test_snake_case_terms_are_split_and_counted_like_the_index(store, embedder) -> None:
+    add_note(store, embedder, "pg", "Postgres", [("Postgres", TEXTS["snake"])])
+    terms = prompt_terms("tune shared_buffers")
+    assert terms == ["tune", "shared", "buffers"]
+    total, counts = store.term_document_counts(terms)
+    assert (total, counts) == (1, {"tune": 1, "shared": 1, "buffers": 1})
+
+
+def test_prompt_terms_fold_case_and_accents_drop_stop_words_and_repeats() -> None:
+    assert prompt_terms("How do I tune the Postgres shared_buffers? Café café CAFÉ") == [
+        "tune",
+        "postgres",
+        "shared",
+        "buffers",
+        "cafe",
+    ]
+    assert prompt_terms("what's the plan, don't we?") == ["plan"]
+
+
+def test_matched_terms_keep_prompt_order_and_read_every_text() -> None:
+    terms = ["restic", "prune", "snapshot"]
+    assert matched_terms(terms, "Backups", "Snapshots: restic forget --prune") == (
+        "restic",
+        "prune",
+    )
+    assert matched_terms(terms) == ()
+
+
+def test_fts_query_quotes_every_term_so_operators_stay_text() -> None:
+    assert fts_query(["near(", "or", 'a"b']) == '"near(" OR "or" OR "a""b"'
