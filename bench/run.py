@@ -37,7 +37,6 @@ from corpus import PROMPTS, build_synthetic, demo_sections, embed_texts, packed_
 from engine_bench import (  # noqa: E402
     PASSWORD,
     Samples,
-    closed_port_url,
     concurrent,
     import_seconds,
     load_average,
@@ -48,6 +47,7 @@ from engine_bench import (  # noqa: E402
     start_engine,
 )
 
+from procs import closed_port_url  # noqa: E402
 from trilium_recall.demo import DEMO_TOKEN, start_demo_trilium  # noqa: E402
 from trilium_recall.embed import E5Embedder  # noqa: E402
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -11,7 +10,7 @@ from pathlib import Path
 import apsw
 import httpx
 
-from engine_process import free_port
+from procs import free_port, scrubbed_env
 from trilium_recall.cli import _parser
 
 COMMANDS = [
@@ -30,10 +29,9 @@ COMMANDS = [
 def run(
     *args: str, env: dict[str, str] | None = None, timeout: float = 120, cwd: Path | None = None
 ) -> subprocess.CompletedProcess[str]:
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("RECALL_", "TRILIUM_"))}
     return subprocess.run(
         [sys.executable, "-m", "trilium_recall.cli", *args],
-        env={**base, **(env or {})},
+        env=scrubbed_env(**(env or {})),
         cwd=cwd,
         capture_output=True,
         text=True,
@@ -104,10 +102,9 @@ def test_demo_builds_serves_and_prints_commands_to_try(demo_engine, tmp_path: Pa
     target.close()
     source.close()
     port = free_port()
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("RECALL_", "TRILIUM_"))}
     process = subprocess.Popen(
         [sys.executable, "-m", "trilium_recall.cli", "serve", "--port", str(port)],
-        env={**base, "RECALL_DATA_DIR": str(tmp_path)},
+        env=scrubbed_env(RECALL_DATA_DIR=str(tmp_path)),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
