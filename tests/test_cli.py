@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
@@ -12,6 +13,7 @@ import httpx
 
 from procs import free_port, scrubbed_env
 from trilium_recall.cli import _parser
+from trilium_recall.commands import COMMANDS as IMPLEMENTED
 
 COMMANDS = [
     "serve",
@@ -40,13 +42,21 @@ def run(
     )
 
 
+def subcommands() -> dict[str, argparse.ArgumentParser]:
+    return next(a for a in _parser()._actions if a.dest == "==SUPPRESS==" or a.choices).choices
+
+
 def test_every_command_has_help() -> None:
-    subcommands = next(a for a in _parser()._actions if a.dest == "==SUPPRESS==" or a.choices)
-    assert sorted(subcommands.choices) == sorted(COMMANDS)
-    for name, sub in subcommands.choices.items():
+    assert sorted(subcommands()) == sorted(COMMANDS)
+    for name, sub in subcommands().items():
         assert sub.description, name
     done = run("--help")
     assert done.returncode == 0 and all(name in done.stdout for name in COMMANDS)
+
+
+def test_every_command_but_the_hook_has_an_implementation() -> None:
+    # cli runs the hook itself, before importing `commands`; every other command lives there.
+    assert sorted(IMPLEMENTED) == sorted(set(subcommands()) - {"hook"})
 
 
 def test_version() -> None:
