@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from engine_process import EngineProcess, free_port
+from engine_process import EngineProcess
 
 PASSWORD = "bench-password-not-secret"
 POLL_S = 0.01
@@ -101,11 +101,6 @@ def import_seconds(runs: int) -> float:
         subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
         times.append(time.perf_counter() - started)
     return median(times)
-
-
-def closed_port_url() -> str:
-    """A 127.0.0.1 URL nobody listens on: Trilium down, connection refused at once."""
-    return f"http://127.0.0.1:{free_port()}"
 
 
 @dataclass

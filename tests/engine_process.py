@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import os
-import socket
 import subprocess
 import sys
 import threading
@@ -16,11 +14,7 @@ import httpx
 import uvicorn
 from starlette.types import ASGIApp
 
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+from procs import free_port, scrubbed_env
 
 
 class EngineProcess:
@@ -30,14 +24,12 @@ class EngineProcess:
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = data_dir / f"engine-{self.port}.log"
-        base = {k: v for k, v in os.environ.items() if not k.startswith(("RECALL_", "TRILIUM_"))}
-        self.env = {
-            **base,
-            "RECALL_DATA_DIR": str(data_dir),
-            "RECALL_PORT": str(self.port),
-            "RECALL_HOST": "127.0.0.1",
+        self.env = scrubbed_env(
+            RECALL_DATA_DIR=str(data_dir),
+            RECALL_PORT=str(self.port),
+            RECALL_HOST="127.0.0.1",
             **env,
-        }
+        )
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> EngineProcess:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import argparse
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -11,8 +11,9 @@ from pathlib import Path
 import apsw
 import httpx
 
-from engine_process import free_port
+from procs import free_port, scrubbed_env
 from trilium_recall.cli import _parser
+from trilium_recall.commands import COMMANDS as IMPLEMENTED
 
 COMMANDS = [
     "serve",
@@ -30,10 +31,9 @@ COMMANDS = [
 def run(
     *args: str, env: dict[str, str] | None = None, timeout: float = 120, cwd: Path | None = None
 ) -> subprocess.CompletedProcess[str]:
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("RECALL_", "TRILIUM_"))}
     return subprocess.run(
         [sys.executable, "-m", "trilium_recall.cli", *args],
-        env={**base, **(env or {})},
+        env=scrubbed_env(**(env or {})),
         cwd=cwd,
         capture_output=True,
         text=True,
@@ -42,13 +42,21 @@ def run(
     )
 
 
+def subcommands() -> dict[str, argparse.ArgumentParser]:
+    return next(a for a in _parser()._actions if a.dest == "==SUPPRESS==" or a.choices).choices
+
+
 def test_every_command_has_help() -> None:
-    subcommands = next(a for a in _parser()._actions if a.dest == "==SUPPRESS==" or a.choices)
-    assert sorted(subcommands.choices) == sorted(COMMANDS)
-    for name, sub in subcommands.choices.items():
+    assert sorted(subcommands()) == sorted(COMMANDS)
+    for name, sub in subcommands().items():
         assert sub.description, name
     done = run("--help")
     assert done.returncode == 0 and all(name in done.stdout for name in COMMANDS)
+
+
+def test_every_command_but_the_hook_has_an_implementation() -> None:
+    # cli runs the hook itself, before importing `commands`; every other command lives there.
+    assert sorted(IMPLEMENTED) == sorted(set(subcommands()) - {"hook"})
 
 
 def test_version() -> None:
@@ -106,10 +114,9 @@ def test_demo_builds_serves_and_prints_commands_to_try(demo_engine, tmp_path: Pa
     target.close()
     source.close()
     port = free_port()
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("RECALL_", "TRILIUM_"))}
     process = subprocess.Popen(
         [sys.executable, "-m", "trilium_recall.cli", "serve", "--port", str(port)],
-        env={**base, "RECALL_DATA_DIR": str(tmp_path)},
+        env=scrubbed_env(RECALL_DATA_DIR=str(tmp_path)),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,

