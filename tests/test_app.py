@@ -98,6 +98,25 @@ def test_claude_code_http_hook_mode(demo_engine) -> None:
     assert (nothing.status_code, nothing.content) == (200, b"")
     skipped = post(demo_engine, {**payload, "prompt": "ok"})
     assert (skipped.status_code, skipped.content) == (200, b"")
+    subagent = {**payload, "session_id": f"sub-{uuid.uuid4()}", "agent_id": "a3082f96"}
+    assert (post(demo_engine, subagent).status_code, post(demo_engine, subagent).content) == (
+        200,
+        b"",
+    )
+    as_api = post(demo_engine, {"prompt": RESTIC_PROMPT, "agent_id": "a3082f96"}).json()
+    assert as_api["passages"]  # only the hook's payload says where a prompt came from
+
+
+def test_machine_prompts_are_skipped_with_the_envelope_named(demo_engine) -> None:
+    envelope = (
+        "<task-notification>\n<task-id>b1c496c</task-id>\n<status>completed</status>\n"
+        '<summary>Background command "restic backup" completed (exit code 0)</summary>\n'
+        "</task-notification>\nRead the output file to retrieve the result: /tmp/b1c496c.output"
+    )
+    answer = post(demo_engine, {"prompt": envelope}).json()
+    assert (answer["passages"], answer["skipped"]) == ([], "machine: task-notification")
+    asked = post(demo_engine, {"prompt": f"{envelope}\nwhy did my restic backup restore fail?"})
+    assert any("restic" in p["title"].lower() for p in asked.json()["passages"])
 
 
 def test_explain_shows_every_step(demo_engine) -> None:

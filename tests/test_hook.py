@@ -240,6 +240,19 @@ def test_request_carries_bearer_and_the_prompt_fields_only(
     }
 
 
+def test_a_subagent_s_firing_is_flagged_for_the_engine_not_its_id(
+    recall_server: StubEngine,
+) -> None:
+    stdin = payload(session_id="abc-123", agent_id="a3082f9692f641e94")
+    run_hook(stdin, engine_env(recall_server), HOOK_COMMANDS["trilium-recall-hook"])
+    assert recall_server.requests[0][1] == {
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": PROMPT,
+        "session_id": "abc-123",
+        "agent_id": "1",
+    }
+
+
 def test_input_without_event_name_is_asked_as_a_prompt(recall_server: StubEngine) -> None:
     stdin = json.dumps({"prompt": PROMPT}).encode()
     run = run_hook(stdin, engine_env(recall_server), HOOK_COMMANDS["trilium-recall-hook"])

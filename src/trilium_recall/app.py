@@ -57,7 +57,13 @@ def create_app(engine: Engine, authenticator: Authenticator | None = None) -> AS
             body = await _read_json(request)
             hook_mode = "hook_event_name" in body
             prompt, session_id, instance = _recall_fields(body)
-            result = await engine.recall(prompt, session_id=session_id, instance=instance)
+            result = await engine.recall(
+                prompt,
+                session_id=session_id,
+                instance=instance,
+                # Claude Code sets agent_id when the hook fires inside a subagent or teammate.
+                from_subagent=hook_mode and bool(body.get("agent_id")),
+            )
         except BadRequest as exc:
             return JSONResponse({"error": str(exc)}, status_code=400)
         if hook_mode:

@@ -110,6 +110,7 @@ class Engine:
         instance: str | None = None,
         limit: int | None = None,
         use_skip_rules: bool = True,
+        from_subagent: bool = False,
     ) -> RecallResult | None:
         """The recall pipeline under the time budget; None when the budget ran out."""
         budget = self.settings.time_budget_ms / 1000
@@ -130,6 +131,7 @@ class Engine:
                 instance=instance,
                 limit=limit,
                 use_skip_rules=use_skip_rules,
+                from_subagent=from_subagent,
                 deadline=deadline,
                 gate=self.gate,
             ),

@@ -139,6 +139,8 @@ def _request_body(payload: dict[str, object]) -> bytes:
     session_id = payload.get("session_id")
     if isinstance(session_id, str) and 0 < len(session_id) <= MAX_SESSION_ID_CHARS:
         body["session_id"] = session_id
+    if payload.get("agent_id"):  # fired inside a subagent or teammate: the engine skips it
+        body["agent_id"] = "1"
     return json.dumps(body).encode()
 
 
