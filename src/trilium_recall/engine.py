@@ -26,7 +26,10 @@ from .vectors import VectorIndex
 
 log = logging.getLogger(__name__)
 
-SEARCH_THREADS = 2  # one per core; the query embedding dominates and holds a lock anyway
+# Two search threads: while one waits for the model (its own thread, queries first), the other
+# runs keyword search, vector scoring and the gate (bench/RESULTS.md, concurrent clients).
+SEARCH_THREADS = 2
+WARM_SEARCHES_PER_THREAD = 2
 # The answer may take this long past the budget before it is dropped as late (thread hand-off).
 BUDGET_GRACE_S = 0.1
 
@@ -39,7 +42,10 @@ class Engine:
         gate: GateThresholds | None = None,
     ) -> None:
         self.settings = settings
-        self.embedder: Embedder = embedder or E5Embedder()
+        self._own_model: E5Embedder | None = None  # the model this engine made; stop() ends it
+        if embedder is None:
+            embedder = self._own_model = E5Embedder()
+        self.embedder: Embedder = embedder
         self.gate = gate or gate_thresholds(settings)
         self.vectors = VectorIndex(self.embedder.dim)
         self.store = Store(settings.db_path, self.vectors)
@@ -82,11 +88,25 @@ class Engine:
         for reader in self._readers:
             reader.close()
         self.store.close()
+        if self._own_model is not None:
+            self._own_model.close()
 
     async def warm(self) -> None:
-        """What the first searches would otherwise pay, before /health says ok: the
-        generic-prompt bank (embedded once, then read from the cache) and its calibration."""
-        self.generic = await asyncio.to_thread(self._read_generic)
+        """What the first searches would otherwise pay, paid before /health says ok: the
+        generic-prompt bank and its calibration, then a few searches so each search thread
+        opens its index connection and the model, SQLite's pages, FTS5 and the vector mirror
+        have had their first, slow use (the first two answers after a restart took ~640 ms
+        against 40-100 ms later, bench/RESULTS.md)."""
+        generic = self.generic = await asyncio.to_thread(self._read_generic)
+        loop = asyncio.get_running_loop()
+        prompts = generic.prompts[: WARM_SEARCHES_PER_THREAD * SEARCH_THREADS]
+        await asyncio.gather(
+            *(loop.run_in_executor(self._pool, self._warm_search, p) for p in prompts)
+        )
+
+    def _warm_search(self, prompt: str) -> None:
+        assert self.generic is not None
+        recall(self._reader(), self.embedder, self.generic, self.settings, prompt, gate=self.gate)
 
     def _read_generic(self) -> GenericPrompts:
         # First start: ~1,300 query embeddings (~15 s); later starts read the cache. A

@@ -108,11 +108,13 @@ class Store:
 
     def _ensure_vector_table(self, dim: int) -> None:
         recorded = self.meta("embedding_dim")
-        if recorded is not None and int(recorded) != dim:
-            raise StoreError(
-                f"{self.path} was built with {recorded}-dimensional embeddings, this engine's "
-                f"model makes {dim}: delete the file (notes are read again from Trilium)"
-            )
+        if recorded is not None:
+            if int(recorded) != dim:
+                raise StoreError(
+                    f"{self.path} was built with {recorded}-dimensional embeddings, this "
+                    f"engine's model makes {dim}: delete the file (notes are read again)"
+                )
+            return  # readers never write: several open at once
         with self.atomic() as db:
             db.execute(
                 "CREATE VIRTUAL TABLE IF NOT EXISTS snippet_vectors "
