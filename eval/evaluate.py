@@ -204,6 +204,32 @@ def old_product(corpora: dict[str, Corpus]) -> dict[str, dict[str, float]]:
     return {n: score([c], lambda corpus, p: sent[corpus.name][p]) for n, c in corpora.items()}
 
 
+def print_misses(corpus: Corpus, gate: GateThresholds) -> None:
+    """Every answerable prompt the held-out fold missed, and why; every unrelated one that spoke."""
+    print(f"#### {corpus.name}: misses (held out)\n")
+    for item in corpus.answerable + corpus.unrelated:
+        result = search(
+            corpus.store,
+            EMBEDDER,
+            corpus.generic,
+            corpus.settings,
+            triage(item["prompt"]).text,
+            gate=gate,
+        )
+        verdict, found = result.trace.verdict, [c.hit.note_id for c in result.passages]
+        assert verdict is not None
+        expected = item.get("expected")
+        if expected is not None and not set(found) & set(expected):
+            ranked = [c.hit.note_id for c in result.trace.candidates]
+            why = "gate" if not verdict.about_notes else "ranking"
+            place = ranked.index(expected[0]) + 1 if expected[0] in ranked else None
+            print(f"- missed ({why}, {verdict.score:+.2f}, expected #{place}): {item['prompt']!r}")
+        elif expected is None and found:
+            titles = ", ".join(c.hit.title for c in result.passages)
+            print(f"- spoke ({item['kind']}, {verdict.score:+.2f}): {item['prompt']!r} → {titles}")
+    print()
+
+
 def skip_accuracy() -> dict[str, float]:
     data = json.loads((SETS / "skip.json").read_text())
     prompts = [
@@ -254,6 +280,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--fit", action="store_true", help="print the FITTED block")
     parser.add_argument("--no-old", action="store_true", help="skip the old product's run")
+    parser.add_argument("--misses", action="store_true", help="list each held-out fold's misses")
     args = parser.parse_args()
     model = E5Embedder()
     EMBEDDER = CachedEmbedder(model)
@@ -268,6 +295,8 @@ def main() -> None:
         gate = fit(train, signals, FITTED)
         answerable, unrelated = pooled(train, signals)
         print(f"fold {name}: {gate}", file=sys.stderr)
+        if args.misses:
+            print_misses(corpus, gate)
         held_out[name] = {
             "**new gate**": score([corpus], product(gate)),
             "keyword only": score([corpus], one_side("keyword", fit_keyword_only(unrelated, gate))),

@@ -1,7 +1,8 @@
 """Faults around the real engine process (real e5 model): Trilium down, slow, broken; the engine
 killed mid-build; an unusable data dir; many clients while the index changes.
 
-Each engine runs over `faults.small_notebook()` (25 one-section notes, ~5 s to build here) with a
+Each engine runs over `faults.small_notebook()` (25 one-section notes, ~5 s to build here; 49 where
+a build must be caught half done) with a
 1 s tick, so a fault shows in /health and heals within seconds. Waits poll with deadlines.
 """
 
@@ -28,6 +29,7 @@ from faults import (
     PROMPT,
     PROMPT_NOTE,
     PROMPTS,
+    ROUNDS_OF_TOPICS,
     TIME_BUDGET_S,
     TOPICS,
     assert_answers,
@@ -162,7 +164,7 @@ def test_trilium_stops_mid_reindex_engine_serves_last_index_and_heals(healthy: R
 
 
 def test_first_build_interrupted_by_trilium_resumes_when_it_returns(tmp_path: Path) -> None:
-    trilium = small_notebook()
+    trilium = small_notebook(ROUNDS_OF_TOPICS)
     trilium.delay = 0.5  # slow fetches keep the second round in flight for ~1 s
     trilium.start()
     engine = start_engine(tmp_path / "data", trilium)
@@ -175,7 +177,7 @@ def test_first_build_interrupted_by_trilium_resumes_when_it_returns(tmp_path: Pa
 
         down = wait_until("degraded health", lambda: _degraded(engine), FAULT_SHOWS_S)
         assert "unavailable" in down["error"], down
-        assert 0 < down["notes"] < len(TOPICS), down  # the first round only
+        assert 0 < down["notes"] < len(ROUNDS_OF_TOPICS), down  # the rounds fetched in time
         with httpx.Client(timeout=10) as client:
             answer = recall(client, engine, PROMPT)
         assert answer.status_code == 200 and answer.json()["passages"], answer.text
@@ -185,7 +187,7 @@ def test_first_build_interrupted_by_trilium_resumes_when_it_returns(tmp_path: Pa
         trilium.start()
         healed = wait_until("ok after Trilium returns", lambda: _healed(engine), HEALS_S)
         assert _counts(healed) == clean_counts(trilium, tmp_path / "clean")
-        assert healed["notes"] == len(TOPICS)
+        assert healed["notes"] == len(ROUNDS_OF_TOPICS)
     finally:
         engine.stop()
         trilium.stop()
@@ -291,7 +293,7 @@ def test_trilium_errors_show_in_health_are_retried_and_heal(
 def test_sigkill_mid_first_build_then_restart_completes_like_a_clean_build(
     tmp_path: Path,
 ) -> None:
-    trilium = small_notebook()
+    trilium = small_notebook(ROUNDS_OF_TOPICS)
     trilium.delay = 0.5  # keeps 0 < done < total visible for ~1 s
     trilium.start()
     data = tmp_path / "data"
@@ -310,7 +312,7 @@ def test_sigkill_mid_first_build_then_restart_completes_like_a_clean_build(
         try:
             assert not store.instance_state("default").get("build_complete")
             partial = store.counts("default")
-            assert 0 < partial["notes"] < len(TOPICS), partial
+            assert 0 < partial["notes"] < len(ROUNDS_OF_TOPICS), partial
             assert _file_is_consistent(store), "a note was left half-written"
         finally:
             store.close()
@@ -323,7 +325,8 @@ def test_sigkill_mid_first_build_then_restart_completes_like_a_clean_build(
         finally:
             second.stop()
         assert built == clean_counts(trilium, tmp_path / "clean")
-        assert (built["notes"], built["sections"]) == (len(TOPICS), len(TOPICS))
+        topics = len(ROUNDS_OF_TOPICS)
+        assert (built["notes"], built["sections"]) == (topics, topics)
         assert (built["skipped"]["archived"], built["skipped"]["protected"]) == (1, 1)
         store = Store(data / "recall.sqlite3")
         try:

