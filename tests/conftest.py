@@ -19,6 +19,8 @@ from trilium_recall.store import NoteRecord, SectionInput, SnippetInput, Store
 from trilium_recall.vectors import VectorIndex
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
+# The `engine` and `client` fixtures of the auth tests (a served app, an OAuth client).
+pytest_plugins = ["auth_flow"]
 DEMO_ZIP = SHARED / "trilium" / "demo.zip"
 
 
@@ -120,6 +122,14 @@ def store(tmp_path: Path) -> Store:
 
 PASSWORD = "test-password-Quokka-42"
 
+# The built-in demo notebook's answer to one prompt, as the shipped gate gives it: the note, its
+# child script (an equally good answer) and the journal day that restored from it.
+RESTIC = "EHNWLmkEi2qa"  # "Backups (restic)"
+RESTIC_SCRIPT = "3KuZbB1SI2Nr"  # "restic-backup.sh"
+RESTIC_DAY = "KyGxfC5ueh8v"  # "21 - Wednesday"
+RESTIC_PROMPT = "how do I restore my restic backup?"
+RESTIC_ANSWER = [RESTIC, RESTIC_SCRIPT, RESTIC_DAY]
+
 
 class DemoEngine:
     """The real engine (real e5 model) over the built-in demo notebook, shared per session."""
@@ -131,6 +141,14 @@ class DemoEngine:
         self.password = PASSWORD
         self.headers = {"Authorization": f"Bearer {PASSWORD}"}
         self.data_dir = Path(process.env["RECALL_DATA_DIR"])
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test that uses the real engine (and so the real model) is `slow`; the rest run
+    in the fast loop, `pytest -m "not slow"`."""
+    for item in items:
+        if "demo_engine" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(scope="session")

@@ -33,14 +33,15 @@ class EngineProcess:
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> EngineProcess:
-        log = self.log_path.open("ab")
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "trilium_recall.cli", "serve"],
-            env=self.env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-        )
+        # The child keeps its own copy of the file descriptor; ours is closed at once.
+        with self.log_path.open("ab") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "trilium_recall.cli", "serve"],
+                env=self.env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+            )
         return self
 
     def health(self) -> dict | None:

@@ -11,6 +11,7 @@ from pathlib import Path
 import apsw
 import httpx
 
+from conftest import RESTIC_ANSWER
 from procs import free_port, scrubbed_env
 from trilium_recall.cli import _parser
 from trilium_recall.commands import COMMANDS as IMPLEMENTED
@@ -140,7 +141,7 @@ def test_demo_builds_serves_and_prints_commands_to_try(demo_engine, tmp_path: Pa
             timeout=10,
             json={"prompt": "how do I restore my restic backup?"},
         ).json()
-        assert any("restic" in p["title"].lower() for p in answer["passages"])
+        assert [p["note_id"] for p in answer["passages"]] == RESTIC_ANSWER
         assert answer["passages"][0]["instance"] == "demo"
     finally:
         process.terminate()

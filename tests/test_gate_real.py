@@ -48,7 +48,7 @@ def test_a_prompt_about_the_notes_passes_on_its_score(index) -> None:
     verdict = result.trace.verdict
     assert verdict is not None and verdict.about_notes and verdict.score > 0
     assert verdict.reason.startswith("about the notes: score +")
-    assert titles(result)[:2] == ["Backups (restic)", "restic-backup.sh"]
+    assert titles(result) == ["Backups (restic)", "restic-backup.sh", "21 - Wednesday"]
 
 
 def test_a_neighbour_about_as_strong_goes_along_and_a_weaker_one_is_dropped(index) -> None:
@@ -75,7 +75,7 @@ def test_a_strong_multi_term_keyword_match_passes_a_prompt_its_score_rejects(ind
     verdict = result.trace.verdict
     assert verdict is not None and verdict.score < 0 and verdict.about_notes
     assert verdict.reason.startswith("keywords: ")
-    assert titles(result)[0] == "Proxmox host (pve1)"
+    assert titles(result) == ["Proxmox host (pve1)"]
 
 
 def test_neighbours_at_the_same_strength_pass_though_they_matched_fewer_words(index) -> None:

@@ -29,7 +29,7 @@ from pathlib import Path
 import pytest
 
 from claude_mock import STUB_CONTEXT, StubEngine
-from conftest import DemoEngine
+from conftest import RESTIC, RESTIC_PROMPT, DemoEngine
 from procs import HOOK_COMMANDS, closed_port_url, scrubbed_env, silent_server
 from trilium_recall.claude_settings import module_command
 from trilium_recall.hook import DEADLINE_S
@@ -141,8 +141,6 @@ def ask_engine(engine: StubEngine | DemoEngine, prompt: str, session_id: str) ->
 
 # --- the real engine over the demo notebook --------------------------------------------------
 
-RESTIC = "EHNWLmkEi2qa"  # "Backups (restic)" in the demo notebook
-RESTIC_PROMPT = "how do I restore my restic backup?"
 RESTIC_TEXT = "restore test every quarter into /tmp/restore-test"  # from that note's body
 
 
@@ -598,22 +596,23 @@ def test_stdin_closed(recall_server: StubEngine, hook: list[str]) -> None:
 
 def test_stdin_never_closes(recall_server: StubEngine, hook: list[str]) -> None:
     started = time.monotonic()
-    proc = subprocess.Popen(
+    with subprocess.Popen(
         hook,
         env=engine_env(recall_server),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-    )
-    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
-    proc.stdin.write(payload()[:20])  # the writer stalls mid-JSON and keeps the pipe open
-    proc.stdin.flush()
-    try:
-        assert proc.wait(timeout=5) == 0
-        wall = time.monotonic() - started
-    finally:
-        proc.stdin.close()
-    assert_silent(Run(0, proc.stdout.read(), proc.stderr.read(), wall), LATE)
+    ) as proc:
+        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+        proc.stdin.write(payload()[:20])  # the writer stalls mid-JSON and keeps the pipe open
+        proc.stdin.flush()
+        try:
+            assert proc.wait(timeout=5) == 0
+            wall = time.monotonic() - started
+        finally:
+            proc.stdin.close()
+        out, err = proc.stdout.read(), proc.stderr.read()
+    assert_silent(Run(0, out, err, wall), LATE)
     assert recall_server.requests == []
 
 
@@ -633,17 +632,17 @@ def test_ctrl_c_while_waiting(hook: list[str]) -> None:
 
         threading.Thread(target=hold, daemon=True).start()
         env = debug_env(RECALL_URL=f"http://127.0.0.1:{listener.getsockname()[1]}")
-        proc = subprocess.Popen(
+        with subprocess.Popen(
             hook, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
-        )
-        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
-        proc.stdin.write(payload())
-        proc.stdin.close()
-        assert accepted.wait(5)
-        proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=5) == 0
-        assert proc.stdout.read() == b""
-        assert proc.stderr.read() == b"trilium-recall-hook: stopped: KeyboardInterrupt\n"
+        ) as proc:
+            assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+            proc.stdin.write(payload())
+            proc.stdin.close()
+            assert accepted.wait(5)
+            proc.send_signal(signal.SIGINT)
+            assert proc.wait(timeout=5) == 0
+            assert proc.stdout.read() == b""
+            assert proc.stderr.read() == b"trilium-recall-hook: stopped: KeyboardInterrupt\n"
 
 
 def test_broken_stdout_pipe(recall_server: StubEngine, hook: list[str]) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from test_auth import (
+from auth_flow import (
     PASSWORD,
     Engine,
     OAuthClient,
@@ -152,19 +152,6 @@ def forwarded(address: str) -> dict[str, str]:
 def bearer(url: str, token: str, address: str | None = None) -> int:
     headers = {"Authorization": f"Bearer {token}", **(forwarded(address) if address else {})}
     return httpx.post(f"{url}/recall", json={"prompt": "hi"}, headers=headers).status_code
-
-
-@pytest.fixture
-def engine(tmp_path: Path) -> Iterator[Engine]:
-    """The engine as `serve` runs it by default: no proxy trusted."""
-    with running_engine(tmp_path) as running:
-        yield running
-
-
-@pytest.fixture
-def client(engine: Engine) -> Iterator[OAuthClient]:
-    with registered_client(engine.url) as oauth:
-        yield oauth
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, sync_playwright
 
-from test_auth import PASSWORD, Engine, OAuthClient, running_engine
+from auth_flow import PASSWORD, Engine, OAuthClient, running_engine
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [

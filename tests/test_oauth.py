@@ -4,21 +4,20 @@ when a code or refresh token is misused."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from test_auth import (
+from auth_flow import (
     CALLBACK,
     Engine,
     OAuthClient,
-    _rows,
     query,
     recall,
     registered_client,
+    row_count,
     running_engine,
 )
 from trilium_recall.limits import REGISTER_OVERALL, REGISTER_PER_SOURCE
@@ -29,12 +28,6 @@ from trilium_recall.oauth import (
     MAX_URI_CHARS,
 )
 from trilium_recall.oauth_routes import MAX_REGISTRATION_BYTES
-
-
-@pytest.fixture
-def engine(tmp_path: Path) -> Iterator[Engine]:
-    with running_engine(tmp_path) as running:
-        yield running
 
 
 def register(url: str, headers: dict[str, str] | None = None, **metadata: Any) -> httpx.Response:
@@ -93,7 +86,7 @@ def test_oversized_registrations_are_refused_and_leave_nothing_behind(
         400,
         {"error": error, "error_description": reason},
     )
-    assert _rows(engine.data_dir, "oauth_clients") == 0
+    assert row_count(engine.data_dir, "oauth_clients") == 0
     assert sum(map(len, engine_log(caplog))) < 1000
 
 
@@ -102,7 +95,7 @@ def test_the_limits_still_take_a_normal_registration(engine: Engine, caplog):
     name = "n" * MAX_CLIENT_NAME_CHARS
     uris = [f"https://app.example/{n}/{'u' * 1900}" for n in range(MAX_REDIRECT_URIS)]
     assert register(engine.url, client_name=name, redirect_uris=uris).status_code == 201
-    assert _rows(engine.data_dir, "oauth_clients") == 1
+    assert row_count(engine.data_dir, "oauth_clients") == 1
 
 
 def test_a_client_name_cannot_forge_log_lines(engine: Engine, caplog):
@@ -118,7 +111,7 @@ def test_registration_is_rate_limited_per_source(engine: Engine):
     refused = register(engine.url)
     assert refused.json()["error"] == "too_many_requests"
     assert int(refused.headers["retry-after"]) == REGISTER_PER_SOURCE.drain_seconds == 360
-    assert _rows(engine.data_dir, "oauth_clients") == REGISTER_PER_SOURCE.burst
+    assert row_count(engine.data_dir, "oauth_clients") == REGISTER_PER_SOURCE.burst
     engine.clock.offset += REGISTER_PER_SOURCE.drain_seconds
     assert register(engine.url).status_code == 201
 
@@ -231,8 +224,8 @@ def test_a_reused_refresh_token_ends_the_whole_grant(engine: Engine, caplog):
         assert recall(engine.url, third["access_token"]).status_code == 401
         assert refresh(client, third["refresh_token"]).status_code == 400
     assert any("refresh token was presented again" in m for m in engine_log(caplog))
-    assert _rows(engine.data_dir, "oauth_tokens") == 0
-    assert _rows(engine.data_dir, "oauth_spent") == 0  # nothing left to protect
+    assert row_count(engine.data_dir, "oauth_tokens") == 0
+    assert row_count(engine.data_dir, "oauth_spent") == 0  # nothing left to protect
 
 
 def test_misuse_ends_only_its_own_grant(engine: Engine):
@@ -248,9 +241,10 @@ def test_spent_credentials_are_forgotten_with_their_grant(engine: Engine):
     with registered_client(engine.url) as client:
         tokens = client.tokens()
         tokens = refresh(client, tokens["refresh_token"]).json()
-        assert _rows(engine.data_dir, "oauth_spent") == 2  # the code and the first refresh token
+        spent = row_count(engine.data_dir, "oauth_spent")
+        assert spent == 2  # the code and the first refresh token
         data = {"token": tokens["refresh_token"], "client_id": client.client_id}
         data["client_secret"] = client.client_secret
         assert client.http.post(f"{engine.url}/revoke", data=data).status_code == 200
         client.tokens()  # any later write purges what belonged to the revoked grant
-    assert _rows(engine.data_dir, "oauth_spent") == 1  # the new grant's code
+    assert row_count(engine.data_dir, "oauth_spent") == 1  # the new grant's code

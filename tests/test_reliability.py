@@ -46,6 +46,8 @@ from faults import (
 from trilium_recall.fake_trilium import FakeTrilium
 from trilium_recall.store import Store
 
+pytestmark = pytest.mark.slow  # every test here runs the real engine and model
+
 # A Trilium outage is noticed after the client's retries (0.25 + 0.5 + 1 s backoff) plus a tick.
 FAULT_SHOWS_S = 20
 HEALS_S = 30
@@ -488,7 +490,6 @@ def _assert_clean_failure(result: subprocess.CompletedProcess[str], data_dir: Pa
 # ---------------------------------------------------------------- many clients while syncing
 
 
-@pytest.mark.slow
 def test_twenty_clients_for_thirty_seconds_while_the_index_changes(
     healthy: Running, tmp_path: Path
 ) -> None:

@@ -13,8 +13,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from auth_flow import OAuthClient, mcp_recall, recall
 from engine_process import EngineProcess, free_port
-from test_auth import OAuthClient, mcp_recall, recall
 from trilium_recall.fake_trilium import FakeTrilium
 from trilium_recall.oauth import digest
 

@@ -236,6 +236,53 @@ async def test_full_comparison_catches_deletes_archives_moves_and_unarchives(
     assert harness.embedder.passage_calls == []  # back in from the embedding cache
 
 
+async def test_a_recall_area_label_overrides_every_other_rule(harness, trilium) -> None:
+    await harness.syncer.full()
+    assert harness.notes()["rawNoteAAAAA"][0] == "sources"  # under Raw (#wikiLayer=raw)
+    assert harness.notes()["ZZz9RKYGLcK7"][0] == "journal"  # a day note under the journal
+    trilium.set_label("rawNoteAAAAA", "recallArea", "wiki")
+    trilium.set_label("techAAAAAAAA", "recallArea", "journal", inheritable=True)
+    trilium.set_label("ZZz9RKYGLcK7", "recallArea", "other")
+    await harness.syncer.full()  # a label edit: only the full comparison sees it
+    notes = harness.notes()
+    assert (notes["rawNoteAAAAA"][0], notes["ZZz9RKYGLcK7"][0]) == ("wiki", "other")
+    # On a parent it covers the subtree, whatever the child's own place would say.
+    assert (notes["techAAAAAAAA"][0], notes["resticAAAAAA"][0]) == ("journal", "journal")
+    trilium.remove_label("rawNoteAAAAA", "recallArea")
+    await harness.syncer.full()
+    assert harness.notes()["rawNoteAAAAA"][0] == "sources"
+
+
+async def test_a_renamed_note_renames_the_breadcrumbs_of_its_whole_subtree(
+    harness, trilium
+) -> None:
+    await harness.syncer.full()
+    harness.embedder.passage_calls.clear()
+
+    def paths(note_id: str) -> list[str]:
+        (raw,) = harness.store.db.execute(
+            "SELECT paths FROM notes WHERE note_id = ?", (note_id,)
+        ).fetchone()
+        return json.loads(raw)
+
+    assert paths("resticAAAAAA") == ["Tech notes"]
+    trilium.set_title("techAAAAAAAA", "Homelab notes")
+    report = await harness.syncer.tick()  # a title edit bumps the date: the tick sees it
+    assert paths("resticAAAAAA") == ["Homelab notes"]
+    assert paths("imageAAAAAAA") == ["Homelab notes"]  # skipped notes keep true paths too
+    hits = harness.store.section_hits(
+        [
+            row[0]
+            for row in harness.store.db.execute(
+                "SELECT id FROM sections WHERE note_id = 'resticAAAAAA'"
+            )
+        ]
+    )
+    assert {hit.path for hit in hits.values()} == {"Homelab notes"}
+    # The child's own text did not change: its snippets come from the cache.
+    assert report.indexed == 1 and all("Homelab notes" in t for t in harness.embedder.passage_calls)
+
+
 async def test_restart_on_existing_index_embeds_nothing(harness, trilium, tmp_path) -> None:
     await harness.syncer.full()
     counts = harness.store.counts("default")
