@@ -104,8 +104,9 @@ def _check_exposure(settings: Settings) -> None:
 def _build_with_progress(settings: Settings) -> None:
 
     async def build() -> None:
-        store = Store(settings.db_path)
         embedder = E5Embedder()
+        # With the vector mirror: opening it so is what creates the vector table in a new file.
+        store = Store(settings.db_path, VectorIndex(embedder.dim))
         with Progress(transient=False) as progress:
             for name, instance in settings.instances.items():
                 task = progress.add_task(f"indexing {name}", total=None)
