@@ -23,6 +23,7 @@ COMMANDS = [
     "status",
     "search",
     "explain",
+    "log",
     "hook",
     "install-hook",
     "uninstall-hook",

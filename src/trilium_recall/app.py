@@ -1,9 +1,9 @@
-"""HTTP edge: GET /health, POST /recall (JSON API and Claude Code http-hook mode), /mcp."""
+"""HTTP edge: GET /health, POST /recall (JSON API and Claude Code http-hook mode), /mcp.
+Each recall they answer goes into the activity log."""
 
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 from collections.abc import AsyncIterator
 from typing import Any
@@ -15,22 +15,27 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp
 
+from .activity import ActivityLog
 from .auth import Authenticator
+from .bodies import optional_text, prompt_field, read_json
 from .config import Settings
 from .engine import Engine
 from .errors import BadRequest
 from .mcp import build_mcp, mcp_routes, transport_security
-from .textclean import valid_utf8
 
 log = logging.getLogger(__name__)
 
-MAX_BODY_BYTES = 2 * 1024 * 1024  # a 1 MB prompt is accepted (and truncated for search)
 HOOK_EVENT = "UserPromptSubmit"
 
 
-def create_app(engine: Engine, authenticator: Authenticator | None = None) -> ASGIApp:
+def create_app(
+    engine: Engine,
+    authenticator: Authenticator | None = None,
+    activity: ActivityLog | None = None,
+) -> ASGIApp:
     """The one ASGI app: /health public; /recall and /mcp behind the password or OAuth."""
-    server = build_mcp(engine)
+    activity = activity or ActivityLog(engine.settings)
+    server = build_mcp(engine, activity)
     authenticator = authenticator or Authenticator(engine.settings, engine.store)
     # The Host/Origin check the SDK applies to /mcp, applied to /recall too: without a password
     # a rebound DNS name must not let a web page read the notes.
@@ -44,6 +49,7 @@ def create_app(engine: Engine, authenticator: Authenticator | None = None) -> AS
                 yield
         finally:
             await engine.stop()
+            activity.close()
             authenticator.close()
 
     async def health(_: Request) -> JSONResponse:
@@ -54,7 +60,7 @@ def create_app(engine: Engine, authenticator: Authenticator | None = None) -> AS
         if refused is not None:
             return JSONResponse({"error": bytes(refused.body).decode()}, refused.status_code)
         try:
-            body = await _read_json(request)
+            body = await read_json(request)
             hook_mode = "hook_event_name" in body
             prompt, session_id, instance = _recall_fields(body)
             result = await engine.recall(
@@ -66,6 +72,8 @@ def create_app(engine: Engine, authenticator: Authenticator | None = None) -> AS
             )
         except BadRequest as exc:
             return JSONResponse({"error": str(exc)}, status_code=400)
+        path = "hook" if hook_mode else "api"
+        activity.record(path, prompt, result, session_id=session_id, instance=instance)
         if hook_mode:
             return _hook_answer(result.context if result else "")
         if result is None:
@@ -109,37 +117,8 @@ def server_options(settings: Settings) -> dict[str, Any]:
     }
 
 
-async def _read_json(request: Request) -> dict[str, Any]:
-    declared = request.headers.get("content-length")
-    if declared and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-        raise BadRequest(f"body larger than {MAX_BODY_BYTES} bytes")
-    raw = bytearray()
-    async for chunk in request.stream():
-        raw += chunk
-        if len(raw) > MAX_BODY_BYTES:
-            raise BadRequest(f"body larger than {MAX_BODY_BYTES} bytes")
-    try:
-        body = json.loads(raw)
-    except ValueError:  # UnicodeDecodeError included
-        raise BadRequest("body is not valid JSON") from None
-    except RecursionError:
-        raise BadRequest("body is nested too deeply") from None
-    if not isinstance(body, dict):
-        raise BadRequest("body must be a JSON object")
-    return body
-
-
 def _recall_fields(body: dict[str, Any]) -> tuple[str, str | None, str | None]:
-    prompt = valid_utf8(body.get("prompt"))  # only the strings we use, not the whole payload
-    if not isinstance(prompt, str):
-        raise BadRequest("'prompt' is required and must be a string")
-    values = []
-    for name in ("session_id", "instance"):
-        value = valid_utf8(body.get(name))
-        if value is not None and not isinstance(value, str):
-            raise BadRequest(f"'{name}' must be a string")
-        values.append(value or None)
-    return prompt.replace("\x00", " "), values[0], values[1]
+    return prompt_field(body), optional_text(body, "session_id"), optional_text(body, "instance")
 
 
 def _hook_answer(context: str) -> Response:

@@ -16,10 +16,11 @@ from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import Field
 from starlette.routing import BaseRoute, Route
 
+from .activity import ActivityLog
 from .config import Settings
 from .engine import Engine
 from .errors import UnknownInstance
-from .recall import Passage
+from .recall import Passage, RecallResult
 
 INSTRUCTIONS = """\
 This server searches the user's personal Trilium notebook: their own notes on projects, \
@@ -42,7 +43,8 @@ Search the user's Trilium notes (keywords and meaning) and return the few most r
 passages — title, breadcrumb path, section, excerpt and a link — or "No matching notes."."""
 
 
-def build_mcp(engine: Engine) -> MCPServer:
+def build_mcp(engine: Engine, activity: ActivityLog | None = None) -> MCPServer:
+    """The server with its `recall` tool; each call goes into `activity` (path "mcp")."""
     settings = engine.settings
     server = MCPServer(name="trilium-recall", instructions=settings.instructions or INSTRUCTIONS)
 
@@ -63,13 +65,20 @@ def build_mcp(engine: Engine) -> MCPServer:
             )
         except UnknownInstance as exc:  # the pipeline's own check, shown to the model
             raise ToolError(f"{exc}; known: {', '.join(settings.instances)}") from None
-        if result is None:
-            return "The search took too long; try a shorter query."
-        if not result.passages:
-            return STILL_BUILDING if engine.building and not len(engine.vectors) else NO_MATCH
-        return format_passages(result.passages)
+        if activity is not None:
+            activity.record("mcp", query, result, instance=instance)
+        return tool_text(engine, result)
 
     return server
+
+
+def tool_text(engine: Engine, result: RecallResult | None) -> str:
+    """What the `recall` tool answers the model for `result`."""
+    if result is None:
+        return "The search took too long; try a shorter query."
+    if not result.passages:
+        return STILL_BUILDING if engine.building and not len(engine.vectors) else NO_MATCH
+    return format_passages(result.passages)
 
 
 def format_passages(passages: list[Passage]) -> str:
