@@ -21,7 +21,8 @@ from .bodies import optional_text, prompt_field, read_json
 from .config import Settings
 from .engine import Engine
 from .errors import BadRequest
-from .mcp import build_mcp, mcp_routes, transport_security
+from .mcp import build_mcp, mcp_routes, refresh_instructions, transport_security
+from .overview import IndexOverview
 
 log = logging.getLogger(__name__)
 
@@ -41,9 +42,16 @@ def create_app(
     # a rebound DNS name must not let a web page read the notes.
     origin_check = TransportSecurityMiddleware(transport_security(engine.settings))
 
+    described = IndexOverview(engine.settings)
+
+    async def describe_index() -> None:
+        refresh_instructions(server, engine.settings, await described.refresh())
+
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         await engine.start()
+        await describe_index()  # the index as the last run left it; again after each full sync
+        engine.after_full.append(describe_index)
         try:
             async with server.session_manager.run():
                 yield
