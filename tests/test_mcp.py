@@ -13,9 +13,8 @@ from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 from conftest import HashEmbedder, make_settings
-from engine_process import serve_in_thread
+from engine_process import app_over_trilium, serve_in_thread
 from trilium_recall.app import create_app
-from trilium_recall.config import Instance
 from trilium_recall.engine import Engine
 from trilium_recall.fake_trilium import FakeTrilium
 from trilium_recall.mcp import (
@@ -143,61 +142,43 @@ def test_instructions_shed_detail_to_stay_under_the_cap() -> None:
 
 
 async def test_instructions_describe_the_index_once_the_first_build_is_done(tmp_path) -> None:
-    trilium = FakeTrilium(token="tok_secret")  # the token make_settings gives the instance
+    trilium = FakeTrilium(token="mcp_token")
     trilium.add_note("homelab00001", "Homelab", content="<p>servers at home</p>")
     trilium.add_note("garden000001", "Tomato beds", parent_id="homelab00001", content="<p>sun</p>")
     trilium.delay = 1.0  # every ETAPI answer: the first build takes seconds; connect meanwhile
-    trilium.start()
-    instance = Instance(
-        "default", trilium.url(), make_settings(tmp_path).instances["default"].token
-    )
-    settings = make_settings(tmp_path, instances={"default": instance})
-    try:
-        with serve_in_thread(create_app(Engine(settings, embedder=HashEmbedder()))) as url:
-            async with mcp_session(url) as during:
-                assert during.instructions == INSTRUCTIONS
-            assert httpx.get(f"{url}/health").json()["status"] == "starting"  # still building
-            # Refreshed right after the build's full sync (and its recalibration): wait for it.
-            deadline = time.monotonic() + 60
-            while True:
-                async with mcp_session(url) as after:
-                    if after.instructions != INSTRUCTIONS:
-                        break
-                assert time.monotonic() < deadline, "the instructions never described the index"
-                await asyncio.sleep(0.1)
-            assert httpx.get(f"{url}/health").json()["status"] == "ok"
-            assert after.instructions.startswith(
-                "This server searches the user's personal Trilium notebook: 2 notes in "
-                'instance "default".'
-            )
-            assert "\n- Homelab (2): Tomato beds\n" in after.instructions
-    finally:
-        trilium.delay = 0
-        trilium.stop()
+    with app_over_trilium(trilium, "mcp_token", tmp_path) as url:
+        async with mcp_session(url) as during:
+            assert during.instructions == INSTRUCTIONS
+        assert httpx.get(f"{url}/health").json()["status"] == "starting"  # still building
+        # Refreshed right after the build's full sync (and its recalibration): wait for it.
+        deadline = time.monotonic() + 60
+        while True:
+            async with mcp_session(url) as after:
+                if after.instructions != INSTRUCTIONS:
+                    break
+            assert time.monotonic() < deadline, "the instructions never described the index"
+            await asyncio.sleep(0.1)
+        assert httpx.get(f"{url}/health").json()["status"] == "ok"
+        assert after.instructions.startswith(
+            "This server searches the user's personal Trilium notebook: 2 notes in "
+            'instance "default".'
+        )
+        assert "\n- Homelab (2): Tomato beds\n" in after.instructions
 
 
 async def test_connecting_is_fast_while_the_first_build_is_stuck(tmp_path) -> None:
     trilium = FakeTrilium(token="slow_token")
     trilium.add_note("noteAAAAAAAA", "Garden", content="<p>tomatoes need sun</p>")
     trilium.delay = 5.0  # every ETAPI answer takes 5 s: the first build cannot finish
-    trilium.start()
-    instance = Instance(
-        "default", trilium.url(), make_settings(tmp_path).instances["default"].token
-    )
-    settings = make_settings(tmp_path, instances={"default": instance})
-    try:
-        with serve_in_thread(create_app(Engine(settings, embedder=HashEmbedder()))) as url:
-            started = time.monotonic()
-            async with mcp_session(url) as mcp:
-                tools = await mcp.session.list_tools()
-                connected = time.monotonic() - started
-                building = await mcp.session.call_tool("recall", {"query": "tomatoes"})
-            assert [t.name for t in tools.tools] == ["recall"]
-            assert connected < 1.5  # Claude Code gives a slow MCP server about 2 s
-            assert building.content[0].text == STILL_BUILDING
-    finally:
-        trilium.delay = 0
-        trilium.stop()
+    with app_over_trilium(trilium, "slow_token", tmp_path) as url:
+        started = time.monotonic()
+        async with mcp_session(url) as mcp:
+            tools = await mcp.session.list_tools()
+            connected = time.monotonic() - started
+            building = await mcp.session.call_tool("recall", {"query": "tomatoes"})
+        assert [t.name for t in tools.tools] == ["recall"]
+        assert connected < 1.5  # Claude Code gives a slow MCP server about 2 s
+        assert building.content[0].text == STILL_BUILDING
 
 
 @pytest.mark.parametrize(
