@@ -1,5 +1,5 @@
-"""HTTP edge: GET /health, POST /recall (JSON API and Claude Code http-hook mode), /mcp.
-Each recall they answer goes into the activity log."""
+"""HTTP edge: GET /health, POST /recall (JSON API and Claude Code http-hook mode), /mcp, and
+the status page (web.py). Each recall any of them answers goes into the activity log."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from .engine import Engine
 from .errors import BadRequest
 from .mcp import build_mcp, mcp_routes, refresh_instructions, transport_security
 from .overview import IndexOverview
+from .web import WebUI
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +35,8 @@ def create_app(
     authenticator: Authenticator | None = None,
     activity: ActivityLog | None = None,
 ) -> ASGIApp:
-    """The one ASGI app: /health public; /recall and /mcp behind the password or OAuth."""
+    """The one ASGI app: /health public; /recall, /mcp and the page at / behind the password
+    or OAuth."""
     activity = activity or ActivityLog(engine.settings)
     server = build_mcp(engine, activity)
     authenticator = authenticator or Authenticator(engine.settings, engine.store)
@@ -43,6 +45,7 @@ def create_app(
     origin_check = TransportSecurityMiddleware(transport_security(engine.settings))
 
     described = IndexOverview(engine.settings)
+    web = WebUI(engine, authenticator, activity, origin_check, described)
 
     async def describe_index() -> None:
         refresh_instructions(server, engine.settings, await described.refresh())
@@ -98,6 +101,7 @@ def create_app(
         Route("/recall", recall_endpoint, methods=["POST"]),
         *authenticator.routes(),
         *mcp_routes(server, engine.settings),
+        *web.routes(),
     ]
     app = Starlette(routes=routes, lifespan=lifespan)
     # No slash redirects anywhere: Starlette builds them from the Host header (a foreign Host
