@@ -133,6 +133,14 @@ def test_no_prompt_text_with_log_prompts_off(tmp_path: Path, index: Path) -> Non
     assert b"zanzibar" not in files and b"Backups (restic)" in files
 
 
+def test_closing_writes_what_is_queued_and_nothing_after(tmp_path: Path, index: Path) -> None:
+    log = ActivityLog(make_settings(tmp_path))
+    log.record("api", "before", SENT)
+    log.close()  # no flush first: close writes the queue out
+    log.record("api", "after", SENT)
+    assert log.flush() and [e.prompt_head for e in logged(index)] == ["before"]
+
+
 def test_a_log_turned_off_writes_nothing(tmp_path: Path, index: Path) -> None:
     log = ActivityLog(make_settings(tmp_path, activity_max_rows=0))
     log.record("api", "anything", SENT)

@@ -153,6 +153,7 @@ class ActivityLog:
         self._thread: threading.Thread | None = None
         self._start_lock = threading.Lock()
         self._failing = False
+        self._closed = False
 
     def record(
         self,
@@ -164,7 +165,7 @@ class ActivityLog:
         instance: str | None = None,
     ) -> None:
         """Queue what this call sent; never raises, never waits for the disk."""
-        if not self.enabled:
+        if not self.enabled or self._closed:  # a request finishing during shutdown: dropped
             return
         try:
             entry = describe(
@@ -189,6 +190,8 @@ class ActivityLog:
         return marker.done.wait(timeout)
 
     def close(self) -> None:
+        """Write what is queued, then stop the writer; later entries are dropped."""
+        self._closed = True
         thread = self._thread
         if thread is not None:
             self._queue.put(None)
