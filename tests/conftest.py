@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from chromium import CHROMIUM, CHROMIUM_ARGS
 from trilium_recall.config import Instance, Settings, load_settings
 from trilium_recall.gate import FITTED
 from trilium_recall.sections import Section
@@ -176,3 +177,14 @@ def demo_engine(tmp_path_factory):
     finally:
         process.stop()
         trilium.stop()
+
+
+@pytest.fixture
+def browser():
+    """Headless Debian Chromium (tests/chromium.py); the browser tests skip without it."""
+    from playwright.sync_api import sync_playwright  # only the browser tests pay for it
+
+    with sync_playwright() as p:
+        launched = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()

@@ -12,9 +12,16 @@ from pathlib import Path
 
 import httpx
 import uvicorn
+from pydantic import SecretStr
 from starlette.types import ASGIApp
 
+from conftest import HashEmbedder, make_settings
 from procs import free_port, scrubbed_env
+from trilium_recall.app import create_app
+from trilium_recall.config import Instance
+from trilium_recall.engine import Engine
+from trilium_recall.fake_trilium import FakeTrilium
+from trilium_recall.gate import GateThresholds
 
 
 class EngineProcess:
@@ -99,3 +106,25 @@ def serve_in_thread(app: ASGIApp) -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join(timeout=20)
+
+
+@contextlib.contextmanager
+def app_over_trilium(
+    trilium: FakeTrilium,
+    token: str,
+    data_dir: Path,
+    gate: GateThresholds | None = None,
+    **settings: object,
+) -> Iterator[str]:
+    """The app over a real Engine (fake embedder) syncing `trilium` (started here, with the
+    ETAPI `token` it was made with), under uvicorn in a thread; yields the app's URL. A delay
+    set on `trilium` is cleared on the way out, so stopping it waits for nothing."""
+    trilium.start()
+    try:
+        instance = Instance("default", trilium.url(), SecretStr(token))
+        app_settings = make_settings(data_dir, instances={"default": instance}, **settings)
+        with serve_in_thread(create_app(Engine(app_settings, HashEmbedder(), gate))) as url:
+            yield url
+    finally:
+        trilium.delay = 0
+        trilium.stop()

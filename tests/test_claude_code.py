@@ -8,6 +8,7 @@ it, with install_hook("project", …); the MCP server with a project `.mcp.json`
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
@@ -24,6 +25,7 @@ import pytest
 
 from claude_mock import CLAUDE_CODE_VERSION, MODEL_REPLY, MessagesMock, install_claude_code
 from conftest import DemoEngine
+from test_mcp import mcp_session
 from trilium_recall.claude_settings import install_hook
 from trilium_recall.mcp import INSTRUCTIONS, RECALL_DESCRIPTION
 
@@ -201,6 +203,12 @@ def use_mcp_server(project: Path, engine: DemoEngine) -> None:
     (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"trilium-recall": server}}))
 
 
+async def server_instructions(engine: DemoEngine) -> str:
+    async with mcp_session(engine.url, engine.headers) as mcp:
+        assert mcp.instructions is not None
+        return mcp.instructions
+
+
 def test_mcp_server_instructions_reach_the_model(
     claude: Path, project: Path, messages_api: MessagesMock, demo_engine: DemoEngine
 ) -> None:
@@ -215,7 +223,9 @@ def test_mcp_server_instructions_reach_the_model(
     ]
     assert system["role"] == "system"
     text = text_of(system["content"])
-    assert f"\n## trilium-recall\n{INSTRUCTIONS}\n" in text
+    sent = asyncio.run(server_instructions(demo_engine))  # built from the demo index
+    assert sent != INSTRUCTIONS and "- Homelab (" in sent
+    assert f"\n## trilium-recall\n{sent}\n" in text
     assert "Call `recall` before answering whenever the question may depend on something" in text
     # The tool list came from the server too, so the model can call it.
     [tool] = [t for t in request["tools"] if t["name"] == TOOL]

@@ -15,6 +15,7 @@ from conftest import RESTIC_ANSWER
 from procs import free_port, scrubbed_env
 from trilium_recall.cli import _parser
 from trilium_recall.commands import COMMANDS as IMPLEMENTED
+from trilium_recall.fake_trilium import FakeTrilium
 
 COMMANDS = [
     "serve",
@@ -23,6 +24,7 @@ COMMANDS = [
     "status",
     "search",
     "explain",
+    "log",
     "hook",
     "install-hook",
     "uninstall-hook",
@@ -81,6 +83,22 @@ def test_index_without_trilium_is_a_clear_error(tmp_path: Path) -> None:
     done = run("index", env={"RECALL_DATA_DIR": str(tmp_path)})
     assert done.returncode == 2
     assert "TRILIUM_URL" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_index_builds_a_new_index_file(tmp_path: Path) -> None:
+    trilium = FakeTrilium(token="cli_token")
+    trilium.add_note("garden000001", "Garden", content="<p>Tomatoes go out in May.</p>")
+    with trilium:
+        env = {
+            "RECALL_DATA_DIR": str(tmp_path / "fresh"),
+            "TRILIUM_URL": trilium.url(),
+            "TRILIUM_ETAPI_TOKEN": "cli_token",
+        }
+        done = run("index", env=env)
+    assert done.returncode == 0, done.stderr
+    status = json.loads(done.stdout[done.stdout.index("{\n") :])  # after the progress bar
+    assert status["default"]["notes"] == 1 and status["default"]["build_complete"] == 1
+    assert "Traceback" not in done.stderr
 
 
 def test_status_search_and_explain_read_an_existing_index(demo_engine) -> None:

@@ -11,26 +11,11 @@ from urllib.parse import parse_qs, urlencode, urlparse
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, sync_playwright
 
 from auth_flow import PASSWORD, Engine, OAuthClient, running_engine
+from chromium import NEEDS_CHROMIUM
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(
-        not CHROMIUM.exists(), reason="needs /usr/bin/chromium (apt-get install -y chromium)"
-    ),
-]
+pytestmark = NEEDS_CHROMIUM
 
 
 @contextlib.contextmanager
@@ -62,14 +47,6 @@ def callback_server() -> Iterator[tuple[str, list[dict[str, list[str]]]]]:
         server.shutdown()
         server.server_close()
         thread.join(5)
-
-
-@pytest.fixture
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import time
 
@@ -12,12 +13,19 @@ from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 from conftest import HashEmbedder, make_settings
-from engine_process import serve_in_thread
+from engine_process import app_over_trilium, serve_in_thread
 from trilium_recall.app import create_app
-from trilium_recall.config import Instance
 from trilium_recall.engine import Engine
 from trilium_recall.fake_trilium import FakeTrilium
-from trilium_recall.mcp import INSTRUCTIONS, NO_MATCH, STILL_BUILDING
+from trilium_recall.mcp import (
+    INSTRUCTIONS,
+    MAX_INSTRUCTIONS_BYTES,
+    NO_MATCH,
+    STILL_BUILDING,
+    WHEN_TO_CALL,
+    index_instructions,
+)
+from trilium_recall.overview import InstanceOverview, Subject
 
 
 class Connected:
@@ -43,9 +51,26 @@ def mcp_session(url: str, headers: dict[str, str] | None = None):
 
 
 async def test_initialize_sends_instructions_and_lists_the_recall_tool(demo_engine) -> None:
+    notes = httpx.get(f"{demo_engine.url}/health").json()["instances"]["default"]["notes"]
     async with mcp_session(demo_engine.url, demo_engine.headers) as mcp:
-        assert mcp.instructions == INSTRUCTIONS
-        assert len(INSTRUCTIONS.encode()) < 2048  # Claude Code truncates longer instructions
+        # Built from the index: what it holds, then when to call the tool.
+        text = mcp.instructions
+        assert len(text.encode()) < 2048  # Claude Code truncates longer instructions
+        assert text.startswith(
+            "This server searches the user's personal Trilium notebook: "
+            f'{notes} notes in instance "default". Its largest subjects'
+        )
+        assert text.endswith(WHEN_TO_CALL)
+        subjects = [line for line in text.splitlines() if line.startswith("- ")]
+        assert subjects[0] == "- LLM Wiki (20, wiki): Raw, Summaries, Concepts, Entities"
+        assert [line.split(" (")[0] for line in subjects] == [
+            "- LLM Wiki",
+            "- Journal",
+            "- Homelab",
+            "- Work & dev",
+            "- Personal",
+        ]
+        assert "Backups (restic)" in text and "Archive" not in text  # archived: not indexed
         tools = (await mcp.session.list_tools()).tools
         assert [t.name for t in tools] == ["recall"]
         schema = tools[0].input_schema
@@ -101,28 +126,59 @@ async def test_instructions_can_be_replaced(tmp_path) -> None:
             assert mcp.instructions == "Only call recall for gardening questions."
 
 
+def test_instructions_shed_detail_to_stay_under_the_cap() -> None:
+    title = "Ω" * 80  # two bytes a character, clipped to 60 characters
+    subject = Subject(title, 500, "wiki", (title,) * 4)
+    big = [
+        InstanceOverview(name, 8000, {"wiki": 8000}, (subject,) * 8)
+        for name in ("work", "home", "lab")
+    ]
+    text = index_instructions(big)
+    assert len(text.encode()) <= MAX_INSTRUCTIONS_BYTES
+    assert '"work" (8,000), "home" (8,000), "lab" (8,000)' in text and text.endswith(WHEN_TO_CALL)
+    assert "Ω" * 59 + "…" in text
+    empty = [InstanceOverview("default", 0, {"wiki": 0}, ())]
+    assert index_instructions(empty) == INSTRUCTIONS  # nothing indexed yet: the built-in text
+
+
+async def test_instructions_describe_the_index_once_the_first_build_is_done(tmp_path) -> None:
+    trilium = FakeTrilium(token="mcp_token")
+    trilium.add_note("homelab00001", "Homelab", content="<p>servers at home</p>")
+    trilium.add_note("garden000001", "Tomato beds", parent_id="homelab00001", content="<p>sun</p>")
+    trilium.delay = 1.0  # every ETAPI answer: the first build takes seconds; connect meanwhile
+    with app_over_trilium(trilium, "mcp_token", tmp_path) as url:
+        async with mcp_session(url) as during:
+            assert during.instructions == INSTRUCTIONS
+        assert httpx.get(f"{url}/health").json()["status"] == "starting"  # still building
+        # Refreshed right after the build's full sync (and its recalibration): wait for it.
+        deadline = time.monotonic() + 60
+        while True:
+            async with mcp_session(url) as after:
+                if after.instructions != INSTRUCTIONS:
+                    break
+            assert time.monotonic() < deadline, "the instructions never described the index"
+            await asyncio.sleep(0.1)
+        assert httpx.get(f"{url}/health").json()["status"] == "ok"
+        assert after.instructions.startswith(
+            "This server searches the user's personal Trilium notebook: 2 notes in "
+            'instance "default".'
+        )
+        assert "\n- Homelab (2): Tomato beds\n" in after.instructions
+
+
 async def test_connecting_is_fast_while_the_first_build_is_stuck(tmp_path) -> None:
     trilium = FakeTrilium(token="slow_token")
     trilium.add_note("noteAAAAAAAA", "Garden", content="<p>tomatoes need sun</p>")
     trilium.delay = 5.0  # every ETAPI answer takes 5 s: the first build cannot finish
-    trilium.start()
-    instance = Instance(
-        "default", trilium.url(), make_settings(tmp_path).instances["default"].token
-    )
-    settings = make_settings(tmp_path, instances={"default": instance})
-    try:
-        with serve_in_thread(create_app(Engine(settings, embedder=HashEmbedder()))) as url:
-            started = time.monotonic()
-            async with mcp_session(url) as mcp:
-                tools = await mcp.session.list_tools()
-                connected = time.monotonic() - started
-                building = await mcp.session.call_tool("recall", {"query": "tomatoes"})
-            assert [t.name for t in tools.tools] == ["recall"]
-            assert connected < 1.5  # Claude Code gives a slow MCP server about 2 s
-            assert building.content[0].text == STILL_BUILDING
-    finally:
-        trilium.delay = 0
-        trilium.stop()
+    with app_over_trilium(trilium, "slow_token", tmp_path) as url:
+        started = time.monotonic()
+        async with mcp_session(url) as mcp:
+            tools = await mcp.session.list_tools()
+            connected = time.monotonic() - started
+            building = await mcp.session.call_tool("recall", {"query": "tomatoes"})
+        assert [t.name for t in tools.tools] == ["recall"]
+        assert connected < 1.5  # Claude Code gives a slow MCP server about 2 s
+        assert building.content[0].text == STILL_BUILDING
 
 
 @pytest.mark.parametrize(

@@ -5,6 +5,7 @@ Also the `serve` guard against exposing an unguarded engine."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -139,7 +140,33 @@ async def test_no_secret_reaches_the_engine_log_or_its_files(tmp_path: Path, tri
             "refreshed access token": refreshed.json()["access_token"],
             "refreshed refresh token": refreshed.json()["refresh_token"],
         }
+
+        # The status page: wrong and right sign-ins, the page, its JSON, an explained prompt.
+        with httpx.Client(timeout=30) as browser:
+            for wrong in WRONG_PASSWORDS:
+                refused = browser.post(f"{url}/ui/login", data={"password": wrong})
+                assert refused.status_code == 403
+            signed_in = browser.post(f"{url}/ui/login", data={"password": LOGIN_PASSWORD})
+            assert signed_in.status_code == 303
+            cookie = browser.cookies["recall_session"]
+            page = browser.get(f"{url}/")
+            csrf = re.search(r'name="csrf-token" content="([0-9a-f]+)"', page.text).group(1)
+            explained = browser.post(
+                f"{url}/ui/explain", json=prompt, headers={"X-CSRF-Token": csrf}
+            )
+            assert explained.json()["result"]["passages"][0]["note_id"] == "bkp1"
+            shown = [
+                page.text,
+                explained.text,
+                browser.get(f"{url}/ui/status").text,
+                browser.get(f"{url}/ui/activity").text,
+                browser.get(f"{url}/ui/app.js").text,
+            ]
+        assert "restic" in shown[3]  # the activity log holds the calls made above
+        secrets = {**secrets, "session cookie": cookie}
         assert all(secrets.values()) and set(oauth.issued) <= set(secrets.values())
+        for name, secret in secrets.items():
+            assert not any(secret in text for text in shown), f"the {name} is on the page"
         while_running = sqlite_bytes(data_dir)  # the WAL as the running engine left it
     finally:
         engine.stop()

@@ -1,9 +1,9 @@
-"""HTTP edge: GET /health, POST /recall (JSON API and Claude Code http-hook mode), /mcp."""
+"""HTTP edge: GET /health, POST /recall (JSON API and Claude Code http-hook mode), /mcp, and
+the status page (web.py). Each recall any of them answers goes into the activity log."""
 
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 from collections.abc import AsyncIterator
 from typing import Any
@@ -15,35 +15,52 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp
 
+from .activity import ActivityLog
 from .auth import Authenticator
+from .bodies import optional_text, prompt_field, read_json
 from .config import Settings
 from .engine import Engine
 from .errors import BadRequest
-from .mcp import build_mcp, mcp_routes, transport_security
-from .textclean import valid_utf8
+from .mcp import build_mcp, mcp_routes, refresh_instructions, transport_security
+from .overview import IndexOverview
+from .web import WebUI
 
 log = logging.getLogger(__name__)
 
-MAX_BODY_BYTES = 2 * 1024 * 1024  # a 1 MB prompt is accepted (and truncated for search)
 HOOK_EVENT = "UserPromptSubmit"
 
 
-def create_app(engine: Engine, authenticator: Authenticator | None = None) -> ASGIApp:
-    """The one ASGI app: /health public; /recall and /mcp behind the password or OAuth."""
-    server = build_mcp(engine)
+def create_app(
+    engine: Engine,
+    authenticator: Authenticator | None = None,
+    activity: ActivityLog | None = None,
+) -> ASGIApp:
+    """The one ASGI app: /health public; /recall, /mcp and the page at / behind the password
+    or OAuth."""
+    activity = activity or ActivityLog(engine.settings)
+    server = build_mcp(engine, activity)
     authenticator = authenticator or Authenticator(engine.settings, engine.store)
     # The Host/Origin check the SDK applies to /mcp, applied to /recall too: without a password
     # a rebound DNS name must not let a web page read the notes.
     origin_check = TransportSecurityMiddleware(transport_security(engine.settings))
 
+    described = IndexOverview(engine.settings)
+    web = WebUI(engine, authenticator, activity, origin_check, described)
+
+    async def describe_index() -> None:
+        refresh_instructions(server, engine.settings, await described.refresh())
+
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         await engine.start()
+        await describe_index()  # the index as the last run left it; again after each full sync
+        engine.after_full.append(describe_index)
         try:
             async with server.session_manager.run():
                 yield
         finally:
             await engine.stop()
+            activity.close()
             authenticator.close()
 
     async def health(_: Request) -> JSONResponse:
@@ -54,7 +71,7 @@ def create_app(engine: Engine, authenticator: Authenticator | None = None) -> AS
         if refused is not None:
             return JSONResponse({"error": bytes(refused.body).decode()}, refused.status_code)
         try:
-            body = await _read_json(request)
+            body = await read_json(request)
             hook_mode = "hook_event_name" in body
             prompt, session_id, instance = _recall_fields(body)
             result = await engine.recall(
@@ -66,6 +83,8 @@ def create_app(engine: Engine, authenticator: Authenticator | None = None) -> AS
             )
         except BadRequest as exc:
             return JSONResponse({"error": str(exc)}, status_code=400)
+        path = "hook" if hook_mode else "api"
+        activity.record(path, prompt, result, session_id=session_id, instance=instance)
         if hook_mode:
             return _hook_answer(result.context if result else "")
         if result is None:
@@ -82,6 +101,7 @@ def create_app(engine: Engine, authenticator: Authenticator | None = None) -> AS
         Route("/recall", recall_endpoint, methods=["POST"]),
         *authenticator.routes(),
         *mcp_routes(server, engine.settings),
+        *web.routes(),
     ]
     app = Starlette(routes=routes, lifespan=lifespan)
     # No slash redirects anywhere: Starlette builds them from the Host header (a foreign Host
@@ -109,37 +129,8 @@ def server_options(settings: Settings) -> dict[str, Any]:
     }
 
 
-async def _read_json(request: Request) -> dict[str, Any]:
-    declared = request.headers.get("content-length")
-    if declared and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-        raise BadRequest(f"body larger than {MAX_BODY_BYTES} bytes")
-    raw = bytearray()
-    async for chunk in request.stream():
-        raw += chunk
-        if len(raw) > MAX_BODY_BYTES:
-            raise BadRequest(f"body larger than {MAX_BODY_BYTES} bytes")
-    try:
-        body = json.loads(raw)
-    except ValueError:  # UnicodeDecodeError included
-        raise BadRequest("body is not valid JSON") from None
-    except RecursionError:
-        raise BadRequest("body is nested too deeply") from None
-    if not isinstance(body, dict):
-        raise BadRequest("body must be a JSON object")
-    return body
-
-
 def _recall_fields(body: dict[str, Any]) -> tuple[str, str | None, str | None]:
-    prompt = valid_utf8(body.get("prompt"))  # only the strings we use, not the whole payload
-    if not isinstance(prompt, str):
-        raise BadRequest("'prompt' is required and must be a string")
-    values = []
-    for name in ("session_id", "instance"):
-        value = valid_utf8(body.get(name))
-        if value is not None and not isinstance(value, str):
-            raise BadRequest(f"'{name}' must be a string")
-        values.append(value or None)
-    return prompt.replace("\x00", " "), values[0], values[1]
+    return prompt_field(body), optional_text(body, "session_id"), optional_text(body, "instance")
 
 
 def _hook_answer(context: str) -> Response:

@@ -139,16 +139,16 @@ class Authenticator:
             if not self.enabled or not any(path == p or path.startswith(p + "/") for p in paths):
                 await app(scope, receive, send)
                 return
-            token = _bearer_token(scope)
+            token = bearer_token(scope)
             if token is None:
-                await self._deny(path, "authentication required", None)(scope, receive, send)
+                await self.deny(path, "authentication required", None)(scope, receive, send)
                 return
             access = await self.oauth_access(token)
             if access is None:
                 source = source_of(scope)
                 attempt = self.try_password(token, source)
                 if not attempt.ok:
-                    await self._refuse(path, source, attempt)(scope, receive, send)
+                    await self.refuse(path, source, attempt)(scope, receive, send)
                     return
                 access = AccessToken(token="", client_id=PASSWORD_CLIENT_ID, scopes=[])
             user = AuthenticatedUser(access)
@@ -158,14 +158,14 @@ class Authenticator:
 
         return guarded
 
-    def _refuse(self, path: str, source: str, attempt: Attempt) -> JSONResponse:
+    def refuse(self, path: str, source: str, attempt: Attempt) -> JSONResponse:
         if attempt.retry_after:
             answer = {"error": "too_many_requests", "error_description": "too many bad tokens"}
             return JSONResponse(answer, 429, headers={"Retry-After": str(attempt.retry_after)})
         logger.warning("rejected a bearer token from %s on %.100r", source, path)
-        return self._deny(path, "the token is wrong, expired or revoked", "invalid_token")
+        return self.deny(path, "the token is wrong, expired or revoked", "invalid_token")
 
-    def _deny(self, path: str, description: str, error: str | None) -> JSONResponse:
+    def deny(self, path: str, description: str, error: str | None) -> JSONResponse:
         # RFC 6750 §3.1: no error code when the request carried no credentials at all.
         params = [f'error="{error}"', f'error_description="{description}"'] if error else []
         if self._provider is not None and self._base_url is not None:
@@ -178,7 +178,7 @@ class Authenticator:
         return JSONResponse(body, status_code=401, headers=headers)
 
 
-def _bearer_token(scope: Scope) -> str | None:
+def bearer_token(scope: Scope) -> str | None:
     for name, value in scope.get("headers", []):
         if name == b"authorization":
             scheme, _, token = value.decode("latin-1").partition(" ")

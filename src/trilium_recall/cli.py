@@ -1,4 +1,4 @@
-"""Command line: serve · demo · index · status · search · explain · hook · install-hook.
+"""Command line: serve · demo · index · status · search · explain · log · hook · install-hook.
 
 This module stays light: `trilium-recall hook` runs once per prompt inside Claude Code's 1.5 s
 for the whole process, and the other commands' imports (uvicorn, starlette, the MCP SDK, numpy,
@@ -68,6 +68,12 @@ def _parser() -> argparse.ArgumentParser:
         sub.add_argument("--instance", help="only this instance")
         sub.add_argument("--demo", action="store_true", help="use the demo notebook's index")
         sub.add_argument("--json", action="store_true", help="print JSON")
+    sub = command("log", "Show what recall sent to each prompt and tool call, or why nothing.")
+    sub.add_argument("--session", help="only this Claude Code session id")
+    sub.add_argument("--since", help="only calls since then: 30m, 2h, 1d, or an ISO time")
+    sub.add_argument("--limit", type=int, default=50, help="at most this many, newest (50)")
+    sub.add_argument("--demo", action="store_true", help="use the demo notebook's index")
+    sub.add_argument("--json", action="store_true", help="print JSON")
     command("hook", "Claude Code UserPromptSubmit hook: reads stdin, prints context, exits 0.")
     for name, text in (
         ("install-hook", "Add the recall hook to Claude Code's settings.json."),

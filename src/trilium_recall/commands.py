@@ -1,5 +1,6 @@
 """What the commands do (`cli` parses the command line): serve · demo · index · status · search ·
-explain · install-hook · uninstall-hook. The hook is `hook.main`, dispatched by `cli` alone."""
+explain · log · install-hook · uninstall-hook. The hook is `hook.main`, dispatched by `cli`
+alone."""
 
 from __future__ import annotations
 
@@ -10,11 +11,13 @@ import logging
 import os
 import sys
 from collections.abc import Callable
+from datetime import datetime
 
 import uvicorn
 from pydantic import SecretStr
 from rich.progress import Progress, TaskID
 
+from .activity import Activity, parse_since, recent
 from .app import create_app, server_options
 from .classify import Rules
 from .claude_settings import install_hook, uninstall_hook
@@ -104,8 +107,9 @@ def _check_exposure(settings: Settings) -> None:
 def _build_with_progress(settings: Settings) -> None:
 
     async def build() -> None:
-        store = Store(settings.db_path)
         embedder = E5Embedder()
+        # With the vector mirror: opening it so is what creates the vector table in a new file.
+        store = Store(settings.db_path, VectorIndex(embedder.dim))
         with Progress(transient=False) as progress:
             for name, instance in settings.instances.items():
                 task = progress.add_task(f"indexing {name}", total=None)
@@ -153,9 +157,8 @@ def _public_state(state: dict[str, object]) -> dict[str, object]:
     return {k: state.get(k) for k in ("last_sync", "last_full", "build_complete", "error")}
 
 
-def _offline_settings(args: argparse.Namespace) -> Settings:
-    """Settings for commands that read the index only: instances as recorded in the file."""
-
+def _index_settings(args: argparse.Namespace) -> Settings:
+    """Settings pointing at an index file that exists (the demo's with --demo)."""
     settings = _settings(args)
     if args.demo:
         settings = settings.model_copy(update={"data_dir": settings.data_dir / "demo"})
@@ -163,6 +166,12 @@ def _offline_settings(args: argparse.Namespace) -> Settings:
         raise RecallError(
             f"no index at {settings.db_path}: run `trilium-recall index` (or demo) first"
         )
+    return settings
+
+
+def _offline_settings(args: argparse.Namespace) -> Settings:
+    """Settings for commands that read the index only: instances as recorded in the file."""
+    settings = _index_settings(args)
     if settings.instances and not args.demo:
         return settings
     store = Store(settings.db_path)
@@ -246,6 +255,43 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _log(args: argparse.Namespace) -> int:
+    """What recall sent (or why nothing), oldest first; --json for a list of objects."""
+    settings = _index_settings(args)
+    try:
+        since = parse_since(args.since) if args.since is not None else None
+    except ValueError as exc:
+        raise RecallError(str(exc)) from None
+    if args.limit < 1:
+        raise RecallError(f"--limit {args.limit}: give a number of entries, 1 or more")
+    store = Store(settings.db_path)
+    try:
+        entries = recent(store.db, limit=args.limit, session_id=args.session, since=since)
+    finally:
+        store.close()
+    entries.reverse()
+    if args.json:
+        print(json.dumps([e.to_json() for e in entries], indent=2, ensure_ascii=False))
+        return 0
+    if not entries:
+        print("No calls logged" + (" in that time" if since else "") + ".")
+    for entry in entries:
+        print(_activity_lines(entry))
+    return 0
+
+
+def _activity_lines(entry: Activity) -> str:
+    when = datetime.fromtimestamp(entry.at).astimezone().strftime("%Y-%m-%d %H:%M:%S")
+    prompt = "(prompt not logged)" if entry.prompt_head is None else f'"{entry.prompt_head}"'
+    took = "late" if entry.took_ms is None else f"{entry.took_ms:.0f} ms"
+    session = (entry.session_id or "-")[:12]
+    head = f"{when}  {entry.path:<4}  {session:<12}  {took:>7}  {prompt}"
+    if not entry.passages:
+        return f"{head}\n    silent: {entry.silence}"
+    sent = " · ".join(f"{p.title} ({p.score:.4f})" for p in entry.passages)
+    return f"{head}\n    sent: {sent}"
+
+
 def _install_hook(args: argparse.Namespace) -> int:
 
     settings = load_settings()
@@ -282,6 +328,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "status": _status,
     "search": _search,
     "explain": _explain,
+    "log": _log,
     "install-hook": _install_hook,
     "uninstall-hook": _uninstall_hook,
 }

@@ -76,6 +76,11 @@ class Settings(BaseSettings):
     time_budget_ms: float = Field(default=1200.0, gt=0)
     session_ttl_hours: float = Field(default=24.0, gt=0)
 
+    # The activity log (activity.py): what each /recall and MCP call sent, bounded both ways.
+    log_prompts: bool = True  # RECALL_LOG_PROMPTS=0: not even the first words of a prompt
+    activity_max_rows: int = Field(default=10_000, ge=0)  # 0 turns the log off
+    activity_max_days: float = Field(default=30.0, gt=0)
+
     instances: dict[str, Instance] = Field(default_factory=dict, exclude=True)
 
     _split_lists = field_validator(

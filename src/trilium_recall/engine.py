@@ -10,6 +10,7 @@ import asyncio
 import logging
 import threading
 import time
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 
 from .classify import Rules
@@ -65,6 +66,8 @@ class Engine:
         self._readers: list[Store] = []
         self._pool = ThreadPoolExecutor(SEARCH_THREADS, thread_name_prefix="recall")
         self._tasks: list[asyncio.Task[None]] = []
+        # Awaited after each full sync (app.py: the MCP instructions from the index).
+        self.after_full: list[Callable[[], Awaitable[None]]] = []
 
     async def start(self) -> None:
         """Warm up (well under a second with the shipped bank vectors), then sync in the
@@ -73,7 +76,7 @@ class Engine:
         await self.warm()
         for syncer in self.syncers.values():
             task = asyncio.create_task(
-                run_forever(syncer, s.tick_seconds, s.full_seconds, self.recalibrate)
+                run_forever(syncer, s.tick_seconds, s.full_seconds, self._after_full)
             )
             self._tasks.append(task)
 
@@ -121,6 +124,11 @@ class Engine:
         """After a full sync: how close generic prompts come to the index as it is now."""
         if self.generic is not None:
             self.generic = await asyncio.to_thread(self.generic.calibrated, self.vectors)
+
+    async def _after_full(self) -> None:
+        await self.recalibrate()
+        for listener in self.after_full:
+            await listener()
 
     async def recall(
         self,

@@ -1,5 +1,5 @@
-"""The OAuth login page, rendered and parsed: one password field between /authorize and the
-client's redirect URI.
+"""The login pages, rendered and parsed: for OAuth, one password field between /authorize and
+the client's redirect URI; for the status page (web.py), the same form on its own.
 
 `/authorize` parks the validated request as a pending authorization and sends the browser to
 `/login?request=<id>`; only that opaque id travels in the URL, never the client's parameters.
@@ -95,10 +95,11 @@ def _origin(url: str) -> str | None:
 
 
 def _page(title: str, body: str, status: int, headers: dict[str, str]) -> HTMLResponse:
+    referrer = headers["Referrer-Policy"]
     document = (
         '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-        '<meta name="referrer" content="no-referrer">\n'
+        f'<meta name="referrer" content="{referrer}">\n'
         f"<title>{escape(title)} · trilium-recall</title>\n<style>{_CSS}</style>\n</head>\n"
         f"<body>\n<main>\n{body}\n</main>\n</body>\n</html>\n"
     )
@@ -115,27 +116,49 @@ def form_page(
 ) -> HTMLResponse:
     """The sign-in form for one pending request; `error` shown above the field."""
     host = urlparse(redirect_uri).hostname or redirect_uri
+    body = (
+        "<h1>Sign in to trilium-recall</h1>\n"
+        f'<p class="who"><strong>{escape(client_name)}</strong> wants to search your '
+        f"Trilium notes. After you sign in you return to <strong>{escape(host)}</strong>.</p>\n"
+        + _password_form(LOGIN_PATH, {"request": request_id, "csrf": csrf}, error)
+    )
+    headers = _security_headers(_origin(redirect_uri))
+    return _page("Sign in", body, status, headers)
+
+
+def sign_in_page(action: str, error: str | None = None, status: int = 200) -> HTMLResponse:
+    """The status page's own sign-in: the same look, the same one password field."""
+    body = (
+        "<h1>Sign in to trilium-recall</h1>\n"
+        '<p class="who">The status page shows your index, what recall sends and why.</p>\n'
+        + _password_form(action, {}, error)
+    )
+    # same-origin, not no-referrer: under no-referrer the browser names the form's origin
+    # "null", and the status page accepts a POST only from its own origin (web.py).
+    headers = {**_security_headers(), "Referrer-Policy": "same-origin"}
+    return _page("Sign in", body, status, headers)
+
+
+def _password_form(action: str, hidden: Mapping[str, str], error: str | None) -> str:
     error_html = ""
     described = ""
     if error:
         error_html = f'<p class="error" id="error" role="alert">{escape(error)}</p>\n'
         described = ' aria-describedby="error" aria-invalid="true"'
-    body = (
-        "<h1>Sign in to trilium-recall</h1>\n"
-        f'<p class="who"><strong>{escape(client_name)}</strong> wants to search your '
-        f"Trilium notes. After you sign in you return to <strong>{escape(host)}</strong>.</p>\n"
+    fields = "".join(
+        f'<input type="hidden" name="{escape(name)}" value="{escape(value)}">\n'
+        for name, value in hidden.items()
+    )
+    return (
         f"{error_html}"
-        f'<form method="post" action="{LOGIN_PATH}">\n'
-        f'<input type="hidden" name="request" value="{escape(request_id)}">\n'
-        f'<input type="hidden" name="csrf" value="{escape(csrf)}">\n'
+        f'<form method="post" action="{escape(action)}">\n'
+        f"{fields}"
         '<label for="password">Password</label>\n'
         '<input type="password" id="password" name="password" required autofocus '
         f'autocomplete="current-password"{described}>\n'
         '<button type="submit">Sign in</button>\n'
         "</form>"
     )
-    headers = _security_headers(_origin(redirect_uri))
-    return _page("Sign in", body, status, headers)
 
 
 def message_page(

@@ -3,6 +3,12 @@
 The tool calls the engine's recall pipeline directly (no skip rules, no session dedupe), never
 our own HTTP API. Initialize and list_tools never touch the index, so connecting stays fast
 while the first build runs (Claude Code gives a slow server ~2 s, then starts without it).
+
+The instructions describe the notes themselves (instances, how many notes, the largest
+top-level subjects: `overview.py`), so the model knows when a call is worth it. They are built
+when the server starts and again after each full sync (app.py calls `refresh_instructions`),
+never during initialize; until an index exists they are the built-in text.
+RECALL_INSTRUCTIONS overrides.
 """
 
 from __future__ import annotations
@@ -16,10 +22,13 @@ from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import Field
 from starlette.routing import BaseRoute, Route
 
+from .activity import ActivityLog
 from .config import Settings
 from .engine import Engine
 from .errors import UnknownInstance
-from .recall import Passage
+from .overview import InstanceOverview
+from .recall import Passage, RecallResult
+from .textclean import one_line
 
 INSTRUCTIONS = """\
 This server searches the user's personal Trilium notebook: their own notes on projects, \
@@ -33,6 +42,17 @@ It returns at most a few passages with links, or "No matching notes." when nothi
 answer from general knowledge. Skip it for generic programming questions that do not depend on \
 the user's own notes."""
 
+WHEN_TO_CALL = """\
+Call `recall` before answering whenever the question may depend on something the user wrote \
+down: these subjects, their own projects, systems, setups, past decisions, people, dates, or \
+"how did I / what did we …" questions. Phrase the query as a short description of what you \
+are looking for. It returns at most a few passages with links, or "No matching notes." when \
+nothing fits — then answer from general knowledge. Skip it for generic programming questions \
+that do not depend on the user's own notes."""
+
+# Claude Code truncates server instructions at 2 KB; the built text stays under it in bytes.
+MAX_INSTRUCTIONS_BYTES = 2000
+SUBJECT_TITLE_CHARS = 60
 MCP_PATH = "/mcp"
 NO_MATCH = "No matching notes."
 STILL_BUILDING = "The notes index is still being built; try again in a minute."
@@ -42,7 +62,8 @@ Search the user's Trilium notes (keywords and meaning) and return the few most r
 passages — title, breadcrumb path, section, excerpt and a link — or "No matching notes."."""
 
 
-def build_mcp(engine: Engine) -> MCPServer:
+def build_mcp(engine: Engine, activity: ActivityLog | None = None) -> MCPServer:
+    """The server with its `recall` tool; each call goes into `activity` (path "mcp")."""
     settings = engine.settings
     server = MCPServer(name="trilium-recall", instructions=settings.instructions or INSTRUCTIONS)
 
@@ -63,13 +84,77 @@ def build_mcp(engine: Engine) -> MCPServer:
             )
         except UnknownInstance as exc:  # the pipeline's own check, shown to the model
             raise ToolError(f"{exc}; known: {', '.join(settings.instances)}") from None
-        if result is None:
-            return "The search took too long; try a shorter query."
-        if not result.passages:
-            return STILL_BUILDING if engine.building and not len(engine.vectors) else NO_MATCH
-        return format_passages(result.passages)
+        if activity is not None:
+            activity.record("mcp", query, result, instance=instance)
+        return tool_text(engine, result)
 
     return server
+
+
+def tool_text(engine: Engine, result: RecallResult | None) -> str:
+    """What the `recall` tool answers the model for `result`."""
+    if result is None:
+        return "The search took too long; try a shorter query."
+    if not result.passages:
+        return STILL_BUILDING if engine.building and not len(engine.vectors) else NO_MATCH
+    return format_passages(result.passages)
+
+
+def refresh_instructions(
+    server: MCPServer, settings: Settings, overviews: list[InstanceOverview]
+) -> None:
+    """Describe the index in the instructions the next initialize sends (RECALL_INSTRUCTIONS,
+    when set, stays).
+
+    The SDK reads its low-level server's `instructions` at each initialize (and
+    server/discover); the session manager holds that server as `app`, so the routes must be
+    built (`mcp_routes`) first.
+    """
+    if not settings.instructions:
+        server.session_manager.app.instructions = index_instructions(overviews)
+
+
+def index_instructions(overviews: list[InstanceOverview]) -> str:
+    """The instructions for an index: what it holds, then when to call `recall`. The built-in
+    text while nothing is indexed; detail is shed until it fits MAX_INSTRUCTIONS_BYTES."""
+    if not any(o.notes for o in overviews):
+        return INSTRUCTIONS
+    for parts, subjects in ((4, 8), (3, 8), (2, 6), (1, 6), (0, 6), (0, 3), (0, 0)):
+        text = _describe(overviews, parts, subjects) + "\n\n" + WHEN_TO_CALL
+        if len(text.encode()) <= MAX_INSTRUCTIONS_BYTES:
+            return text
+    return INSTRUCTIONS
+
+
+def _describe(overviews: list[InstanceOverview], parts: int, subjects: int) -> str:
+    shown = [o for o in overviews if o.notes]
+    total = sum(o.notes for o in shown)
+    where = (
+        f'instance "{shown[0].name}"'
+        if len(shown) == 1
+        else "instances "
+        + ", ".join(f'"{o.name}" ({o.notes:,})' for o in shown)
+        + "; pass `instance` to search only one"
+    )
+    lines = [
+        f"This server searches the user's personal Trilium notebook: {total:,} notes in "
+        f"{where}. Its largest subjects (notes in each) and some of their parts:"
+    ]
+    for o in shown:
+        if len(shown) > 1 and subjects:
+            lines.append(f"{o.name}:")
+        for subject in o.subjects[:subjects]:
+            kind = f", {subject.area}" if subject.area != "other" else ""
+            line = f"- {_clip(subject.title)} ({subject.notes}{kind})"
+            if parts and subject.parts:
+                line += ": " + ", ".join(_clip(p) for p in subject.parts[:parts])
+            lines.append(line)
+    return "\n".join(lines)
+
+
+def _clip(title: str) -> str:
+    title = one_line(title)
+    return title if len(title) <= SUBJECT_TITLE_CHARS else title[: SUBJECT_TITLE_CHARS - 1] + "…"
 
 
 def format_passages(passages: list[Passage]) -> str:

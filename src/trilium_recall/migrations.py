@@ -161,6 +161,28 @@ def m006_snippets(db: apsw.Connection) -> None:
     )
 
 
+def m007_activity(db: apsw.Connection) -> None:
+    """What each /recall and MCP call sent (activity.py): note ids, titles, scores or the reason
+    for silence. A prompt is kept only as its first words, or not at all (RECALL_LOG_PROMPTS=0)."""
+    db.execute(
+        """
+        CREATE TABLE activity (
+            id INTEGER PRIMARY KEY,     -- pruning keeps the newest rows by id
+            at REAL NOT NULL,           -- unix time
+            path TEXT NOT NULL,         -- hook | api | mcp | web
+            session_id TEXT,
+            instance TEXT,
+            prompt_head TEXT,           -- NULL when prompts are not logged
+            passages TEXT NOT NULL,     -- JSON list: instance, note_id, title, score
+            silence TEXT,               -- why nothing was sent; NULL when something was
+            took_ms REAL                -- NULL when the answer came too late
+        );
+        CREATE INDEX activity_by_time ON activity (at);
+        CREATE INDEX activity_by_session ON activity (session_id, at);
+        """
+    )
+
+
 MIGRATIONS: list[Callable[[apsw.Connection], None]] = [
     m001_index,
     m002_oauth,
@@ -168,6 +190,7 @@ MIGRATIONS: list[Callable[[apsw.Connection], None]] = [
     m004_password_check,
     m005_spent_credentials,
     m006_snippets,
+    m007_activity,
 ]
 
 

@@ -22,3 +22,11 @@ def valid_utf8(value: Any) -> Any:
     if isinstance(value, dict):
         return {valid_utf8(key): valid_utf8(item) for key, item in value.items()}
     return value
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
+
+
+def one_line(text: str) -> str:
+    """`text` on one line: control characters and runs of white space become one space."""
+    return " ".join(_CONTROL.sub(" ", text).split())

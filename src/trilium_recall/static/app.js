@@ -1,0 +1,355 @@
+// The status page: reads /ui/status, /ui/activity and POST /ui/explain, and draws them.
+// Everything from the server is put on the page as text (append / textContent / attributes),
+// never parsed as HTML, so a note title or a prompt holding markup is shown, not run.
+"use strict";
+
+const CSRF = document.querySelector('meta[name="csrf-token"]').content;
+const SVG = "http://www.w3.org/2000/svg";
+const AREAS = ["wiki", "sources", "journal", "other"];
+const FIRST_CANDIDATES = 10;  // the rest behind a "show" toggle
+let knownInstances = "";
+
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  setAttributes(node, attrs);
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) continue;
+    node.append(child instanceof Node ? child : String(child));
+  }
+  return node;
+}
+
+function svg(tag, attrs, ...children) {
+  const node = document.createElementNS(SVG, tag);
+  setAttributes(node, attrs);
+  for (const child of children) node.append(child instanceof Node ? child : String(child));
+  return node;
+}
+
+function setAttributes(node, attrs) {
+  for (const [name, value] of Object.entries(attrs || {})) {
+    if (value === null || value === undefined || value === false) continue;
+    node.setAttribute(name === "className" ? "class" : name, value === true ? "" : String(value));
+  }
+}
+
+function fixed(value, digits) {
+  return value === null || value === undefined ? "–" : Number(value).toFixed(digits);
+}
+
+function signed(value, digits) {
+  return (value >= 0 ? "+" : "−") + Math.abs(value).toFixed(digits);
+}
+
+function percent(value) {
+  return `${Math.round(value * 100)}%`;
+}
+
+function when(iso) {
+  if (!iso) return "never";
+  const date = new Date(iso);
+  const seconds = Math.round((Date.now() - date.getTime()) / 1000);
+  const ago = seconds < 90 ? `${Math.max(seconds, 0)} s ago`
+    : seconds < 5400 ? `${Math.round(seconds / 60)} min ago`
+      : seconds < 129600 ? `${Math.round(seconds / 3600)} h ago`
+        : `${Math.round(seconds / 86400)} days ago`;
+  return `${ago} (${date.toLocaleString()})`;
+}
+
+async function getJSON(url, options) {
+  const response = await fetch(url, { credentials: "same-origin", ...options });
+  if (response.status === 401) {
+    window.location.assign("/ui/login");
+    throw new Error("signed out");
+  }
+  const body = await response.json().catch(() => ({ error: `HTTP ${response.status}` }));
+  if (!response.ok) throw new Error(body.error || `HTTP ${response.status}`);
+  return body;
+}
+
+// -- status -----------------------------------------------------------------------------------
+
+// The JSON at `url`, or null with the reason shown in `box`.
+async function fetchInto(box, url, label) {
+  try {
+    return await getJSON(url);
+  } catch (error) {
+    box.replaceChildren(el("p", { className: "alert", role: "alert" }, `${label}: ${error.message}`));
+    return null;
+  }
+}
+
+async function loadStatus() {
+  const box = document.getElementById("instances");
+  const status = await fetchInto(box, "/ui/status", "Status");
+  if (status === null) {
+    setTimeout(loadStatus, 10000);
+    return;
+  }
+  const overall = document.getElementById("overall");
+  overall.textContent = status.status;
+  overall.className = `badge ${status.status}`;
+  const names = Object.keys(status.instances);
+  box.replaceChildren(...(names.length ? names.map((name) => instanceCard(name, status.instances[name]))
+    : [el("p", { className: "muted" }, "No Trilium instance is configured.")]));
+  fillInstances(names);
+  showLogSettings(status.log);
+  const busy = status.status === "starting" || names.some((n) => status.instances[n].running);
+  setTimeout(loadStatus, busy ? 3000 : 30000);
+}
+
+function instanceCard(name, data) {
+  const state = data.error ? "degraded" : data.last_full ? "ok" : "starting";
+  const skipped = Object.entries(data.skipped || {}).map(([why, n]) => `${why} ${n}`).join(" · ");
+  const facts = el("dl", { className: "facts" },
+    el("dt", {}, "Indexed"), el("dd", {}, `${data.notes} notes · ${data.sections} sections`),
+    el("dt", {}, "By area"), el("dd", {}, areaBar(data.areas || {})),
+    el("dt", {}, "Skipped"), el("dd", {}, skipped || "none"),
+    el("dt", {}, "Last tick"), el("dd", {}, when(data.last_sync)),
+    el("dt", {}, "Last full comparison"), el("dd", {}, when(data.last_full)),
+  );
+  const subjects = (data.subjects || []).map((s) => el("li", {}, `${s.title} (${s.notes})`));
+  const progress = data.progress || { done: 0, total: 0 };
+  return el("div", { className: "card", "data-instance": name },
+    el("h3", {}, name, el("span", { className: `badge ${state}` }, state),
+      data.running ? el("span", { className: "muted" }, `${data.running} sync running`) : null),
+    data.error ? el("p", { className: "alert", role: "alert" }, `Degraded: ${data.error}`) : null,
+    data.running || !data.last_full ? el("p", {}, "Reading notes: ",
+      el("progress", { max: progress.total || 1, value: progress.done }),
+      ` ${progress.done} of ${progress.total}`) : null,
+    facts,
+    subjects.length ? el("div", {}, el("span", { className: "muted" }, "Largest subjects"),
+      el("ul", { className: "chips" }, subjects)) : null,
+  );
+}
+
+function areaBar(areas) {
+  const total = AREAS.reduce((sum, area) => sum + (areas[area] || 0), 0);
+  const width = 320;
+  const chart = svg("svg", { width, height: 14, role: "img", "aria-label": "notes per area" });
+  let x = 0;
+  for (const area of AREAS) {
+    const share = total ? (areas[area] || 0) / total * width : 0;
+    if (share > 0) {
+      chart.append(svg("rect", { x, y: 0, width: share, height: 14, className: `area-${area}` },
+        svg("title", {}, `${area}: ${areas[area]}`)));
+    }
+    x += share;
+  }
+  if (!total) chart.append(svg("rect", { x: 0, y: 0, width, height: 14, className: "track" }));
+  const legend = el("div", { className: "legend" }, AREAS.map((area) =>
+    el("span", {}, el("span", { className: `swatch area-${area}` }), `${area} ${areas[area] || 0}`)));
+  return el("div", {}, chart, legend);
+}
+
+function fillInstances(names) {
+  const key = names.join(",");
+  if (key === knownInstances) return;
+  knownInstances = key;
+  const select = document.getElementById("instance");
+  select.replaceChildren(el("option", { value: "" }, "all"),
+    ...names.map((name) => el("option", { value: name }, name)));
+  select.closest("label").hidden = names.length < 2;
+}
+
+function showLogSettings(settings) {
+  const line = document.getElementById("log-settings");
+  if (!settings) return;
+  line.textContent = !settings.enabled ? "The activity log is off (RECALL_ACTIVITY_MAX_ROWS=0)."
+    : `Keeps the last ${settings.max_rows.toLocaleString()} calls or ${settings.max_days} days; `
+      + (settings.prompts ? "prompts as their first 80 characters." : "no prompt text (RECALL_LOG_PROMPTS=0).");
+}
+
+// -- explain ----------------------------------------------------------------------------------
+
+async function explain(event) {
+  event.preventDefault();
+  const form = event.target;
+  const button = document.getElementById("explain");
+  const box = document.getElementById("result");
+  const body = {
+    prompt: form.prompt.value,
+    path: form.querySelector('input[name="path"]:checked').value,
+    instance: form.instance.value || null,
+  };
+  button.disabled = true;
+  try {
+    const answer = await getJSON("/ui/explain", {
+      method: "POST",
+      headers: { "Content-Type": "application/json", "X-CSRF-Token": CSRF },
+      body: JSON.stringify(body),
+    });
+    box.replaceChildren(...renderAnswer(answer).filter(Boolean));
+  } catch (error) {
+    box.replaceChildren(el("p", { className: "alert", role: "alert" }, error.message));
+  } finally {
+    button.disabled = false;
+  }
+  loadActivity();
+}
+
+function renderAnswer(answer) {
+  const parts = [];
+  if (answer.notice) parts.push(el("p", { className: "notice" }, answer.notice));
+  const result = answer.result;
+  const passages = result ? result.passages : [];
+  const took = result && result.took_ms !== null ? ` in ${fixed(result.took_ms, 0)} ms` : "";
+  parts.push(passages.length
+    ? el("p", { className: "headline" }, `Sent ${passages.length} passage${passages.length > 1 ? "s" : ""}${took}`)
+    : el("p", { className: "headline silent" }, `Silent${took}: ${answer.silence}`));
+  const what = answer.path === "mcp" ? "What the MCP tool answers" : "What the hook adds to the prompt";
+  parts.push(el("h3", {}, what), answer.sent
+    ? el("pre", { className: "sent" }, answer.sent)
+    : el("p", { className: "muted" }, "Nothing: the prompt goes on unchanged."));
+  const trace = answer.explain;
+  if (!trace) return parts;
+  parts.push(el("h3", {}, "Prompt terms"), trace.terms.length
+    ? el("ul", { className: "chips" }, trace.terms.map((t) => el("li", {}, `${t} `,
+      el("span", { className: "muted" }, `idf ${fixed(trace.idf[t], 1)}`))))
+    : el("p", { className: "muted" }, "No searchable terms."));
+  if (trace.prompt) parts.push(...promptDecision(trace, answer.gate));
+  parts.push(...candidates(trace.candidates, answer.gate));
+  if (trace.substitutions.length) {
+    parts.push(el("h3", {}, "Summary for source"),
+      el("ul", {}, trace.substitutions.map((line) => el("li", {}, line))));
+  }
+  parts.push(el("p", { className: "muted" }, `keywords ${fixed(trace.keyword_ms, 1)} ms · `
+    + `query embedding ${fixed(trace.embed_ms, 1)} ms · search ${fixed(trace.search_ms, 1)} ms`));
+  return parts;
+}
+
+function promptDecision(trace, gate) {
+  const p = trace.prompt;
+  const verdict = el("p", {}, el("span", { className: `badge ${p.about_notes ? "pass" : "drop"}` },
+    p.about_notes ? "goes on" : "silent"), " ", p.why);
+  return [
+    el("h3", {}, "Is the prompt about the notes?"),
+    verdict,
+    scoreChart(p.parts, p.score),
+    el("p", { className: "muted" },
+      `margin ${signed(p.margin, 3)} = best snippet ${fixed(p.top_cosine, 3)} − closest generic `
+      + `prompt ${fixed(trace.generic_cosine, 3)} − generic level here ${signed(p.generic_offset, 3)}`
+      + ` · agreement ${percent(p.agreement)} · z ${fixed(p.zscore, 1)}`),
+    el("p", { className: "muted" }, `Closest generic prompt: “${trace.closest_generic_prompt}”`),
+    el("p", { className: "muted" }, `Or on keywords alone: at least ${gate.keyword_terms} terms `
+      + `carrying ${percent(gate.keyword_coverage)} of the weight; the best note matched `
+      + `${p.terms} carrying ${percent(p.coverage)}.`),
+  ];
+}
+
+const PART_NAMES = { bias: "start (bias)", margin: "margin", agreement: "agreement", zscore: "stands out (z)" };
+
+// A waterfall: each signal moves the score from the bias; the prompt passes when it ends ≥ 0.
+function scoreChart(parts, score) {
+  const names = Object.keys(parts);
+  let running = 0;
+  const steps = names.map((name) => {
+    const start = running;
+    running += parts[name];
+    return { name, start, end: running, value: parts[name] };
+  });
+  const extent = Math.max(1, ...steps.map((s) => Math.max(Math.abs(s.start), Math.abs(s.end))));
+  const width = 600, left = 110, right = 70, row = 22;
+  const plot = width - left - right;
+  const x = (v) => left + (v + extent) / (2 * extent) * plot;
+  const rows = [...steps, { name: "score", start: 0, end: score, value: score, total: true }];
+  const chart = svg("svg", { width, height: rows.length * row + 18, role: "img",
+    "aria-label": `prompt score ${fixed(score, 2)}; passes at 0 or above`, className: "score-chart" });
+  rows.forEach((step, i) => {
+    const y = i * row + 4;
+    const low = Math.min(step.start, step.end), high = Math.max(step.start, step.end);
+    const kind = step.total ? (score >= 0 ? "pos" : "neg") : (step.value >= 0 ? "pos" : "neg");
+    chart.append(
+      svg("text", { x: 0, y: y + 13 }, PART_NAMES[step.name] || step.name),
+      svg("rect", { x: x(low), y, width: Math.max(1, x(high) - x(low)), height: row - 8, className: kind },
+        svg("title", {}, `${step.name} ${signed(step.value, 2)}`)),
+      svg("text", { x: width - right + 6, y: y + 13 }, signed(step.value, 2)),
+    );
+  });
+  const zero = x(0);
+  chart.append(
+    svg("line", { x1: zero, x2: zero, y1: 0, y2: rows.length * row, className: "threshold" }),
+    svg("text", { x: zero + 4, y: rows.length * row + 14 }, "0: passes at or above"),
+  );
+  return chart;
+}
+
+function candidates(list, gate) {
+  if (!list.length) return [el("h3", {}, "Candidates"), el("p", { className: "muted" }, "No note matched.")];
+  const best = Math.max(...list.map((c) => c.cosine));
+  const gapScale = gate.neighbour_cosine_gap * 4;
+  const header = el("tr", {}, ["", "note", `cosine gap to the best (passes ≤ ${gate.neighbour_cosine_gap})`,
+    `keyword weight (passes ≥ ${percent(gate.keyword_coverage)}, ${gate.keyword_terms} terms)`, "score", "why"]
+    .map((text) => el("th", { scope: "col" }, text)));
+  const row = (c) => {
+    const gap = best - c.cosine;
+    return el("tr", { className: c.passed ? "passed" : "dropped" },
+      el("td", {}, el("span", { className: `badge ${c.passed ? "pass" : "drop"}` }, c.passed ? "PASS" : "drop")),
+      el("td", { className: "title" }, c.title,
+        c.heading && c.heading !== c.title ? el("div", { className: "heading" }, c.heading) : null,
+        el("div", { className: "heading" }, `${c.area} × ${c.area_weight}`
+          + (c.stands_for ? ` · stands for ${c.stands_for}` : ""))),
+      el("td", { className: "chart" }, dotChart(gap, gapScale, gate.neighbour_cosine_gap, "below",
+        `${fixed(c.cosine, 3)} (gap ${fixed(gap, 3)})`, c.passed)),
+      el("td", { className: "chart" }, dotChart(c.coverage, 1, gate.keyword_coverage, "above",
+        `${c.matched_terms.length} terms, ${percent(c.coverage)}`, c.passed)),
+      el("td", { className: "num" }, fixed(c.score, 4)),
+      el("td", { className: "why" }, c.why),
+    );
+  };
+  const table = (items) => el("table", { className: "candidates" },
+    el("thead", {}, header.cloneNode(true)), el("tbody", {}, items.map(row)));
+  const shown = list.slice(0, FIRST_CANDIDATES), rest = list.slice(FIRST_CANDIDATES);
+  return [el("h3", {}, `Candidates (${list.length})`), table(shown), rest.length
+    ? el("details", {}, el("summary", {}, `The other ${rest.length} candidates`), table(rest)) : null];
+}
+
+// One value on a 0..scale axis, the passing zone shaded (below or above the threshold).
+function dotChart(value, scale, threshold, passes, label, passed) {
+  const width = 170, plot = 150, height = 30;
+  const x = (v) => 4 + Math.min(Math.max(v, 0), scale) / scale * plot;
+  const zone = passes === "below" ? { x: x(0), width: x(threshold) - x(0) }
+    : { x: x(threshold), width: x(scale) - x(threshold) };
+  const off = value > scale;
+  return svg("svg", { width, height, role: "img", "aria-label": label },
+    svg("rect", { x: x(0), y: 4, width: plot, height: 10, className: "track" }),
+    svg("rect", { x: zone.x, y: 4, width: zone.width, height: 10, className: "zone" }),
+    svg("line", { x1: x(threshold), x2: x(threshold), y1: 1, y2: 17, className: "threshold" }),
+    svg("circle", { cx: x(value), cy: 9, r: off ? 3 : 4.5, className: passed ? "dot-pass" : "dot-drop" },
+      svg("title", {}, label)),
+    svg("text", { x: 4, y: 28 }, (off ? "≫ " : "") + label),
+  );
+}
+
+// -- activity ---------------------------------------------------------------------------------
+
+async function loadActivity() {
+  const box = document.getElementById("activity");
+  const data = await fetchInto(box, "/ui/activity?limit=50", "Activity");
+  if (data === null) return;
+  if (!data.entries.length) {
+    box.replaceChildren(el("p", { className: "muted" },
+      data.enabled ? "No calls yet." : "The activity log is off."));
+    return;
+  }
+  const header = el("tr", {}, ["time", "path", "session", "prompt", "sent, or why nothing", "took"]
+    .map((text) => el("th", { scope: "col" }, text)));
+  const rows = data.entries.map((entry) => el("tr", {},
+    el("td", { className: "num" }, new Date(entry.at).toLocaleString()),
+    el("td", {}, el("span", { className: "badge path" }, entry.path)),
+    el("td", { title: entry.session_id || "" }, entry.session_id ? entry.session_id.slice(0, 8) : "–"),
+    el("td", { className: "prompt-head" }, entry.prompt === null
+      ? el("span", { className: "muted" }, "not logged") : entry.prompt),
+    el("td", {}, entry.passages.length
+      ? el("ul", { className: "sent-list" }, entry.passages.map((p) =>
+        el("li", {}, `${p.title} `, el("span", { className: "muted" }, fixed(p.score, 4)))))
+      : el("span", { className: "muted" }, entry.silence)),
+    el("td", { className: "num" }, entry.took_ms === null ? "late" : `${fixed(entry.took_ms, 0)} ms`),
+  ));
+  box.replaceChildren(el("table", { className: "activity" }, el("thead", {}, header), el("tbody", {}, rows)));
+}
+
+document.getElementById("prompt-form").addEventListener("submit", explain);
+document.getElementById("refresh-activity").addEventListener("click", loadActivity);
+loadStatus();
+loadActivity();
