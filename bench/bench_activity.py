@@ -30,8 +30,8 @@ from engine_process import EngineProcess
 from trilium_recall.activity import ActivityLog
 from trilium_recall.config import load_settings
 from trilium_recall.demo import NOTEBOOK_DIR
-from trilium_recall.fake_trilium import FakeTrilium
 from trilium_recall.recall import Passage, RecallResult
+from trilium_recall.standin import FakeTrilium
 from trilium_recall.store import Store
 
 PASSWORD = "bench-password-not-secret"

@@ -16,7 +16,6 @@ from pydantic import SecretStr
 from trilium_recall.classify import Rules
 from trilium_recall.config import Instance, Settings, load_settings
 from trilium_recall.embed import E5Embedder
-from trilium_recall.fake_trilium import FakeTrilium
 from trilium_recall.search import (
     KEYWORD_K,
     VECTOR_K,
@@ -26,6 +25,7 @@ from trilium_recall.search import (
     prompt_terms,
     search,
 )
+from trilium_recall.standin import FakeTrilium
 from trilium_recall.store import Store
 from trilium_recall.sync import EMBED_BATCH, Syncer
 from trilium_recall.trilium import TriliumClient

@@ -17,9 +17,9 @@ from pathlib import Path
 import numpy as np
 
 from trilium_recall.demo import NOTEBOOK_DIR
-from trilium_recall.fake_export import read_notebook_dir
 from trilium_recall.migrations import EMBEDDING_DIM
 from trilium_recall.sections import Section, estimate_tokens, split_note
+from trilium_recall.standin.export import read_notebook_dir
 from trilium_recall.store import NoteRecord, SectionInput, Store
 
 PASSAGE_TOKENS = 250  # "realistic section": sections are capped near 350 tokens (sections.py)

@@ -20,7 +20,7 @@ from trilium_recall.classify import Rules
 from trilium_recall.config import Instance, Settings, load_settings
 from trilium_recall.demo import NOTEBOOK_DIR
 from trilium_recall.embed import Embedder
-from trilium_recall.fake_trilium import FakeTrilium
+from trilium_recall.standin import FakeTrilium
 from trilium_recall.store import Store
 from trilium_recall.sync import Syncer
 from trilium_recall.trilium import TriliumClient

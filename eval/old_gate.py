@@ -27,8 +27,6 @@ _RUNNER = r"""
 import asyncio, json, sys
 from pathlib import Path
 from pydantic import SecretStr
-sys.path.insert(0, sys.argv[1])
-from corpora import LOADERS
 from trilium_recall.classify import Rules
 from trilium_recall.config import Instance, load_settings
 from trilium_recall.embed import E5Embedder
@@ -38,7 +36,14 @@ from trilium_recall.skip import skip_reason
 from trilium_recall.store import Store
 from trilium_recall.sync import Syncer
 from trilium_recall.trilium import TriliumClient
+from trilium_recall.demo import NOTEBOOK_DIR
 
+SHARED = Path(sys.argv[1]).parents[1] / "shared" / "trilium"
+LOADERS = {  # as corpora.py, against the old package's fake Trilium
+    "demo_zip": lambda fake: fake.load_export_zip(SHARED / "demo.zip"),
+    "notebook": lambda fake: fake.load_notebook_dir(NOTEBOOK_DIR),
+    "devdocs": lambda fake: fake.load_export_zip(SHARED / "devdocs.zip"),
+}
 jobs = json.loads(sys.stdin.read())
 embedder = E5Embedder()
 found = {}

@@ -157,7 +157,7 @@ def demo_engine(tmp_path_factory):
     """Built once: ~15 s of embedding on 2 cores. Tests must not mutate its notebook."""
     from engine_process import EngineProcess
     from trilium_recall.demo import NOTEBOOK_DIR
-    from trilium_recall.fake_trilium import FakeTrilium
+    from trilium_recall.standin import FakeTrilium
 
     trilium = FakeTrilium(token="demoEngine_token")
     trilium.load_notebook_dir(NOTEBOOK_DIR)

@@ -20,8 +20,8 @@ from procs import free_port, scrubbed_env
 from trilium_recall.app import create_app
 from trilium_recall.config import Instance
 from trilium_recall.engine import Engine
-from trilium_recall.fake_trilium import FakeTrilium
 from trilium_recall.gate import GateThresholds
+from trilium_recall.standin import FakeTrilium
 
 
 class EngineProcess:

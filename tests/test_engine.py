@@ -10,7 +10,7 @@ from pydantic import SecretStr
 from conftest import OPEN, HashEmbedder, make_settings
 from trilium_recall.config import Instance
 from trilium_recall.engine import Engine
-from trilium_recall.fake_trilium import FakeTrilium
+from trilium_recall.standin import FakeTrilium
 
 
 def _trilium(token: str, title: str, text: str) -> FakeTrilium:

@@ -23,7 +23,7 @@ from openapi_schema_validator import OAS30Validator
 from werkzeug.test import EnvironBuilder
 from werkzeug.wrappers import Request
 
-from trilium_recall.fake_trilium import FakeTrilium
+from trilium_recall.standin import FakeTrilium
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "trilium"
 DEMO_ZIP = SHARED / "demo.zip"
@@ -379,7 +379,7 @@ def test_restart_on_the_same_port(fake: FakeTrilium) -> None:
 
 
 def test_standalone_process_prints_ready_and_serves() -> None:
-    command = [sys.executable, "-m", "trilium_recall.fake_trilium", "--zip", str(DEMO_ZIP),
+    command = [sys.executable, "-m", "trilium_recall.standin", "--zip", str(DEMO_ZIP),
                "--token", "cliToken_secret"]  # fmt: skip
     with subprocess.Popen(command, stdout=subprocess.PIPE, text=True) as process:
         try:

@@ -16,7 +16,6 @@ from conftest import HashEmbedder, make_settings
 from engine_process import app_over_trilium, serve_in_thread
 from trilium_recall.app import create_app
 from trilium_recall.engine import Engine
-from trilium_recall.fake_trilium import FakeTrilium
 from trilium_recall.mcp import (
     INSTRUCTIONS,
     MAX_INSTRUCTIONS_BYTES,
@@ -26,6 +25,7 @@ from trilium_recall.mcp import (
     index_instructions,
 )
 from trilium_recall.overview import InstanceOverview, Subject
+from trilium_recall.standin import FakeTrilium
 
 
 class Connected:

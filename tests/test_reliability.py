@@ -43,7 +43,7 @@ from faults import (
     start_engine,
     wait_until,
 )
-from trilium_recall.fake_trilium import FakeTrilium
+from trilium_recall.standin import FakeTrilium
 from trilium_recall.store import Store
 
 pytestmark = pytest.mark.slow  # every test here runs the real engine and model

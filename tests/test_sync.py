@@ -10,7 +10,7 @@ import pytest
 from conftest import DEMO_ZIP, HashEmbedder, make_settings
 from trilium_recall.classify import Rules
 from trilium_recall.config import Instance
-from trilium_recall.fake_trilium import FakeTrilium
+from trilium_recall.standin import FakeTrilium
 from trilium_recall.store import Store
 from trilium_recall.sync import Syncer
 from trilium_recall.trilium import TriliumClient

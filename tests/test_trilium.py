@@ -20,7 +20,7 @@ from trilium_recall.errors import (
     TriliumError,
     TriliumUnavailable,
 )
-from trilium_recall.fake_trilium import FakeTrilium
+from trilium_recall.standin import FakeTrilium
 from trilium_recall.trilium import AppInfo, Attribute, Branch, Note, TriliumClient
 
 DEMO_ZIP = Path(__file__).resolve().parents[2] / "shared" / "trilium" / "demo.zip"

@@ -17,8 +17,8 @@ import pytest
 
 from engine_process import app_over_trilium
 from test_auth import PASSWORD, running_engine
-from trilium_recall.fake_trilium import FakeTrilium
 from trilium_recall.limits import PASSWORD_PER_SOURCE
+from trilium_recall.standin import FakeTrilium
 from trilium_recall.web import CSP
 from trilium_recall.web_session import COOKIE, SESSION_SECONDS, WebSessions
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from pydantic import SecretStr
 
 from .config import Instance, Settings
-from .fake_trilium import FakeTrilium
+from .standin import FakeTrilium
 
 NOTEBOOK_DIR = Path(__file__).parent / "demo_notebook"
 DEMO_INSTANCE = "demo"

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 
 from .html_text import Events, collapse_spaces, html_events, parse_html, trim_blank_lines
+from .trilium import NOTE_ID
 
 MAX_SECTION_TOKENS = 350  # e5 reads 512: room for the heading, "passage: " and estimate error
 MIN_SECTION_TOKENS = 25  # smaller sections merge into a neighbour
@@ -25,8 +26,7 @@ _MAX_HEADING_CHARS = 200  # longer headings are shortened in trails; full text g
 CJK_CHARS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _TOKEN_RE = re.compile(rf"[{CJK_CHARS}]|\w{{1,10}}|[^\w\s]")
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
-_NOTE_ID_RE = re.compile(r"[A-Za-z0-9_]{4,32}")
-_MD_LINK_RE = re.compile(r"\[\[([A-Za-z0-9_]{4,32})\]\]|\]\((#[^)\s]*)\)")
+_MD_LINK_RE = re.compile(rf"\[\[({NOTE_ID.pattern})\]\]|\]\((#[^)\s]*)\)")
 _FENCE_RE = re.compile(r" {0,3}(`{3,}|~{3,})")
 _ATX_RE = re.compile(r" {0,3}(#{1,6})(?:[ \t]+|$)")
 # Coarse to fine: a piece too big at one level is split at the next; (pattern, joiner).
@@ -310,7 +310,7 @@ def _html_links(html: str) -> list[Link]:
                 target, kind = _href_target(node.attributes.get("href") or ""), "link"
             else:
                 note_id = node.attributes.get("data-note-id") or ""
-                target, kind = note_id if _NOTE_ID_RE.fullmatch(note_id) else None, "include"
+                target, kind = note_id if NOTE_ID.fullmatch(note_id) else None, "include"
             if target:
                 links.append(Link(target, kind))
     return links
@@ -322,4 +322,4 @@ def _href_target(href: str) -> str | None:
     if not href.startswith("#"):
         return None
     segment = href[1:].split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1]
-    return segment if _NOTE_ID_RE.fullmatch(segment) else None
+    return segment if NOTE_ID.fullmatch(segment) else None

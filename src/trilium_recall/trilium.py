@@ -29,7 +29,9 @@ from .errors import (
 from .textclean import valid_utf8
 
 ALL_NOTES_QUERY = "note.noteId != ''"  # expression only: no content scan on the server
-_ENTITY_ID = re.compile(r"^[A-Za-z0-9_]{1,64}$")
+# Trilium's note ids: 12 random characters, `root`, or a system id like `_hidden`; branch ids
+# join two (`parent_child`). Shorter words in a link (`#root/no`) are not ids.
+NOTE_ID = re.compile(r"[A-Za-z0-9_]{4,64}")
 _UTC_STAMP = re.compile(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}Z$")
 _WRITING_GETS = frozenset({"calendar", "inbox"})  # GET /etapi/calendar/*, /inbox/* create notes
 _RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
@@ -388,7 +390,7 @@ class TriliumClient:
 
 
 def _checked_id(entity_id: str) -> str:
-    if not _ENTITY_ID.match(entity_id):
+    if not NOTE_ID.fullmatch(entity_id):
         raise NoteNotFound(f"{entity_id!r} is not a Trilium id (letters, digits, _)")
     return entity_id
 

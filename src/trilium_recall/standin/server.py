@@ -3,7 +3,7 @@
 It reproduces the behaviours of shared/trilium/TRILIUM-FACTS.md: the three auth header forms,
 inherited attributes, hidden and archived filtering, protected notes, and which edits bump a
 note's utcDateModified. Tests and the demo mode change it through this Python API while it serves.
-Run standalone: `python -m trilium_recall.fake_trilium --port N [--zip P] [--notebook D]`.
+Run standalone: `python -m trilium_recall.standin --port N [--zip P] [--notebook D]`.
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any, Self
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from .fake_etapi import AttributeRecord, NoteRecord, NoteTree, Reply, answer, error_reply
-from .fake_export import (
-    NOTE_ID,
+from ..trilium import NOTE_ID
+from .etapi import AttributeRecord, NoteRecord, NoteTree, Reply, answer, error_reply
+from .export import (
     SeedAttribute,
     SeedNote,
     read_export_zip,
@@ -252,7 +252,7 @@ class FakeTrilium:
         known = {s.note_id for s in seeds} | set(self._tree.notes)
         for seed in seeds:  # check everything first, so a bad batch inserts nothing
             missing = [p for p, _, _ in seed.parents if p not in known]
-            if missing or seed.note_id in self._tree.notes or not NOTE_ID.match(seed.note_id):
+            if missing or seed.note_id in self._tree.notes or not NOTE_ID.fullmatch(seed.note_id):
                 raise ValueError(f"cannot seed {seed.note_id!r}: bad or duplicate id, {missing=}")
         moments = [self._seed_time() for _ in seeds]
         for seed, moment in zip(seeds, moments, strict=True):
@@ -262,7 +262,7 @@ class FakeTrilium:
                 self._tree.add_branch(seed.note_id, parent_id, prefix, position, moment)
 
     def _insert(self, seed: SeedNote, moment: datetime) -> None:
-        if not NOTE_ID.match(seed.note_id) or seed.note_id in self._tree.notes:
+        if not NOTE_ID.fullmatch(seed.note_id) or seed.note_id in self._tree.notes:
             raise ValueError(f"invalid or duplicate note id {seed.note_id!r}")
         note = NoteRecord(
             seed.note_id, seed.title, seed.type, seed.mime, seed.content, seed.is_protected,

@@ -1,13 +1,12 @@
 """Seed records for the fake Trilium, read from a Trilium export zip or a notebook.json manifest.
 
-This module only parses; `fake_trilium.FakeTrilium` inserts what it returns.
+This module only parses; `server.FakeTrilium` inserts what it returns.
 """
 
 from __future__ import annotations
 
 import json
 import posixpath
-import re
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -17,7 +16,8 @@ from urllib.parse import quote, unquote, urlsplit
 
 from selectolax.lexbor import LexborHTMLParser
 
-NOTE_ID = re.compile(r"^[A-Za-z0-9_]{1,64}$")
+from ..trilium import NOTE_ID
+
 _TEXT_MIMES = ("text/", "application/javascript", "application/json", "application/x-")
 
 
@@ -68,7 +68,7 @@ def read_notebook_dir(path: str | Path, parent_id: str) -> list[SeedNote]:
     seeds: list[SeedNote] = []
     for index, raw in enumerate(manifest["notes"]):
         note_id = str(raw["id"])
-        if not NOTE_ID.match(note_id):
+        if not NOTE_ID.fullmatch(note_id):
             raise ValueError(f"notebook.json: invalid note id {note_id!r}")
         content = _manifest_file(root, raw["file"]) if raw.get("file") else ""
         position = (index + 1) * 10
@@ -149,7 +149,7 @@ def _walk(
 ) -> Iterator[_Entry]:
     for meta in files:
         note_id = meta.get("noteId")
-        if meta.get("noImport") or not note_id or not NOTE_ID.match(note_id):
+        if meta.get("noImport") or not note_id or not NOTE_ID.fullmatch(note_id):
             continue
         data_name = meta.get("dataFileName")
         data_path = posixpath.join(directory, data_name) if data_name else None

@@ -1,6 +1,6 @@
 """The fake Trilium's note tree and the ETAPI answers computed from it.
 
-`fake_trilium.FakeTrilium` owns one `NoteTree`, guards it with a lock and serves `answer()` over
+`server.FakeTrilium` owns one `NoteTree`, guards it with a lock and serves `answer()` over
 HTTP. The behaviours reproduced are those of shared/trilium/TRILIUM-FACTS.md.
 """
 
