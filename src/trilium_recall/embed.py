@@ -15,8 +15,8 @@ import numpy as np
 
 # e5 reads 512 tokens at most; sections are capped near 350, so this only trims outliers.
 MAX_PASSAGE_CHARS = 4000
-# A 1 MB prompt takes minutes to embed (measured), 2,000 characters 0.7-0.9 s on a busy
-# machine; the head of a prompt carries its intent.
+# A 1 MB prompt takes minutes to embed (measured) and 2,000 characters 0.7-0.9 s on a busy
+# machine, too close to the 1.2 s budget; the first 1,000 carry a prompt's intent.
 MAX_QUERY_CHARS = 1000
 # Queries go first, but a waiting build batch is passed by at most this many: under a steady
 # stream of prompts the index must still take in edits (20 clients starved it otherwise).

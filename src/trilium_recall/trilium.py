@@ -1,31 +1,30 @@
 """Async ETAPI client: typed notes, bounded retries, and a transport that lets only GET through.
 
 Trilium's ETAPI tokens cannot be made read-only, so the guarantee that the engine never changes
-anything lives here, in `ReadOnlyTransport`, below every line of client code.
+anything lives in `getonly.ReadOnlyTransport`, below every line of client code.
 """
 
 from __future__ import annotations
 
 import asyncio
-import itertools
 import json
 import re
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal, TypeVar
-from urllib.parse import quote, unquote, urlsplit
+from urllib.parse import quote, urlsplit
 
 import httpx
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from .errors import (
-    ForbiddenRequest,
     NoteNotFound,
     NoteProtected,
     TriliumAuthError,
     TriliumBadResponse,
     TriliumUnavailable,
 )
+from .getonly import ReadOnlyTransport
 from .textclean import valid_utf8
 
 ALL_NOTES_QUERY = "note.noteId != ''"  # expression only: no content scan on the server
@@ -33,7 +32,6 @@ ALL_NOTES_QUERY = "note.noteId != ''"  # expression only: no content scan on the
 # join two (`parent_child`). Shorter words in a link (`#root/no`) are not ids.
 NOTE_ID = re.compile(r"[A-Za-z0-9_]{4,64}")
 _UTC_STAMP = re.compile(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}Z$")
-_WRITING_GETS = frozenset({"calendar", "inbox"})  # GET /etapi/calendar/*, /inbox/* create notes
 _RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 _NOT_FOUND_CODES = frozenset({"NOTE_NOT_FOUND", "BRANCH_NOT_FOUND"})
 
@@ -172,45 +170,6 @@ class _AppInfoWire(_Wire):
 
 
 _Model = TypeVar("_Model", bound=_Wire)
-
-
-# ---------------------------------------------------------------- the GET-only guard
-
-
-class ReadOnlyTransport(httpx.AsyncBaseTransport):
-    """Sends only GETs, and never the GETs that create notes; refuses before any byte leaves."""
-
-    def __init__(self, inner: httpx.AsyncBaseTransport) -> None:
-        self._inner = inner
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        refusal = read_only_refusal(request.method, request.url.raw_path.decode("ascii"))
-        if refusal:
-            origin = f"{request.url.scheme}://{request.url.netloc.decode('ascii')}"
-            raise ForbiddenRequest(f"{refusal} (Trilium at {origin})")
-        return await self._inner.handle_async_request(request)
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-
-def read_only_refusal(method: str, raw_path: str) -> str | None:
-    """Why a request must not reach Trilium, or None when it is a harmless GET."""
-    path = raw_path.split("?", 1)[0]
-    if method != "GET":
-        return f"refused {method} {path}: only GET requests may reach Trilium"
-    decoded = path
-    while (once := unquote(decoded)) != decoded:  # %2563alendar must not slip through
-        decoded = once
-    # Empty segments and ";params" dropped: a proxy that merges "//" or ignores ";x" would
-    # otherwise see /etapi/calendar/… where we saw something else.
-    segments = [s.split(";")[0].lower() for s in decoded.replace("\\", "/").split("/") if s]
-    if "." in segments or ".." in segments:
-        return f"refused GET {path}: dot segments in the path"
-    for before, after in itertools.pairwise(segments):
-        if before == "etapi" and after in _WRITING_GETS:
-            return f"refused GET {path}: this ETAPI GET creates notes"
-    return None
 
 
 # ---------------------------------------------------------------- the client
