@@ -40,7 +40,7 @@ def passage(note_id: str, title: str, score: float) -> Passage:
     return Passage("default", note_id, title, "Homelab", "other", title, "text", score, "")
 
 
-SENT = RecallResult([passage("n1", "Backups (restic)", 0.41)], "context", None, 12.34)
+SENT = RecallResult("sent", [passage("n1", "Backups (restic)", 0.41)], took_ms=12.34)
 
 
 @pytest.fixture
@@ -62,8 +62,9 @@ def test_an_entry_holds_what_was_sent_and_how_long_it_took(tmp_path: Path, index
     log = ActivityLog(make_settings(tmp_path))
     before = time.time()
     log.record("hook", "how do I\nrestore\trestic?", SENT, session_id="s-1", instance="default")
-    log.record("api", "rename this variable", RecallResult([], "", "slash command", 0.5))
-    log.record("mcp", "anything", None)  # the budget ran out
+    skip = RecallResult("skipped", skipped="slash command", took_ms=0.5)
+    log.record("api", "rename this variable", skip)
+    log.record("mcp", "anything", RecallResult("late", took_ms=1200))  # the budget ran out
     assert log.flush()
     late, skipped, sent = logged(index)
     assert before <= sent.at <= time.time()
@@ -82,7 +83,7 @@ def test_an_entry_holds_what_was_sent_and_how_long_it_took(tmp_path: Path, index
         "skipped: slash command",
         (),
     )
-    assert (late.path, late.took_ms) == ("mcp", None)
+    assert (late.path, late.took_ms) == ("mcp", 1200)
     assert late.silence == "answered too late (budget 1200 ms)"
     log.close()
 

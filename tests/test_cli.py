@@ -164,6 +164,7 @@ def test_demo_builds_serves_and_prints_commands_to_try(demo_engine, tmp_path: Pa
     finally:
         process.terminate()
         process.wait(timeout=20)
+        process.stdout.close()  # type: ignore[union-attr]
 
 
 def test_install_and_uninstall_hook_print_what_changed(tmp_path: Path) -> None:

@@ -409,7 +409,7 @@ def _post_raw(engine: Any, body: bytes) -> httpx.Response:
 @pytest.mark.parametrize(
     "body",
     [
-        b'{"prompt": "restore my restic \\ud800 backup"}',
+        b'{"prompt": "restic \\ud800 backup"}',
         b'{"prompt": "restic \xed\xa0\x80 backup"}',
     ],
     ids=["json-escape", "cesu-bytes"],
@@ -417,7 +417,7 @@ def _post_raw(engine: Any, body: bytes) -> httpx.Response:
 def test_lone_surrogate_in_prompt_is_mended_not_a_500(demo_engine, body: bytes) -> None:
     answer = _post_raw(demo_engine, body)
     assert answer.status_code == 200, answer.text
-    # "restic \ufffd backup": the script first, then its note and the Homelab page.
+    # Both decode to "restic \ufffd backup": the script first, then its note and the Homelab page.
     found = [p["note_id"] for p in answer.json()["passages"]]
     assert found == ["3KuZbB1SI2Nr", "EHNWLmkEi2qa", "JHq4u4adStj7"]
 

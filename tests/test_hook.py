@@ -164,7 +164,7 @@ def test_real_engine_passage_reaches_the_hook_output(
     context = added_context(run)
     assert context == expected  # the engine's hook answer carries its context unchanged
     assert context.startswith("Passages from the user's Trilium notes that match this prompt:")
-    assert "Homelab › Backups (restic) (other)" in context
+    assert "Path: Homelab › Backups (restic)  (area: other)" in context
     assert RESTIC_TEXT in context
     assert f"{demo_engine.trilium.url()}/#root/{RESTIC}" in sources(context)
 

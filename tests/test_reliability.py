@@ -418,12 +418,12 @@ class FileSizeLimitedEngine(EngineProcess):
         def limit_file_size() -> None:  # soft limit only: raising it again needs no privilege
             resource.setrlimit(resource.RLIMIT_FSIZE, (self.limit, resource.RLIM_INFINITY))
 
-        log = self.log_path.open("ab")
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "trilium_recall.cli", "serve"],
-            env=self.env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            preexec_fn=limit_file_size,
-        )  # fmt: skip
+        with self.log_path.open("ab") as log:  # the child keeps its own copy of the file
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "trilium_recall.cli", "serve"],
+                env=self.env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                preexec_fn=limit_file_size,
+            )  # fmt: skip
         return self
 
     def free_space(self) -> None:

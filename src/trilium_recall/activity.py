@@ -85,26 +85,22 @@ def prompt_head(prompt: str, limit: int = PROMPT_HEAD_CHARS) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-def silence_reason(result: RecallResult | None, budget_ms: float) -> str | None:
+def silence_reason(result: RecallResult, budget_ms: float) -> str | None:
     """Why a call sent nothing, in the words the explain view uses; None when it sent something."""
-    if result is None:
-        return f"answered too late (budget {budget_ms:.0f} ms)"
-    if result.passages:
+    if result.status == "sent":
         return None
-    if result.skipped == "starting":
-        return "the index is still starting"
-    if result.skipped:
+    if result.status == "late":
+        return f"answered too late (budget {budget_ms:.0f} ms)"
+    if result.status in ("starting", "building"):
+        return f"the index is still {result.status}"
+    if result.status == "skipped":
         return f"skipped: {result.skipped}"
     trace = result.trace
-    if trace is None:
-        return f"answered too late (queued past the {budget_ms:.0f} ms budget)"
-    if not trace.candidates:
+    if trace is None or not trace.candidates:
         return "no note matched"
     if trace.verdict is not None and not trace.verdict.about_notes:
         return trace.verdict.reason
     if any(c.passed for c in trace.candidates):
-        if result.took_ms > budget_ms:
-            return f"answered too late (budget {budget_ms:.0f} ms)"
         return "what passed was already sent in this session"
     return "nothing passed the gate"
 
@@ -112,7 +108,7 @@ def silence_reason(result: RecallResult | None, budget_ms: float) -> str | None:
 def describe(
     path: str,
     prompt: str,
-    result: RecallResult | None,
+    result: RecallResult,
     settings: Settings,
     *,
     session_id: str | None = None,
@@ -120,7 +116,7 @@ def describe(
     at: float | None = None,
 ) -> Activity:
     """The log entry for one call (no I/O)."""
-    passages = result.passages if result else []
+    passages = result.passages
     return Activity(
         at=time.time() if at is None else at,
         path=path,
@@ -131,7 +127,7 @@ def describe(
             SentNote(p.instance, p.note_id, p.title[:TITLE_CHARS], p.score) for p in passages
         ),
         silence=silence_reason(result, settings.time_budget_ms),
-        took_ms=round(result.took_ms, 1) if result else None,
+        took_ms=round(result.took_ms, 1),
     )
 
 
@@ -159,7 +155,7 @@ class ActivityLog:
         self,
         path: str,
         prompt: str,
-        result: RecallResult | None,
+        result: RecallResult,
         *,
         session_id: str | None = None,
         instance: str | None = None,

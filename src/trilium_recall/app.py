@@ -86,11 +86,7 @@ def create_app(
         path = "hook" if hook_mode else "api"
         activity.record(path, prompt, result, session_id=session_id, instance=instance)
         if hook_mode:
-            return _hook_answer(result.context if result else "")
-        if result is None:
-            return JSONResponse(
-                {"passages": [], "context": "", "skipped": None, "took_ms": None, "timed_out": True}
-            )
+            return _hook_answer(result.context)
         answer: dict[str, Any] = result.to_json()
         if request.query_params.get("explain") in ("1", "true") and result.trace:
             answer["explain"] = result.trace.to_json()

@@ -15,25 +15,21 @@ from datetime import datetime
 
 import uvicorn
 from pydantic import SecretStr
-from rich.progress import Progress, TaskID
+from rich.progress import Progress
 
 from .activity import Activity, parse_since, recent
 from .app import create_app, server_options
-from .classify import Rules
 from .claude_settings import install_hook, uninstall_hook
 from .config import Instance, Settings, load_settings
 from .demo import demo_settings, start_demo_trilium, try_it
-from .embed import E5Embedder
 from .engine import Engine
 from .errors import RecallError
-from .generic import GenericPrompts
-from .recall import RecallResult, recall
+from .recall import RecallResult
 from .store import Store
-from .sync import Syncer, SyncStatus
-from .trilium import TriliumClient
-from .vectors import VectorIndex
+from .sync import SyncStatus
 
 log = logging.getLogger("trilium_recall")
+CLI_BUDGET_MS = 120_000  # search and explain wait for the answer; the hook's budget is not theirs
 
 
 def run(args: argparse.Namespace) -> int:
@@ -105,28 +101,24 @@ def _check_exposure(settings: Settings) -> None:
 
 
 def _build_with_progress(settings: Settings) -> None:
+    """A full build of each instance through the engine `serve` runs, with a progress bar."""
 
     async def build() -> None:
-        embedder = E5Embedder()
-        # With the vector mirror: opening it so is what creates the vector table in a new file.
-        store = Store(settings.db_path, VectorIndex(embedder.dim))
-        with Progress(transient=False) as progress:
-            for name, instance in settings.instances.items():
-                task = progress.add_task(f"indexing {name}", total=None)
-                client = TriliumClient(instance.url, instance.token.get_secret_value())
+        engine = Engine(settings)
+        try:
+            with Progress(transient=False) as progress:
+                tasks = {
+                    n: progress.add_task(f"indexing {n}", total=None) for n in settings.instances
+                }
 
-                def show(status: SyncStatus, task: TaskID = task) -> None:
-                    progress.update(task, completed=status.done, total=status.total or None)
+                def show(name: str, status: SyncStatus) -> None:
+                    progress.update(tasks[name], completed=status.done, total=status.total or None)
 
-                syncer = Syncer(
-                    instance, client, store, embedder, Rules.from_settings(settings), show
-                )
-                try:
-                    report = await syncer.full()
-                finally:
-                    await client.aclose()
-                progress.update(task, description=f"{name}: {report.indexed} notes (re)indexed")
-        store.close()
+                for name, report in (await engine.build(show)).items():
+                    description = f"{name}: {report.indexed} notes (re)indexed"
+                    progress.update(tasks[name], description=description)
+        finally:
+            await engine.stop()
 
     asyncio.run(build())
 
@@ -145,10 +137,13 @@ def _status(args: argparse.Namespace) -> int:
     if not settings.db_path.exists():
         raise RecallError(f"no index at {settings.db_path}: run `trilium-recall index` first")
     store = Store(settings.db_path)
-    names = [row[0] for row in store.db.execute("SELECT name FROM instances ORDER BY name")]
-    report = {
-        name: {**store.counts(name), **_public_state(store.instance_state(name))} for name in names
-    }
+    try:
+        report = {
+            name: {**store.counts(name), **_public_state(store.instance_state(name))}
+            for name in store.recorded_instances()
+        }
+    finally:
+        store.close()
     print(json.dumps(report, indent=2))
     return 0
 
@@ -175,30 +170,28 @@ def _offline_settings(args: argparse.Namespace) -> Settings:
     if settings.instances and not args.demo:
         return settings
     store = Store(settings.db_path)
-    recorded = {
-        name: Instance(name, url, SecretStr(""))
-        for name, url in store.db.execute("SELECT name, url FROM instances")
-    }
-    store.close()
-    return settings.model_copy(update={"instances": recorded})
+    try:
+        recorded = store.recorded_instances()
+    finally:
+        store.close()
+    instances = {name: Instance(name, url, SecretStr("")) for name, url in recorded.items()}
+    return settings.model_copy(update={"instances": instances})
 
 
 def _search(args: argparse.Namespace, explain: bool = False) -> int:
+    """What `serve` would answer the hook for this prompt (same engine, skip rules and gate),
+    with time to load the model instead of the hook's budget."""
+    settings = _offline_settings(args).model_copy(update={"time_budget_ms": CLI_BUDGET_MS})
 
-    settings = _offline_settings(args)
-    embedder = E5Embedder()
-    store = Store(settings.db_path, VectorIndex(embedder.dim))
-    store.load_vectors()
-    generic = GenericPrompts.load(embedder, store).calibrated(store.vectors)
-    result = recall(
-        store,
-        embedder,
-        generic,
-        settings,
-        args.prompt,
-        instance=args.instance,
-        use_skip_rules=explain,
-    )
+    async def search() -> RecallResult:
+        engine = Engine(settings)
+        try:
+            await engine.warm()
+            return await engine.recall(args.prompt, instance=args.instance)
+        finally:
+            await engine.stop()
+
+    result = asyncio.run(search())
     if args.json:
         answer = result.to_json()
         if explain and result.trace:
@@ -207,7 +200,7 @@ def _search(args: argparse.Namespace, explain: bool = False) -> int:
     elif explain:
         _print_explain(result)
     else:
-        print(result.context or "No matching notes.")
+        print(result.text)
     return 0
 
 
@@ -221,7 +214,9 @@ def _print_explain(result: RecallResult) -> None:
         print(f"Skipped before searching: {result.skipped}")
         return
     trace = result.trace
-    assert trace is not None and trace.signals is not None and trace.verdict is not None
+    if trace is None or trace.signals is None or trace.verdict is None:
+        print(result.text)  # no search ran: still building, or late
+        return
     keyword, signals, verdict = trace.keyword, trace.signals, trace.verdict
     print(f"terms: {', '.join(keyword.terms) or '(none)'}   keyword query: {keyword.fts_query}")
     print(

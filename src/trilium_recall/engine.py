@@ -7,6 +7,7 @@ read while the syncer writes), so a long build never stalls /recall.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import threading
 import time
@@ -18,10 +19,10 @@ from .config import Settings
 from .embed import E5Embedder, Embedder
 from .gate import GateThresholds
 from .generic import GenericPrompts
-from .recall import RecallResult, recall
+from .recall import RecallResult, building, recall
 from .search import gate_thresholds
 from .store import Store
-from .sync import Syncer, run_forever
+from .sync import RunReport, Syncer, SyncStatus, run_forever
 from .trilium import TriliumClient
 from .vectors import VectorIndex
 
@@ -130,6 +131,17 @@ class Engine:
         for listener in self.after_full:
             await listener()
 
+    async def build(
+        self, on_progress: Callable[[str, SyncStatus], None] | None = None
+    ) -> dict[str, RunReport]:
+        """One full sync of each instance, now, in turn (the `index` and `demo` commands)."""
+        reports = {}
+        for name, syncer in self.syncers.items():
+            if on_progress is not None:
+                syncer.on_progress = functools.partial(on_progress, name)
+            reports[name] = await syncer.full()
+        return reports
+
     async def recall(
         self,
         prompt: str,
@@ -139,13 +151,14 @@ class Engine:
         limit: int | None = None,
         use_skip_rules: bool = True,
         from_subagent: bool = False,
-    ) -> RecallResult | None:
-        """The recall pipeline under the time budget; None when the budget ran out."""
+    ) -> RecallResult:
+        """The recall pipeline under the time budget: status "late" when the budget ran out,
+        "starting" before warm() and "building" for silence while nothing is indexed yet."""
         budget = self.settings.time_budget_ms / 1000
         deadline = time.monotonic() + budget
         generic = self.generic
         if generic is None:
-            return RecallResult([], "", "starting", 0.0)
+            return RecallResult("starting", skipped="starting")
         loop = asyncio.get_running_loop()
         future = loop.run_in_executor(
             self._pool,
@@ -165,10 +178,11 @@ class Engine:
             ),
         )
         try:
-            return await asyncio.wait_for(future, budget + BUDGET_GRACE_S)
+            result = await asyncio.wait_for(future, budget + BUDGET_GRACE_S)
         except TimeoutError:
             log.warning("recall ran past its %.0f ms budget; answered nothing", budget * 1000)
-            return None
+            return RecallResult("late", took_ms=budget * 1000)
+        return building(result) if self.building and not len(self.vectors) else result
 
     def _reader(self) -> Store:
         store = getattr(self._local, "store", None)

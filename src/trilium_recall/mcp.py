@@ -27,7 +27,7 @@ from .config import Settings
 from .engine import Engine
 from .errors import UnknownInstance
 from .overview import InstanceOverview
-from .recall import Passage, RecallResult
+from .recall import STATUS_TEXT
 from .textclean import one_line
 
 INSTRUCTIONS = """\
@@ -54,8 +54,8 @@ that do not depend on the user's own notes."""
 MAX_INSTRUCTIONS_BYTES = 2000
 SUBJECT_TITLE_CHARS = 60
 MCP_PATH = "/mcp"
-NO_MATCH = "No matching notes."
-STILL_BUILDING = "The notes index is still being built; try again in a minute."
+NO_MATCH = STATUS_TEXT["silent"]
+STILL_BUILDING = STATUS_TEXT["building"]
 
 RECALL_DESCRIPTION = """\
 Search the user's Trilium notes (keywords and meaning) and return the few most relevant \
@@ -86,18 +86,9 @@ def build_mcp(engine: Engine, activity: ActivityLog | None = None) -> MCPServer:
             raise ToolError(f"{exc}; known: {', '.join(settings.instances)}") from None
         if activity is not None:
             activity.record("mcp", query, result, instance=instance)
-        return tool_text(engine, result)
+        return result.text
 
     return server
-
-
-def tool_text(engine: Engine, result: RecallResult | None) -> str:
-    """What the `recall` tool answers the model for `result`."""
-    if result is None:
-        return "The search took too long; try a shorter query."
-    if not result.passages:
-        return STILL_BUILDING if engine.building and not len(engine.vectors) else NO_MATCH
-    return format_passages(result.passages)
 
 
 def refresh_instructions(
@@ -155,19 +146,6 @@ def _describe(overviews: list[InstanceOverview], parts: int, subjects: int) -> s
 def _clip(title: str) -> str:
     title = one_line(title)
     return title if len(title) <= SUBJECT_TITLE_CHARS else title[: SUBJECT_TITLE_CHARS - 1] + "…"
-
-
-def format_passages(passages: list[Passage]) -> str:
-    blocks = []
-    for passage in passages:
-        lines = [f"## {passage.title}", f"Path: {passage.location}  (area: {passage.area})"]
-        if passage.heading and passage.heading != passage.title:
-            lines.append(f"Section: {passage.heading}")
-        lines += ["", passage.text]
-        if passage.url:
-            lines += ["", f"Open: {passage.url}"]
-        blocks.append("\n".join(lines))
-    return "\n\n---\n\n".join(blocks)
 
 
 def transport_security(settings: Settings) -> TransportSecuritySettings:

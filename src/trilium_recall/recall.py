@@ -1,21 +1,39 @@
-"""Answer a prompt: skip rules → search → session dedupe → at most N passages + context text.
+"""Answer a prompt: skip rules → search → session dedupe → at most N passages, and the one
+rendering of them that the hook context, the MCP tool and the CLI all send.
 
 The one pipeline behind POST /recall, the MCP tool, `trilium-recall search/explain` and eval.
+Its result carries a status (sent, silent, skipped, starting, building, late), so no edge
+re-decides what an empty answer means.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, replace
+from typing import Literal
 
+from .candidates import SearchTrace
 from .config import Settings
 from .embed import Embedder
 from .errors import UnknownInstance
 from .gate import GateThresholds
 from .generic import GenericPrompts
-from .search import SearchTrace, excerpt, search
+from .search import search
 from .skip import triage
 from .store import Store
+
+EXCERPT_CHARS = 1200
+HOOK_LEAD = "Passages from the user's Trilium notes that match this prompt:"
+
+Status = Literal["sent", "silent", "skipped", "starting", "building", "late"]
+# What the model reads when nothing is sent (MCP tool, CLI); the hook adds nothing instead.
+STATUS_TEXT: dict[Status, str] = {
+    "silent": "No matching notes.",
+    "skipped": "No matching notes.",
+    "starting": "The notes index is still being built; try again in a minute.",
+    "building": "The notes index is still being built; try again in a minute.",
+    "late": "The search took too long; try a shorter query.",
+}
 
 
 @dataclass(frozen=True)
@@ -41,19 +59,33 @@ class Passage:
 
 @dataclass(frozen=True)
 class RecallResult:
-    passages: list[Passage]
-    context: str
-    skipped: str | None
-    took_ms: float
+    status: Status
+    passages: list[Passage] = field(default_factory=list)
+    skipped: str | None = None  # the skip rule, or "starting"
+    took_ms: float = 0.0
     trace: SearchTrace | None = None
 
+    @property
+    def context(self) -> str:
+        """What the hook adds to the prompt: the passages under a lead line, or nothing."""
+        return f"{HOOK_LEAD}\n\n{render_passages(self.passages)}" if self.passages else ""
+
+    @property
+    def text(self) -> str:
+        """What the MCP tool and the CLI answer: the passages, or what the status means."""
+        return render_passages(self.passages) if self.passages else STATUS_TEXT[self.status]
+
     def to_json(self) -> dict[str, object]:
-        return {
+        answer: dict[str, object] = {
             "passages": [p.to_json() for p in self.passages],
             "context": self.context,
             "skipped": self.skipped,
             "took_ms": round(self.took_ms, 1),
+            "status": self.status,
         }
+        if self.status == "late":
+            answer["timed_out"] = True
+        return answer
 
 
 def recall(
@@ -76,13 +108,13 @@ def recall(
     (time.monotonic) has passed."""
     started = time.perf_counter()
     if deadline is not None and time.monotonic() > deadline:  # queued behind a slow search
-        return RecallResult([], "", None, _since(started))
+        return RecallResult("late", took_ms=_since(started))
     if instance is not None and instance not in settings.instances:
         raise UnknownInstance(f"unknown instance {instance!r}")
     if use_skip_rules:
         decided = triage(prompt, from_subagent=from_subagent)
         if decided.skip is not None:
-            return RecallResult([], "", decided.skip, _since(started))
+            return RecallResult("skipped", skipped=decided.skip, took_ms=_since(started))
         prompt = decided.text
     ttl = settings.session_ttl_hours * 3600
     sent = frozenset(store.already_sent(session_id, ttl)) if session_id else frozenset()
@@ -98,7 +130,7 @@ def recall(
         gate=gate,
     )
     if deadline is not None and time.monotonic() > deadline:
-        return RecallResult([], "", None, _since(started), result.trace)
+        return RecallResult("late", took_ms=_since(started), trace=result.trace)
     spans = store.snippet_spans([c.snippet_id for c in result.passages if c.snippet_id])
     passages = [
         Passage(
@@ -116,25 +148,46 @@ def recall(
     ]
     if session_id and passages:
         store.mark_sent(session_id, [(p.instance, p.note_id) for p in passages], ttl)
-    return RecallResult(passages, format_context(passages), None, _since(started), result.trace)
+    status: Status = "sent" if passages else "silent"
+    return RecallResult(status, passages, took_ms=_since(started), trace=result.trace)
 
 
-def format_context(passages: list[Passage]) -> str:
-    """Plain facts with their sources, ready to add to a model's context."""
-    if not passages:
-        return ""
-    blocks = ["Passages from the user's Trilium notes that match this prompt:"]
-    for number, passage in enumerate(passages, start=1):
-        heading = passage.heading if passage.heading != passage.title else ""
-        lines = [f"[{number}] {passage.location} ({passage.area})"]
-        if heading:
-            lines.append(f"Section: {heading}")
-        lines.append(passage.text)
+def render_passages(passages: list[Passage]) -> str:
+    """Plain facts with their sources, ready for a model's context: one block per passage."""
+    blocks = []
+    for passage in passages:
+        lines = [f"## {passage.title}", f"Path: {passage.location}  (area: {passage.area})"]
+        if passage.heading and passage.heading != passage.title:
+            lines.append(f"Section: {passage.heading}")
+        lines += ["", passage.text]
         if passage.url:
-            lines.append(f"Source: {passage.url}")
+            lines += ["", f"Source: {passage.url}"]
         blocks.append("\n".join(lines))
-    return "\n\n".join(blocks)
+    return "\n\n---\n\n".join(blocks)
+
+
+def building(result: RecallResult) -> RecallResult:
+    """A silent answer from an index whose first build has not indexed anything yet."""
+    return replace(result, status="building") if result.status == "silent" else result
 
 
 def _since(started: float) -> float:
     return (time.perf_counter() - started) * 1000
+
+
+def excerpt(text: str, limit: int = EXCERPT_CHARS, around: tuple[int, int] | None = None) -> str:
+    """At most `limit` characters, cut at sentence or word boundaries; when `around` (a span of
+    the text) is given, the excerpt keeps that span — the snippet that matched the prompt."""
+    if len(text) <= limit:
+        return text
+    start = 0
+    if around is not None and around[1] > limit:
+        start = max(0, min(around[0] - limit // 4, len(text) - limit))
+        boundary = max(text.rfind(". ", 0, start + 1), text.rfind("\n", 0, start + 1))
+        start = boundary + 1 if boundary >= 0 and start - boundary < limit // 4 else start
+    head = text[start : start + limit]
+    cut = max(head.rfind(". "), head.rfind("\n"))
+    if cut < limit // 2:
+        cut = head.rfind(" ")
+    body = head[: cut + 1 if cut > 0 else limit].strip()
+    return ("… " if start > 0 else "") + body + (" …" if start + len(head) < len(text) else "")

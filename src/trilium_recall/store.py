@@ -177,6 +177,10 @@ class Store:
             (name, url),
         )
 
+    def recorded_instances(self) -> dict[str, str]:
+        """Each instance this index holds, by name, with the URL it was synced from."""
+        return dict(self.db.execute("SELECT name, url FROM instances ORDER BY name"))
+
     def instance_state(self, name: str) -> dict[str, object]:
         cursor = self.db.execute("SELECT * FROM instances WHERE name = ?", (name,))
         row = cursor.fetchone()

@@ -74,7 +74,7 @@ class Syncer:
         self.embedder, self.rules = embedder, rules
         self.status = SyncStatus()
         self.tree: dict[str, Note] = {}
-        self._on_progress = on_progress
+        self.on_progress = on_progress
         self._lock = asyncio.Lock()
         store.ensure_instance(instance.name, instance.url)
 
@@ -262,8 +262,8 @@ class Syncer:
         return moment.strftime(TIMESTAMP)[:-3] + "Z"
 
     def _progress(self) -> None:
-        if self._on_progress:
-            self._on_progress(self.status)
+        if self.on_progress:
+            self.on_progress(self.status)
 
 
 async def run_forever(

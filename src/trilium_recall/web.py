@@ -42,7 +42,6 @@ from .engine import Engine
 from .errors import BadRequest, RecallError
 from .limits import source_of
 from .login_page import parse_submission, sign_in_page, too_many_attempts_page
-from .mcp import tool_text
 from .oauth_routes import MAX_FORM_BYTES
 from .overview import IndexOverview, area_counts
 from .recall import RecallResult
@@ -275,15 +274,13 @@ class WebUI:
         self._activity.record("web", prompt, result, instance=instance)
         return _json(self._explained(path, result))
 
-    def _explained(self, path: str, result: RecallResult | None) -> dict[str, object]:
+    def _explained(self, path: str, result: RecallResult) -> dict[str, object]:
         engine = self._engine
-        hook_text = result.context if result else ""  # nothing added to the prompt
-        sent = tool_text(engine, result) if path == "mcp" else hook_text
-        trace = result.trace if result else None
+        trace = result.trace
         return {
             "path": path,
-            "result": result.to_json() if result else None,
-            "sent": sent,
+            "result": result.to_json(),
+            "sent": result.text if path == "mcp" else result.context,
             "silence": silence_reason(result, engine.settings.time_budget_ms),
             "explain": trace.to_json(top=len(trace.candidates)) if trace else None,
             "gate": dataclasses.asdict(engine.gate),
