@@ -56,13 +56,13 @@ def open_corpus(name: str, embedder: Embedder, index_dir: Path = HERE / ".index"
         asyncio.run(_sync(settings, fake.url(), embedder))
     finally:
         fake.stop()
-    store = Store(settings.db_path, VectorIndex(embedder.dim))
+    store = Store(settings.db_path, VectorIndex(embedder.dim, embedder.name))
     store.load_vectors()
     return store
 
 
 async def _sync(settings: Settings, url: str, embedder: Embedder) -> None:
-    store = Store(settings.db_path, VectorIndex(embedder.dim))
+    store = Store(settings.db_path, VectorIndex(embedder.dim, embedder.name))
     try:
         async with TriliumClient(url, TOKEN) as client:
             syncer = Syncer(

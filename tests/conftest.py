@@ -14,9 +14,10 @@ import pytest
 from chromium import CHROMIUM, CHROMIUM_ARGS
 from trilium_recall.config import Instance, Settings, load_settings
 from trilium_recall.gate import FITTED
+from trilium_recall.records import NoteRecord, SectionInput, SnippetInput
 from trilium_recall.sections import Section
 from trilium_recall.snippets import split_snippets
-from trilium_recall.store import NoteRecord, SectionInput, SnippetInput, Store
+from trilium_recall.store import Store
 from trilium_recall.vectors import VectorIndex
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"

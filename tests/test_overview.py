@@ -45,7 +45,7 @@ def test_subjects_are_top_level_subtrees_and_a_dominant_folder_gives_way(store, 
 
 async def test_index_overview_reads_on_its_own_connection_and_keeps_the_last(tmp_path, embedder):
     settings = make_settings(tmp_path)
-    store = Store(settings.db_path, VectorIndex(embedder.dim))
+    store = Store(settings.db_path, VectorIndex(embedder.dim, embedder.name))
     note(store, embedder, "h", "Homelab", "")
     store.close()
     described = IndexOverview(settings)

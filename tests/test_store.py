@@ -55,9 +55,28 @@ def test_vector_index_grows_past_its_first_capacity_and_scans_in_blocks() -> Non
 
 def test_a_store_opened_for_another_embedding_size_is_refused(tmp_path) -> None:
     path = tmp_path / "recall.sqlite3"
-    Store(path, VectorIndex(384)).close()
-    with pytest.raises(StoreError, match="built with 384-dimensional embeddings"):
-        Store(path, VectorIndex(768))
+    Store(path, VectorIndex(384, "e5-small-q4")).close()
+    with pytest.raises(StoreError, match=r"built with e5-small-q4 \(384 dimensions\); this "
+                       r"engine embeds with e5-base \(768\): delete the file"):  # fmt: skip
+        Store(path, VectorIndex(768, "e5-base"))
+
+
+def test_a_store_opened_for_another_model_of_the_same_size_is_refused(tmp_path) -> None:
+    path = tmp_path / "recall.sqlite3"
+    Store(path, VectorIndex(384, "e5-small-q4")).close()
+    Store(path, VectorIndex(384, "e5-small-q4")).close()  # the same model opens it again
+    with pytest.raises(StoreError, match=r"built with e5-small-q4 .* embeds with other-384"):
+        Store(path, VectorIndex(384, "other-384"))
+
+
+def test_an_index_from_before_the_model_was_recorded_learns_it_once(tmp_path) -> None:
+    path = tmp_path / "recall.sqlite3"
+    Store(
+        path, VectorIndex(384)
+    ).close()  # dimension only, as indexes built before this release recorded
+    Store(path, VectorIndex(384, "e5-small-q4")).close()
+    with pytest.raises(StoreError, match="built with e5-small-q4"):
+        Store(path, VectorIndex(384, "other-384"))
 
 
 def test_delete_note_clears_every_table(store, embedder) -> None:
@@ -83,10 +102,10 @@ def test_delete_note_clears_every_table(store, embedder) -> None:
 
 def test_reopen_keeps_data_and_schema_version(tmp_path, embedder) -> None:
     path = tmp_path / "recall.sqlite3"
-    first = Store(path, VectorIndex(embedder.dim))
+    first = Store(path, VectorIndex(embedder.dim, embedder.name))
     add_note(first, embedder, "a", "Alpha", [("Alpha", "alpha text")])
     first.close()
-    again = Store(path, VectorIndex(embedder.dim))
+    again = Store(path, VectorIndex(embedder.dim, embedder.name))
     assert again.db.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
     assert again.load_vectors() == 1
     assert [section_id for section_id, _ in again.keyword_search('"alpha"', 5)] == [1]
@@ -105,11 +124,11 @@ def test_unwritable_data_dir_is_a_clear_store_error(tmp_path, where) -> None:
 
 def test_load_vectors_in_chunks_restores_every_vector(tmp_path, embedder) -> None:
     path = tmp_path / "recall.sqlite3"
-    first = Store(path, VectorIndex(embedder.dim))
+    first = Store(path, VectorIndex(embedder.dim, embedder.name))
     for i in range(7):
         add_note(first, embedder, f"n{i}", f"Note {i}", [(f"Note {i}", f"words number {i}")])
     first.close()
-    again = Store(path, VectorIndex(embedder.dim))
+    again = Store(path, VectorIndex(embedder.dim, embedder.name))
     assert again.load_vectors(chunk=3) == 7
     assert len(again.vectors) == 7
     query = embedder.query("Note 5\nwords number 5")
@@ -140,7 +159,7 @@ def test_the_index_is_private_to_its_owner_under_a_usual_umask(tmp_path, embedde
     path = tmp_path / "data" / "demo" / "recall.sqlite3"  # two levels missing, as for the demo
     old = os.umask(0o022)
     try:
-        store = Store(path, VectorIndex(embedder.dim))
+        store = Store(path, VectorIndex(embedder.dim, embedder.name))
         add_note(store, embedder, "a", "Alpha", [("Alpha", "private text")])  # WAL and SHM
         files = {p.name: _mode(p) for p in path.parent.iterdir()}
         store.close()

@@ -96,7 +96,7 @@ class Harness:
         self.settings = make_settings(tmp_path)
         self.instance = Instance("default", trilium.url(), self.settings.instances["default"].token)
         self.embedder = embedder
-        self.store = Store(self.settings.db_path, VectorIndex(embedder.dim))
+        self.store = Store(self.settings.db_path, VectorIndex(embedder.dim, embedder.name))
         self.client = TriliumClient(trilium.url(), TOKEN)
         self.syncer = Syncer(
             self.instance, self.client, self.store, embedder, Rules.from_settings(self.settings)

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from .gate import CandidateSignals, PromptSignals, PromptVerdict
 from .generic import GenericMatch
-from .store import SectionHit
+from .records import SectionHit
 from .vectors import NO_NEIGHBOURS, Neighbours
 
 

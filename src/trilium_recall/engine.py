@@ -49,7 +49,7 @@ class Engine:
             embedder = self._own_model = E5Embedder()
         self.embedder: Embedder = embedder
         self.gate = gate or gate_thresholds(settings)
-        self.vectors = VectorIndex(self.embedder.dim)
+        self.vectors = VectorIndex(self.embedder.dim, self.embedder.name)
         self.store = Store(settings.db_path, self.vectors)
         self.store.load_vectors()
         self.generic: GenericPrompts | None = None  # loaded by warm(), before /health is ok

@@ -20,7 +20,8 @@ import numpy as np
 
 from .embed import Embedder
 from .errors import StoreError
-from .store import Store, text_hash
+from .records import text_hash
+from .store import Store
 from .vectors import VectorIndex
 
 BANK_FILE = "generic_prompts.txt"

@@ -44,6 +44,30 @@ def open_db(path: Path) -> apsw.Connection:
         raise StoreError(f"cannot open the index at {path}: {exc}") from None
 
 
+def ensure_vector_table(db: apsw.Connection, path: Path, dim: int, model: str) -> None:
+    """The snippet vector table, made with the embedder's dimension; the dimension and model
+    are recorded, and an index another model built is refused (its vectors, and the cache's,
+    mean nothing to this one)."""
+    recorded = dict(db.execute("SELECT key, value FROM index_meta WHERE key LIKE 'embedding_%'"))
+    built_dim, built_model = recorded.get("embedding_dim"), recorded.get("embedding_model")
+    if built_dim is not None and (
+        int(built_dim) != dim or (model and built_model not in (None, model))
+    ):
+        raise StoreError(
+            f"{path} was built with {built_model or 'another model'} ({built_dim} dimensions); "
+            f"this engine embeds with {model or 'a model'} ({dim}): delete the file and the "
+            "engine reads and embeds the notes again"
+        )
+    if built_dim is not None and (built_model is not None or not model):
+        return  # readers never write: several open at once
+    with db:
+        db.execute(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS snippet_vectors USING vec0(embedding float[{dim}])"
+        )
+        meta = [("embedding_dim", str(dim))] + ([("embedding_model", model)] if model else [])
+        db.executemany("INSERT OR REPLACE INTO index_meta VALUES (?, ?)", meta)
+
+
 def _create_private(path: Path) -> None:
     """Missing directories 0700 and a missing database file 0600; looser existing modes warned."""
     missing = [d for d in (path.parent, *path.parent.parents) if not d.exists()]

@@ -14,9 +14,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from .classify import Rules, Verdict, attribute_fingerprint, classify
+from .records import NoteRecord, text_hash
 from .sections import Section, extract_links, split_note
 from .snippets import Snippet, split_snippets
-from .store import NoteRecord, text_hash
 from .trilium import Note
 
 # Trilium mirrors links as relations; these are kept as plain link kinds, the rest by name.

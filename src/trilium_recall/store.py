@@ -8,13 +8,11 @@ migrations) is `index_file.py`.
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import json
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,75 +20,18 @@ import apsw
 import numpy as np
 
 from .errors import StoreError
-from .index_file import open_db
+from .index_file import ensure_vector_table, open_db
+from .records import NoteRecord, SectionHit, SectionInput
 from .vectors import VectorIndex
 
 SKIP_REASONS = ("archived", "hidden", "protected", "plumbing", "type", "error")
 
 
-@dataclass(frozen=True)
-class NoteRecord:
-    """What the index keeps about one note, indexed or skipped."""
-
-    instance: str
-    note_id: str
-    title: str
-    type: str
-    mime: str
-    area: str
-    paths: tuple[str, ...]
-    parents: tuple[str, ...]
-    blob_id: str | None
-    content_hash: str | None
-    utc_modified: str
-    attr_fingerprint: str
-    skip_reason: str | None = None
-
-
-@dataclass(frozen=True)
-class SnippetInput:
-    """One embedded snippet of a section: its span in the section text and its vector."""
-
-    start: int
-    end: int
-    vector: np.ndarray
-
-
-@dataclass(frozen=True)
-class SectionInput:
-    """A section ready to write: text plus its embedded snippets."""
-
-    ordinal: int
-    heading: str
-    text: str
-    hash: str
-    snippets: Sequence[SnippetInput]
-
-
-@dataclass(frozen=True)
-class SectionHit:
-    """A stored section with the note facts a passage needs."""
-
-    section_id: int
-    instance: str
-    note_id: str
-    title: str
-    area: str
-    path: str
-    heading: str
-    text: str
-
-
-def text_hash(text: str) -> str:
-    """The embedding cache's key for a text."""
-    return hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:32]
-
-
 class Store:
     """One connection to the index file, and the shared vector mirror when given one.
 
-    The mirror's dimension is the embedder's: the vector table is made with it and the file
-    remembers it, so an index built by another model is refused with a clear message.
+    The mirror's dimension and model are the embedder's: the vector table is made with them and
+    the file remembers them, so an index built by another model is refused with a clear message.
     """
 
     def __init__(self, path: Path, vectors: VectorIndex | None = None) -> None:
@@ -98,39 +39,13 @@ class Store:
         self.db = open_db(path)
         self._vectors = vectors
         if vectors is not None:
-            self._ensure_vector_table(vectors.dim)
+            ensure_vector_table(self.db, path, vectors.dim, vectors.model)
 
     @property
     def vectors(self) -> VectorIndex:
         if self._vectors is None:
             raise StoreError("this index connection was opened without the vector mirror")
         return self._vectors
-
-    def _ensure_vector_table(self, dim: int) -> None:
-        recorded = self.meta("embedding_dim")
-        if recorded is not None:
-            if int(recorded) != dim:
-                raise StoreError(
-                    f"{self.path} was built with {recorded}-dimensional embeddings, this "
-                    f"engine's model makes {dim}: delete the file (notes are read again)"
-                )
-            return  # readers never write: several open at once
-        with self.atomic() as db:
-            db.execute(
-                "CREATE VIRTUAL TABLE IF NOT EXISTS snippet_vectors "
-                f"USING vec0(embedding float[{int(dim)}])"
-            )
-            self.set_meta("embedding_dim", str(dim))
-
-    def meta(self, key: str) -> str | None:
-        row = self.db.execute("SELECT value FROM index_meta WHERE key = ?", (key,)).fetchone()
-        return None if row is None else str(row[0])
-
-    def set_meta(self, key: str, value: str) -> None:
-        self.db.execute(
-            "INSERT INTO index_meta VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = ?",
-            (key, value, value),
-        )
 
     def close(self) -> None:
         self.db.close()

@@ -10,7 +10,8 @@ import numpy as np
 
 from .candidates import Candidate, SearchTrace
 from .config import Settings
-from .store import SectionHit, Store
+from .records import SectionHit
+from .store import Store
 from .vectors import Match
 
 # A source keeps its own place only when its section beats its summary's by this much cosine:

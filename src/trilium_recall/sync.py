@@ -23,7 +23,8 @@ from .config import Instance
 from .embed import Embedder
 from .errors import NoteNotFound, NoteProtected, StoreError, TriliumBadResponse, TriliumError
 from .prepare import PreparedNote, length_sorted_batches, plan, prepare
-from .store import NoteRecord, SectionInput, SnippetInput, Store
+from .records import NoteRecord, SectionInput, SnippetInput
+from .store import Store
 from .trilium import Note, TriliumClient
 
 log = logging.getLogger(__name__)

@@ -45,8 +45,8 @@ NO_NEIGHBOURS = Neighbours([], 0.0, 1.0)
 class VectorIndex:
     """Thread-safe in-memory mirror of snippet vectors for brute-force cosine search."""
 
-    def __init__(self, dim: int) -> None:
-        self.dim = dim
+    def __init__(self, dim: int, model: str = "") -> None:
+        self.dim, self.model = dim, model  # the model's name: the index file records it
         self._lock = threading.Lock()
         self._matrix = np.zeros((INITIAL_ROWS, dim), dtype=np.float32)
         self._ids = np.full(INITIAL_ROWS, -1, dtype=np.int64)  # snippet id per slot

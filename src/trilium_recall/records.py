@@ -1,0 +1,68 @@
+"""The records the index stores and returns: a note, a section ready to write with its
+embedded snippets, and a stored section as search sees it."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class NoteRecord:
+    """What the index keeps about one note, indexed or skipped."""
+
+    instance: str
+    note_id: str
+    title: str
+    type: str
+    mime: str
+    area: str
+    paths: tuple[str, ...]
+    parents: tuple[str, ...]
+    blob_id: str | None
+    content_hash: str | None
+    utc_modified: str
+    attr_fingerprint: str
+    skip_reason: str | None = None
+
+
+@dataclass(frozen=True)
+class SnippetInput:
+    """One embedded snippet of a section: its span in the section text and its vector."""
+
+    start: int
+    end: int
+    vector: np.ndarray
+
+
+@dataclass(frozen=True)
+class SectionInput:
+    """A section ready to write: text plus its embedded snippets."""
+
+    ordinal: int
+    heading: str
+    text: str
+    hash: str
+    snippets: Sequence[SnippetInput]
+
+
+@dataclass(frozen=True)
+class SectionHit:
+    """A stored section with the note facts a passage needs."""
+
+    section_id: int
+    instance: str
+    note_id: str
+    title: str
+    area: str
+    path: str
+    heading: str
+    text: str
+
+
+def text_hash(text: str) -> str:
+    """The embedding cache's key for a text."""
+    return hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:32]
