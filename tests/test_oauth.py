@@ -20,13 +20,9 @@ from auth_flow import (
     row_count,
     running_engine,
 )
+from trilium_recall.client_metadata import MAX_CLIENT_NAME_CHARS, MAX_REDIRECT_URIS, MAX_URI_CHARS
 from trilium_recall.limits import REGISTER_OVERALL, REGISTER_PER_SOURCE
-from trilium_recall.oauth import (
-    MAX_CLIENT_NAME_CHARS,
-    MAX_CLIENTS,
-    MAX_REDIRECT_URIS,
-    MAX_URI_CHARS,
-)
+from trilium_recall.oauth import MAX_CLIENTS
 from trilium_recall.oauth_routes import MAX_REGISTRATION_BYTES
 
 

@@ -24,7 +24,6 @@ import logging
 import secrets
 import time
 from collections.abc import Callable
-from urllib.parse import urlparse
 
 import apsw
 from mcp.server.auth.provider import (
@@ -41,6 +40,7 @@ from mcp.server.auth.provider import (
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from pydantic import AnyUrl
 
+from .client_metadata import check_client_metadata
 from .pending import Pending, PendingAuthorizations
 from .store import Store
 
@@ -50,17 +50,10 @@ ACCESS_TOKEN_SECONDS = 3600
 REFRESH_TOKEN_SECONDS = 30 * 24 * 3600
 CODE_SECONDS = 300  # RFC 6749 §4.1.2 recommends at most 10 minutes
 SPENT_SECONDS = REFRESH_TOKEN_SECONDS  # or until the grant ends, whichever comes first
-LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
-# Registration is open (RFC 7591: claude.ai registers itself), so what a stranger can make us
-# store, show and log is bounded. claude.ai sends a ~20-character name and one redirect URI.
-MAX_CLIENT_NAME_CHARS = 100  # shown on the login page, written to the log
-MAX_URI_CHARS = 2000  # a redirect URI's origin goes into the login page's CSP header
-MAX_REDIRECT_URIS = 10
 # Past this many, registering drops the oldest clients without a live grant. Registrations are
 # rate limited (limits.REGISTER_OVERALL, 30 an hour), so pushing out a client that is still
 # signing in (10 minutes at most) would take hours of registering.
 MAX_CLIENTS = 100
-_URI_FIELDS = ("client_uri", "logo_uri", "tos_uri", "policy_uri", "jwks_uri")
 
 
 def digest(secret: str) -> str:
@@ -71,41 +64,6 @@ def digest(secret: str) -> str:
 def _password_check(password: bytes, salt: bytes) -> bytes:
     # scrypt, not a bare hash: the file must not make the password cheap to guess offline.
     return hashlib.scrypt(password, salt=salt, n=2**14, r=8, p=1, dklen=32)
-
-
-def _redirect_uri_ok(uri: str) -> bool:
-    parsed = urlparse(uri)
-    if parsed.fragment or not parsed.hostname:
-        return False
-    return parsed.scheme == "https" or (
-        parsed.scheme == "http" and parsed.hostname in LOOPBACK_HOSTS
-    )
-
-
-def _check_metadata(client: OAuthClientInformationFull) -> None:
-    """Refuse (RFC 7591 §3.2.2) what is too long to store, show or log, and unsafe redirects."""
-    if client.client_name is not None and len(client.client_name) > MAX_CLIENT_NAME_CHARS:
-        raise RegistrationError(
-            "invalid_client_metadata", f"client_name is longer than {MAX_CLIENT_NAME_CHARS}"
-        )
-    redirect_uris = [str(uri) for uri in client.redirect_uris or []]
-    if len(redirect_uris) > MAX_REDIRECT_URIS:
-        raise RegistrationError(
-            "invalid_redirect_uri", f"more than {MAX_REDIRECT_URIS} redirect URIs"
-        )
-    uris = [(f"redirect URI {n + 1}", uri) for n, uri in enumerate(redirect_uris)]
-    uris += [(name, str(value)) for name in _URI_FIELDS if (value := getattr(client, name))]
-    for name, uri in uris:
-        if len(uri) > MAX_URI_CHARS:
-            raise RegistrationError(
-                "invalid_client_metadata", f"{name} is longer than {MAX_URI_CHARS}"
-            )
-    for uri in redirect_uris:
-        if not _redirect_uri_ok(uri):
-            raise RegistrationError(
-                "invalid_redirect_uri",
-                f"redirect URI {uri} must be https, or http on 127.0.0.1, localhost or [::1]",
-            )
 
 
 class OAuthProvider(OAuthAuthorizationServerProvider[AuthorizationCode, RefreshToken, AccessToken]):
@@ -156,7 +114,7 @@ class OAuthProvider(OAuthAuthorizationServerProvider[AuthorizationCode, RefreshT
         return OAuthClientInformationFull.model_validate_json(row[0]) if row else None
 
     async def register_client(self, client_info: OAuthClientInformationFull) -> None:
-        _check_metadata(client_info)
+        check_client_metadata(client_info)
         # The SDK compares client secrets verbatim, so the file holds the hash and the token and
         # revocation routes hash what the client sends (`_HashClientSecret`) before comparing.
         secret = client_info.client_secret
