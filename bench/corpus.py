@@ -1,8 +1,11 @@
-"""Benchmark inputs: demo-notebook texts, realistic prompts, and synthetic index files.
+"""Benchmark inputs: realistic prompts, the texts the build embeds, real Trilium exports, and
+synthetic index files.
 
 The synthetic index is written straight through `Store.save_note` with random unit vectors:
-embedding 50k texts would take ~1.5 h at ~9 passages/s, and /recall latency depends on the
-index size, not on what the vectors mean.
+embedding 50k sections (~270k snippets) would take hours, and /recall latency depends on the
+index size, not on what the vectors mean. Each synthetic section copies the shape of a real one
+(its sentences' lengths, drawn from the exports and the demo notebook) and is cut into snippets
+by `split_snippets`, so it gets as many snippets as a real section of that length.
 """
 
 from __future__ import annotations
@@ -11,25 +14,34 @@ import json
 import re
 import time
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from trilium_recall.demo import NOTEBOOK_DIR
-from trilium_recall.migrations import EMBEDDING_DIM
+from trilium_recall.embed import E5Embedder
+from trilium_recall.prepare import length_sorted_batches
+from trilium_recall.records import NoteRecord, SectionInput, SnippetInput, text_hash
 from trilium_recall.sections import Section, estimate_tokens, split_note
-from trilium_recall.standin.export import read_notebook_dir
-from trilium_recall.store import NoteRecord, SectionInput, Store
+from trilium_recall.snippets import _sentences, split_snippets
+from trilium_recall.standin import FakeTrilium
+from trilium_recall.standin.export import SeedNote, read_export_zip, read_notebook_dir
+from trilium_recall.store import Store
+from trilium_recall.vectors import VectorIndex
 
-PASSAGE_TOKENS = 250  # "realistic section": sections are capped near 350 tokens (sections.py)
+SHARED = Path("/work/shared/trilium")
+# Real Trilium exports: the developer guide and release notes, and Trilium's demo notebook.
+EXPORTS = (SHARED / "devdocs.zip", SHARED / "demo.zip")
+PASSAGE_TOKENS = 250  # a long section: sections are capped near 350 tokens (sections.py)
 AREAS = ("wiki", "sources", "journal", "other")
 AREA_SHARES = (0.2, 0.2, 0.3, 0.3)
 SECTIONS_PER_NOTE = (1, 7)  # uniform, so ~4 sections a note
-WORDS_PER_SECTION = (60, 220)  # ~80-300 tokens, like real notes
 DEMO_WORD_SHARE = 0.85  # the rest comes from a long tail of made-up words
 TAIL_VOCABULARY = 20_000
 SUMMARY_SHARE = 0.2  # wiki notes that summarise an earlier sources note (derivedFrom link)
+WRITE_CHUNK = 500  # notes per transaction while writing a synthetic index
 _WORD = re.compile(r"[^\W\d_]{2,}", re.UNICODE)
 
 # ~30 prompts of the kind a developer types into Claude Code, most about the demo notebook.
@@ -67,33 +79,43 @@ PROMPTS = (
 )
 
 
-@dataclass(frozen=True)
-class SyntheticIndex:
-    path: Path
-    notes: int
-    sections: int
-    generate_s: float
-    write_s: float
+# -- what the build embeds ---------------------------------------------------------------------
 
 
-def demo_sections() -> list[Section]:
-    """Every section the build makes of the demo notebook, in manifest order."""
-    sections: list[Section] = []
-    for seed in read_notebook_dir(NOTEBOOK_DIR, "root"):
-        sections += split_note(seed.title, seed.type, seed.mime, seed.content)
-    return sections
+def demo_seeds() -> list[SeedNote]:
+    return read_notebook_dir(NOTEBOOK_DIR, "root")
 
 
-def embed_texts(sections: list[Section]) -> list[str]:
-    """The text the syncer hands the embedder for each section (`heading\\ntext`)."""
-    return [f"{s.heading}\n{s.text}" for s in sections]
+def export_seeds() -> list[SeedNote]:
+    return [seed for path in EXPORTS for seed in read_export_zip(path, "root", ())]
 
 
-def packed_texts(sections: list[Section], tokens: int = PASSAGE_TOKENS) -> list[str]:
-    """Consecutive demo sections joined into ~`tokens`-token passages (the last one dropped if
-    short): real prose of a fixed, realistic length for the raw embedder baseline."""
+def seed_sections(seeds: list[SeedNote]) -> Iterator[tuple[str, Section]]:
+    """(note title, section) for every text note, split as the build splits it."""
+    for seed in seeds:
+        if isinstance(seed.content, str):
+            for section in split_note(seed.title, seed.type, seed.mime, seed.content):
+                yield seed.title, section
+
+
+def snippet_texts(seeds: list[SeedNote]) -> list[str]:
+    """The texts the build hands the embedder: every snippet of every section."""
+    return [
+        s.text for title, section in seed_sections(seeds) for s in split_snippets(title, section)
+    ]
+
+
+def sorted_batches(texts: list[str], size: int) -> list[list[str]]:
+    """`texts` in batches of `size`, similar lengths together, as the build batches them."""
+    return [[texts[i] for i in batch] for batch in length_sorted_batches(texts, size)]
+
+
+def packed_texts(seeds: list[SeedNote], tokens: int = PASSAGE_TOKENS) -> list[str]:
+    """Consecutive sections joined into ~`tokens`-token passages (the last one dropped if
+    short): real prose of a fixed, long length for the raw embedder rate."""
     passages, current = [], ""
-    for text in embed_texts(sections):
+    for _, section in seed_sections(seeds):
+        text = f"{section.heading}\n{section.text}"
         current = f"{current}\n\n{text}" if current else text
         if estimate_tokens(current) >= tokens:
             passages.append(current)
@@ -101,9 +123,45 @@ def packed_texts(sections: list[Section], tokens: int = PASSAGE_TOKENS) -> list[
     return passages
 
 
+def export_trilium(token: str, exports: tuple[Path, ...] = EXPORTS) -> FakeTrilium:
+    """The fake Trilium holding the real exports, listening on 127.0.0.1."""
+    fake = FakeTrilium(token=token)
+    for path in exports:
+        fake.load_export_zip(path)
+    fake.start()
+    return fake
+
+
+# -- synthetic indexes -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SyntheticIndex:
+    path: Path
+    notes: int
+    sections: int
+    snippets: int
+    generate_s: float
+    write_s: float
+
+
+def real_shapes() -> list[tuple[int, ...]]:
+    """Each real section (exports and demo notebook) as the estimated token counts of its
+    sentences, as `split_snippets` cuts them."""
+    return [
+        tuple(estimate_tokens(section.text[a:b]) for a, b in _sentences(section.text))
+        for _, section in seed_sections(export_seeds() + demo_seeds())
+    ]
+
+
+def real_snippets_per_section() -> float:
+    sections = list(seed_sections(export_seeds() + demo_seeds()))
+    return sum(len(split_snippets(t, s)) for t, s in sections) / len(sections)
+
+
 def demo_word_counts() -> Counter[str]:
     counts: Counter[str] = Counter()
-    for section in demo_sections():
+    for _, section in seed_sections(demo_seeds()):
         counts.update(w.casefold() for w in _WORD.findall(f"{section.heading} {section.text}"))
     return counts
 
@@ -146,16 +204,25 @@ def build_synthetic(path: Path, target_sections: int, instance: str, url: str) -
     rng = np.random.default_rng(target_sections)
     notes = _synthetic_notes(rng, target_sections, instance)
     generated = time.perf_counter()
-    store = Store(path)
+    Store(path, VectorIndex(E5Embedder.dim)).close()  # makes the vector table
+    store = Store(path)  # no mirror: the bench process need not hold every vector
     store.ensure_instance(instance, url)
-    for note, sections, links in notes:
-        store.save_note(note, sections, links)
+    for start in range(0, len(notes), WRITE_CHUNK):
+        with store.atomic():
+            for note, sections, links in notes[start : start + WRITE_CHUNK]:
+                store.save_note(note, sections, links)
     store.update_instance(instance, build_complete=1, last_full="2026-01-01T00:00:00+00:00")
     count = store.counts(instance)
+    snippets = int(store.db.execute("SELECT count(*) FROM snippets").fetchone()[0])
     store.close()
     written = time.perf_counter()
     return SyntheticIndex(
-        path, int(count["notes"]), int(count["sections"]), generated - started, written - generated
+        path,
+        int(count["notes"]),
+        int(count["sections"]),
+        snippets,
+        generated - started,
+        written - generated,
     )
 
 
@@ -164,6 +231,7 @@ NoteRows = tuple[NoteRecord, list[SectionInput], list[tuple[str, str]]]
 
 def _synthetic_notes(rng: np.random.Generator, target: int, instance: str) -> list[NoteRows]:
     source = WordSource(rng)
+    shapes = real_shapes()
     rows: list[NoteRows] = []
     total, sources = 0, []
     while total < target:
@@ -172,7 +240,10 @@ def _synthetic_notes(rng: np.random.Generator, target: int, instance: str) -> li
         area = str(rng.choice(AREAS, p=AREA_SHARES))
         title = " ".join(source.words(int(rng.integers(2, 6)))).capitalize()
         count = min(int(rng.integers(*SECTIONS_PER_NOTE, endpoint=True)), target - total)
-        sections = [_section(rng, source, title, ordinal) for ordinal in range(count)]
+        sections = [
+            _section(rng, source, title, ordinal, shapes[int(rng.integers(len(shapes)))])
+            for ordinal in range(count)
+        ]
         links: list[tuple[str, str]] = []
         if area == "sources":
             sources.append(note_id)
@@ -184,16 +255,30 @@ def _synthetic_notes(rng: np.random.Generator, target: int, instance: str) -> li
 
 
 def _section(
-    rng: np.random.Generator, source: WordSource, title: str, ordinal: int
+    rng: np.random.Generator,
+    source: WordSource,
+    title: str,
+    ordinal: int,
+    shape: tuple[int, ...],
 ) -> SectionInput:
-    words = source.words(int(rng.integers(*WORDS_PER_SECTION)))
-    sentences = [" ".join(words[i : i + 12]).capitalize() + "." for i in range(0, len(words), 12)]
+    """Made-up sentences as long (in estimated tokens) as the real section's, split into
+    snippets as the build splits them, each snippet with a random unit vector."""
+    # estimate_tokens counts each word and the full stop, × 1.3.
+    sentences = [
+        " ".join(source.words(max(1, round(tokens / 1.3) - 1))).capitalize() + "."
+        for tokens in shape
+    ]
     heading = title if ordinal == 0 else f"{title} › {' '.join(source.words(3)).capitalize()}"
-    vector = rng.standard_normal(EMBEDDING_DIM).astype(np.float32)
-    vector /= np.linalg.norm(vector)
     text = " ".join(sentences)
+    snippets = split_snippets(title, Section(ordinal, heading, text))
+    vectors = rng.standard_normal((len(snippets), E5Embedder.dim)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     return SectionInput(
-        ordinal, heading, text, f"{hash((heading, text)) & (2**64 - 1):016x}", vector
+        ordinal,
+        heading,
+        text,
+        text_hash(f"{heading}\n{text}"),
+        [SnippetInput(s.start, s.end, v) for s, v in zip(snippets, vectors, strict=True)],
     )
 
 

@@ -17,10 +17,12 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from engine_process import EngineProcess
+from trilium_recall.embed import E5Embedder
 
 PASSWORD = "bench-password-not-secret"
 POLL_S = 0.01
 REQUEST_TIMEOUT_S = 10.0
+BUDGET_MS = 1200.0  # RECALL_TIME_BUDGET_MS, the default the engines run with here
 
 
 @dataclass
@@ -33,7 +35,8 @@ class Samples:
     search: list[float] = field(default_factory=list)
     passages: int = 0
     skipped: int = 0
-    timed_out: int = 0
+    timed_out: int = 0  # answered {"status": "late", "timed_out": true}: past the budget
+    late_empty: int = 0  # the old engine's late answers: empty, unflagged, past the budget
     seconds: float = 0.0
     engine_cpu_s: float = 0.0  # the engine process's CPU over the run
 
@@ -45,6 +48,11 @@ class Samples:
         self.took.append(float(answer["took_ms"]))
         self.passages += len(answer["passages"])
         self.skipped += answer["skipped"] is not None
+        # The old engine (15ec4b2) answered empty once recall()'s deadline had passed, with no
+        # flag: queued past it (no trace at all) or finished past it.
+        empty = not answer["passages"] and answer["skipped"] is None
+        if empty and ("explain" not in answer or wall_ms > BUDGET_MS):
+            self.late_empty += 1
         trace = answer.get("explain")
         if trace:
             self.embed.append(float(trace["embed_ms"]))
@@ -56,6 +64,12 @@ class Samples:
         self.passages += other.passages
         self.skipped += other.skipped
         self.timed_out += other.timed_out
+        self.late_empty += other.late_empty
+
+    @property
+    def dropped(self) -> int:
+        """Answers the budget emptied, flagged or not."""
+        return self.timed_out + self.late_empty
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -111,31 +125,51 @@ class Started:
 
 
 def start_engine(
-    data_dir: Path, trilium_url: str, token: str, ready: tuple[str, ...], timeout: float = 240
+    data_dir: Path,
+    trilium_url: str,
+    token: str,
+    ready: tuple[str, ...],
+    timeout: float = 240,
+    extra_env: dict[str, str] | None = None,
 ) -> Started:
     """Spawn `trilium-recall serve` and time it until /health answers and until `ready`."""
-    env = {
+    engine = EngineProcess(data_dir, engine_env(trilium_url, token, extra_env))
+    spawned = time.perf_counter()
+    engine.start()
+    with _client() as client:
+        first, now = wait_ready(engine, client, ready, spawned, timeout)
+    return Started(engine, first, now)
+
+
+def engine_env(trilium_url: str, token: str, extra: dict[str, str] | None = None) -> dict[str, str]:
+    return {
         "TRILIUM_URL": trilium_url,
         "TRILIUM_ETAPI_TOKEN": token,
         "RECALL_LOGIN_PASSWORD": PASSWORD,
+        **(extra or {}),
     }
-    engine = EngineProcess(data_dir, env)
-    spawned = time.perf_counter()
-    engine.start()
+
+
+def wait_ready(
+    engine: EngineProcess,
+    client: httpx.Client,
+    ready: tuple[str, ...],
+    spawned: float,
+    timeout: float = 240,
+) -> tuple[float, float]:
+    """Poll /health every 10 ms: (seconds to its first answer, seconds to one of `ready`)."""
     first: float | None = None
-    deadline = spawned + timeout
-    with httpx.Client(timeout=2) as client:
-        while time.perf_counter() < deadline:
-            assert engine.process is not None
-            if engine.process.poll() is not None:
-                raise RuntimeError(f"engine exited early:\n{engine.logs()[-3000:]}")
-            status = _health_status(client, engine.url)
-            now = time.perf_counter() - spawned
-            if status is not None and first is None:
-                first = now
-            if status in ready:
-                return Started(engine, first or now, now)
-            time.sleep(POLL_S)
+    while time.perf_counter() < spawned + timeout:
+        assert engine.process is not None
+        if engine.process.poll() is not None:
+            raise RuntimeError(f"engine exited early:\n{engine.logs()[-3000:]}")
+        status = _health_status(client, engine.url)
+        now = time.perf_counter() - spawned
+        if status is not None and first is None:
+            first = now
+        if status in ready:
+            return first or now, now
+        time.sleep(POLL_S)
     engine.stop()
     raise TimeoutError(f"engine not {ready} after {timeout} s:\n{engine.logs()[-3000:]}")
 
@@ -213,3 +247,107 @@ def concurrent(
     for result in results:
         merged.merge(result)
     return merged
+
+
+def closed_loop(
+    engine: EngineProcess, prompts: tuple[str, ...], clients: int, seconds: float
+) -> Samples:
+    """`clients` threads, each with its own connection, sending its next request as soon as
+    the last one is answered, until `seconds` have passed."""
+    results = [Samples() for _ in range(clients)]
+    errors: list[BaseException] = []
+    stop_at = time.perf_counter() + seconds
+
+    def worker(index: int) -> None:
+        try:
+            with _client() as client:
+                i = 0
+                while time.perf_counter() < stop_at:
+                    prompt = prompts[(index * 7 + i) % len(prompts)]
+                    results[index].add(*recall_once(client, engine.url, prompt))
+                    i += 1
+        except BaseException as exc:  # reported after the join, never lost in a thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(clients)]
+    started, cpu = time.perf_counter(), cpu_seconds(_pid(engine))
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=seconds + REQUEST_TIMEOUT_S + 30)
+    merged = Samples(
+        seconds=time.perf_counter() - started, engine_cpu_s=cpu_seconds(_pid(engine)) - cpu
+    )
+    if errors:
+        raise RuntimeError(f"a load client failed: {errors[0]!r}")
+    for result in results:
+        merged.merge(result)
+    return merged
+
+
+@dataclass
+class Restart:
+    """One restart of the engine on an existing index."""
+
+    first_answer_s: float  # spawn → /health answers at all
+    ready_s: float  # spawn → /health "ok"
+    first_ms: float  # the very first /recall, sent the moment /health said ok
+    next_ms: list[float]  # the requests after it, one at a time
+
+    @property
+    def ratio(self) -> float:
+        return self.first_ms / median(self.next_ms)
+
+
+def restart(
+    data_dir: Path, trilium_url: str, token: str, prompts: tuple[str, ...], after: int
+) -> tuple[Restart, EngineProcess]:
+    """Spawn the engine on an existing index, wait for /health "ok", time the very first
+    /recall and `after` more on the same connection (fresh sessions, prompts cycling from the
+    first one). The engine is left running."""
+    engine = EngineProcess(data_dir, engine_env(trilium_url, token))
+    spawned = time.perf_counter()
+    engine.start()
+    with _client() as client:
+        first, ready = wait_ready(engine, client, ("ok",), spawned)
+        first_ms, _ = recall_once(client, engine.url, prompts[0])
+        rest = [recall_once(client, engine.url, prompts[i % len(prompts)])[0] for i in range(after)]
+    return Restart(first, ready, first_ms, rest), engine
+
+
+@dataclass
+class EmbedComparison:
+    """Query embedding in this process (E5Embedder.query) against the engine's explain.embed_ms
+    for the same prompts, in alternating rounds."""
+
+    raw_ms: list[float] = field(default_factory=list)
+    engine_ms: list[float] = field(default_factory=list)
+    recall_ms: list[float] = field(default_factory=list)  # wall of those /recall requests
+
+    @property
+    def ratio(self) -> float:
+        return median(self.engine_ms) / median(self.raw_ms)
+
+
+def compare_embedding(
+    engine: EngineProcess, embedder: E5Embedder, prompts: tuple[str, ...], rounds: int
+) -> EmbedComparison:
+    """`rounds` × (every prompt through `embedder.query`, then every prompt through /recall),
+    so drift in the machine's load hits both sides alike. `embedder` is an E5Embedder made in
+    this process; the engine is idle while it runs."""
+    found = EmbedComparison()
+    with _client() as client:
+        for prompt in prompts[:3]:  # warm both
+            embedder.query(prompt)
+            recall_once(client, engine.url, prompt)
+        for _ in range(rounds):
+            for prompt in prompts:
+                started = time.perf_counter()
+                embedder.query(prompt)
+                found.raw_ms.append((time.perf_counter() - started) * 1000)
+            for prompt in prompts:
+                wall_ms, answer = recall_once(client, engine.url, prompt)
+                found.recall_ms.append(wall_ms)
+                if "explain" in answer:
+                    found.engine_ms.append(float(answer["explain"]["embed_ms"]))
+    return found
