@@ -10,6 +10,7 @@ import sys
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -221,32 +222,9 @@ def concurrent(
     engine: EngineProcess, prompts: tuple[str, ...], clients: int, per_client: int
 ) -> Samples:
     """`clients` threads, each with its own connection, sending back to back."""
-    results = [Samples() for _ in range(clients)]
-    errors: list[BaseException] = []
-
-    def worker(index: int) -> None:
-        try:
-            with _client() as client:
-                for i in range(per_client):
-                    prompt = prompts[(index * 7 + i) % len(prompts)]
-                    results[index].add(*recall_once(client, engine.url, prompt))
-        except BaseException as exc:  # reported after the join, never lost in a thread
-            errors.append(exc)
-
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(clients)]
-    started, cpu = time.perf_counter(), cpu_seconds(_pid(engine))
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=per_client * REQUEST_TIMEOUT_S + 30)
-    merged = Samples(
-        seconds=time.perf_counter() - started, engine_cpu_s=cpu_seconds(_pid(engine)) - cpu
+    return _clients(
+        engine, prompts, clients, lambda i: i < per_client, per_client * REQUEST_TIMEOUT_S + 30
     )
-    if errors:
-        raise RuntimeError(f"a load client failed: {errors[0]!r}")
-    for result in results:
-        merged.merge(result)
-    return merged
 
 
 def closed_loop(
@@ -254,15 +232,33 @@ def closed_loop(
 ) -> Samples:
     """`clients` threads, each with its own connection, sending its next request as soon as
     the last one is answered, until `seconds` have passed."""
+    stop_at = time.perf_counter() + seconds
+    return _clients(
+        engine,
+        prompts,
+        clients,
+        lambda _: time.perf_counter() < stop_at,
+        seconds + REQUEST_TIMEOUT_S + 30,
+    )
+
+
+def _clients(
+    engine: EngineProcess,
+    prompts: tuple[str, ...],
+    clients: int,
+    go_on: Callable[[int], bool],
+    join_timeout: float,
+) -> Samples:
+    """Client threads that send requests while `go_on(requests sent so far)`; their samples
+    merged, with the run's wall time and the engine's CPU over it."""
     results = [Samples() for _ in range(clients)]
     errors: list[BaseException] = []
-    stop_at = time.perf_counter() + seconds
 
     def worker(index: int) -> None:
         try:
             with _client() as client:
                 i = 0
-                while time.perf_counter() < stop_at:
+                while go_on(i):
                     prompt = prompts[(index * 7 + i) % len(prompts)]
                     results[index].add(*recall_once(client, engine.url, prompt))
                     i += 1
@@ -274,7 +270,7 @@ def closed_loop(
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join(timeout=seconds + REQUEST_TIMEOUT_S + 30)
+        thread.join(timeout=join_timeout)
     merged = Samples(
         seconds=time.perf_counter() - started, engine_cpu_s=cpu_seconds(_pid(engine)) - cpu
     )
