@@ -30,11 +30,11 @@ OLD_COMMIT = "15ec4b2"
 REPO = Path(__file__).resolve().parents[1]
 
 
-def old_source(into: Path) -> Path:
-    """`git archive OLD_COMMIT src` extracted under `into`; returns the directory to put on
+def old_source(into: Path, commit: str = OLD_COMMIT) -> Path:
+    """`git archive <commit> src` extracted under `into`; returns the directory to put on
     PYTHONPATH (the one holding `trilium_recall/`)."""
     archive = subprocess.run(
-        ["git", "-C", str(REPO), "archive", OLD_COMMIT, "src"], check=True, capture_output=True
+        ["git", "-C", str(REPO), "archive", commit, "src"], check=True, capture_output=True
     ).stdout
     with tempfile.TemporaryFile() as handle:
         handle.write(archive)
@@ -57,9 +57,9 @@ def check_imports_old(pythonpath: Path) -> None:
         raise RuntimeError(f"PYTHONPATH={pythonpath} imports {found}, not the old source")
 
 
-def start_old(work: Path, trilium_url: str, token: str) -> Started:
+def start_old(work: Path, trilium_url: str, token: str, commit: str = OLD_COMMIT) -> Started:
     """The old engine on an index of its own, built from the same Trilium on its first start."""
-    source = old_source(work / "old-src")
+    source = old_source(work / "old-src", commit)
     check_imports_old(source)
     data = work / "old-index"
     data.mkdir(parents=True, exist_ok=True)

@@ -14,6 +14,8 @@ import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 
+from threadpoolctl import threadpool_limits
+
 from .classify import Rules
 from .config import Settings
 from .embed import E5Embedder, Embedder
@@ -34,6 +36,11 @@ SEARCH_THREADS = 2
 WARM_SEARCHES_PER_THREAD = 2
 # The answer may take this long past the budget before it is dropped as late (thread hand-off).
 BUDGET_GRACE_S = 0.1
+# numpy's OpenBLAS starts a thread per core for each matrix-vector product of a search; those
+# threads spin after the call and take the cores the model's OpenMP team needs next. One BLAS
+# thread halved the engine's CPU per request on the demo index (92 → 47 ms) and cut /recall
+# p99 from 120 to 40 ms (bench/RESULTS.md § 10).
+BLAS_THREADS = 1
 
 
 class Engine:
@@ -44,6 +51,7 @@ class Engine:
         gate: GateThresholds | None = None,
     ) -> None:
         self.settings = settings
+        threadpool_limits(BLAS_THREADS, user_api="blas")  # process-wide: the engine owns it
         self._own_model: E5Embedder | None = None  # the model this engine made; stop() ends it
         if embedder is None:
             embedder = self._own_model = E5Embedder()
