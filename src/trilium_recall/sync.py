@@ -58,6 +58,11 @@ class RunReport:
     skipped: int = 0
     failed: list[str] = field(default_factory=list)
 
+    @property
+    def changed(self) -> bool:
+        """Whether the run changed the index (what the listeners of a full run describe)."""
+        return bool(self.indexed or self.updated or self.deleted)
+
 
 class Syncer:
     """Syncs one instance into the store. Runs are sequential: never two at once."""
@@ -274,7 +279,8 @@ async def run_forever(
     after_full: Callable[[], Awaitable[None]] | None = None,
 ) -> None:
     """Full run now (a resumed or fresh build), then ticks; a full comparison every period,
-    each followed by `after_full`.
+    each that changed the index followed by `after_full`. (A restart's first run usually
+    changes nothing: recalibrating then would only compete with the first prompts.)
 
     Failures (Trilium down, bad answers) are logged and shown in /health; the last good index
     keeps serving and the next tick tries again.
@@ -284,9 +290,9 @@ async def run_forever(
         started = time.monotonic()
         try:
             if started >= next_full or not syncer.build_complete:
-                await syncer.full()
+                report = await syncer.full()
                 next_full = started + full_seconds
-                if after_full is not None:
+                if after_full is not None and report.changed:
                     await after_full()
             else:
                 await syncer.tick()
