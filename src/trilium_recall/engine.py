@@ -190,7 +190,9 @@ class Engine:
         except TimeoutError:
             log.warning("recall ran past its %.0f ms budget; answered nothing", budget * 1000)
             return RecallResult("late", took_ms=budget * 1000)
-        return building(result) if self.building and not len(self.vectors) else result
+        # `building` reads the index; the mirror's size is checked first, so a served index
+        # never pays that query on the answer path.
+        return building(result) if not len(self.vectors) and self.building else result
 
     def _reader(self) -> Store:
         store = getattr(self._local, "store", None)
