@@ -3,6 +3,7 @@ from __future__ import annotations
 import logging
 import os
 import stat
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -187,3 +188,56 @@ def test_an_existing_looser_mode_is_warned_about_not_changed(tmp_path, caplog):
         "it holds your notes",
     ]
     assert (_mode(data), _mode(data / "recall.sqlite3")) == (0o755, 0o644)
+
+
+def test_a_transaction_that_reads_then_writes_survives_another_writer(tmp_path) -> None:
+    """The OAuth store looks a credential up, then deletes its grant. Begun deferred, another
+    connection's commit in between made that delete fail at once with BusyError (seen in CI);
+    the transaction now holds the write lock from its start, so the other writer waits."""
+    path = tmp_path / "index.sqlite"
+    mine, theirs = Store(path), Store(path)
+    committed = threading.Event()
+
+    def other_writer() -> None:
+        with theirs.atomic() as db:
+            db.execute("INSERT INTO index_meta VALUES ('theirs', '1')")
+        committed.set()
+
+    with mine.atomic() as db:
+        db.execute("SELECT count(*) FROM index_meta").fetchone()
+        writer = threading.Thread(target=other_writer)
+        writer.start()
+        # Bounded wait: with a deferred transaction the other commit lands here at once.
+        assert not committed.wait(timeout=0.5)
+        db.execute("INSERT INTO index_meta VALUES ('mine', '1')")
+    writer.join()
+    keys = {row[0] for row in mine.db.execute("SELECT key FROM index_meta")}
+    assert {"mine", "theirs"} <= keys
+
+
+def test_a_failed_write_transaction_leaves_nothing_behind(store) -> None:
+    with pytest.raises(RuntimeError), store.atomic() as db:
+        db.execute("INSERT INTO index_meta VALUES ('half', '1')")
+        raise RuntimeError("interrupted")
+    assert not store.db.in_transaction
+    assert store.db.execute("SELECT 1 FROM index_meta WHERE key = 'half'").fetchone() is None
+
+
+def test_connections_opening_a_new_file_at_once_migrate_it_once(tmp_path) -> None:
+    path, errors, opened = tmp_path / "index.sqlite", [], []
+    start = threading.Barrier(4)
+
+    def open_store() -> None:
+        start.wait()
+        try:
+            opened.append(Store(path))
+        except StoreError as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=open_store) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == [] and len(opened) == 4
+    assert opened[0].db.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)

@@ -29,6 +29,7 @@ from .errors import StoreError
 from .index_file import open_db
 from .recall import RecallResult
 from .textclean import one_line
+from .transactions import write_transaction
 
 log = logging.getLogger(__name__)
 
@@ -232,7 +233,7 @@ class ActivityLog:
         """Insert and prune in one transaction; on failure drop the batch and say so once."""
         try:
             db = db or open_db(self.settings.db_path)
-            with db:
+            with write_transaction(db):
                 write(db, batch, self.settings.activity_max_rows, self.settings.activity_max_days)
         except (apsw.Error, StoreError) as exc:
             self.dropped += len(batch)

@@ -19,6 +19,7 @@ import sqlite_vec
 
 from .errors import StoreError
 from .migrations import migrate
+from .transactions import write_transaction
 
 logger = logging.getLogger(__name__)
 
@@ -60,7 +61,7 @@ def ensure_vector_table(db: apsw.Connection, path: Path, dim: int, model: str) -
         )
     if built_dim is not None and (built_model is not None or not model):
         return  # readers never write: several open at once
-    with db:
+    with write_transaction(db):
         db.execute(
             f"CREATE VIRTUAL TABLE IF NOT EXISTS snippet_vectors USING vec0(embedding float[{dim}])"
         )

@@ -9,6 +9,8 @@ from collections.abc import Callable
 
 import apsw
 
+from .transactions import write_transaction
+
 
 def m001_index(db: apsw.Connection) -> None:
     db.execute(
@@ -195,11 +197,18 @@ MIGRATIONS: list[Callable[[apsw.Connection], None]] = [
 
 
 def migrate(db: apsw.Connection) -> int:
-    """Apply every migration the file has not seen, each in its own transaction."""
-    row = db.execute("PRAGMA user_version").fetchone()
-    version = row[0] if row else 0
-    for number, migration in enumerate(MIGRATIONS[version:], start=version + 1):
-        with db:
-            migration(db)
-            db.execute(f"PRAGMA user_version = {number}")
+    """Apply every migration the file has not seen, each in its own transaction. An up-to-date
+    file takes no lock; otherwise the version is read again under the write lock, so two
+    processes opening a new file never run one migration twice."""
+    while _version(db) < len(MIGRATIONS):
+        with write_transaction(db):
+            version = _version(db)
+            if version < len(MIGRATIONS):
+                MIGRATIONS[version](db)
+                db.execute(f"PRAGMA user_version = {version + 1}")
     return len(MIGRATIONS)
+
+
+def _version(db: apsw.Connection) -> int:
+    row = db.execute("PRAGMA user_version").fetchone()
+    return row[0] if row else 0

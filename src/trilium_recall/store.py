@@ -22,6 +22,7 @@ import numpy as np
 from .errors import StoreError
 from .index_file import ensure_vector_table, open_db
 from .records import NoteRecord, SectionHit, SectionInput
+from .transactions import write_transaction
 from .vectors import VectorIndex
 
 SKIP_REASONS = ("archived", "hidden", "protected", "plumbing", "type", "error")
@@ -57,9 +58,9 @@ class Store:
 
     @contextmanager
     def atomic(self) -> Iterator[apsw.Connection]:
-        """One transaction; nested calls become savepoints (apsw's `with db`)."""
+        """One write transaction, holding the lock from its start; nested ones are savepoints."""
         try:
-            with self.db:
+            with write_transaction(self.db):
                 yield self.db
         except apsw.FullError:
             raise StoreError(f"disk full while writing {self.path}") from None

@@ -1,0 +1,32 @@
+"""Write transactions that wait for the lock instead of failing.
+
+apsw's `with db` begins a deferred transaction: it reads first and asks for the write lock at
+its first write. In WAL mode, if another connection committed in between, SQLite cannot wait
+(the snapshot is stale) and raises BusyError at once, ignoring the busy timeout. The OAuth
+store's "look up, then delete" met exactly that beside a /recall writing its session (CI,
+test_oauth). Taking the lock at BEGIN lets the busy timeout do its work.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import apsw
+
+
+@contextmanager
+def write_transaction(db: apsw.Connection) -> Iterator[apsw.Connection]:
+    """BEGIN IMMEDIATE … COMMIT, rolled back on any error; nested calls become savepoints."""
+    if db.in_transaction:
+        with db:
+            yield db
+        return
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield db
+        db.execute("COMMIT")
+    except BaseException:
+        if db.in_transaction:  # some errors (e.g. a full disk) have already rolled it back
+            db.execute("ROLLBACK")
+        raise
