@@ -241,3 +241,4 @@ def test_connections_opening_a_new_file_at_once_migrate_it_once(tmp_path) -> Non
         thread.join()
     assert errors == [] and len(opened) == 4
     assert opened[0].db.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
+    assert {store.db.execute("PRAGMA journal_mode").fetchone()[0] for store in opened} == {"wal"}

@@ -12,6 +12,7 @@ import contextlib
 import logging
 import os
 import stat
+import time
 from pathlib import Path
 
 import apsw
@@ -25,6 +26,7 @@ logger = logging.getLogger(__name__)
 
 DATA_DIR_MODE = 0o700
 DB_FILE_MODE = 0o600
+WAL_ATTEMPTS, WAL_RETRY_SECONDS = 50, 0.1
 _warned: set[Path] = set()  # each open Store (one per search thread) would warn again
 
 
@@ -37,12 +39,24 @@ def open_db(path: Path) -> apsw.Connection:
         db.load_extension(sqlite_vec.loadable_path())
         db.enable_load_extension(False)
         db.set_busy_timeout(5000)
-        db.execute("PRAGMA journal_mode = WAL")
+        _use_wal(db)
         db.execute("PRAGMA synchronous = NORMAL")
         migrate(db)
         return db
     except (OSError, apsw.Error) as exc:
         raise StoreError(f"cannot open the index at {path}: {exc}") from None
+
+
+def _use_wal(db: apsw.Connection, attempts: int = WAL_ATTEMPTS) -> None:
+    """Switch a new file to WAL (a no-op once it is). The switch needs the file to itself, and
+    SQLite answers BUSY at once rather than wait, so connections opening a new file together
+    (a test's threads, two processes) retry it for a few seconds."""
+    for _ in range(attempts - 1):
+        with contextlib.suppress(apsw.BusyError):
+            if db.execute("PRAGMA journal_mode = WAL").fetchone() == ("wal",):
+                return
+        time.sleep(WAL_RETRY_SECONDS)
+    db.execute("PRAGMA journal_mode = WAL")
 
 
 def ensure_vector_table(db: apsw.Connection, path: Path, dim: int, model: str) -> None:
@@ -77,7 +91,10 @@ def _create_private(path: Path) -> None:
     with contextlib.suppress(FileExistsError):  # an empty file is a new database to SQLite
         os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, DB_FILE_MODE))
     for existing in (path.parent, *path.parent.glob(path.name + "*")):
-        mode = stat.S_IMODE(existing.stat().st_mode)
+        try:
+            mode = stat.S_IMODE(existing.stat().st_mode)
+        except FileNotFoundError:  # another connection's journal, gone since the listing
+            continue
         if mode & 0o077 and existing not in _warned:
             _warned.add(existing)
             wanted = DATA_DIR_MODE if existing.is_dir() else DB_FILE_MODE
