@@ -275,17 +275,22 @@ def load(name: str, model: E5Embedder) -> Corpus:
 EMBEDDER: CachedEmbedder
 
 
-def main() -> None:
+def load_all() -> tuple[dict[str, Corpus], Signals]:
+    """The real model (once per run), every corpus's index and every prompt's signals."""
     global EMBEDDER
+    model = E5Embedder()
+    EMBEDDER = CachedEmbedder(model)
+    corpora = {name: load(name, model) for name in CORPORA}
+    return corpora, {name: collect_signals(c) for name, c in corpora.items()}
+
+
+def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--fit", action="store_true", help="print the FITTED block")
     parser.add_argument("--no-old", action="store_true", help="skip the old product's run")
     parser.add_argument("--misses", action="store_true", help="list each held-out fold's misses")
     args = parser.parse_args()
-    model = E5Embedder()
-    EMBEDDER = CachedEmbedder(model)
-    corpora = {name: load(name, model) for name in CORPORA}
-    signals = {name: collect_signals(c) for name, c in corpora.items()}
+    corpora, signals = load_all()
     full = fit(list(corpora.values()), signals, FITTED)
     if args.fit:
         print(f"FITTED = {full!r}\n")

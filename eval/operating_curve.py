@@ -11,22 +11,16 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-import evaluate
-from corpora import CORPORA
-from evaluate import CachedEmbedder, fit, load, pooled, product, score
+from evaluate import fit, load_all, pooled, product, score
 from fit import fit_gate
 
-from trilium_recall.embed import E5Embedder
 from trilium_recall.gate import FITTED
 
 TRAIN_SILENCES = (0.80, 0.85, 0.90, 0.93, 0.95, 0.97, 0.99)
 
 
 def main() -> None:
-    model = E5Embedder()
-    evaluate.EMBEDDER = CachedEmbedder(model)
-    corpora = {name: load(name, model) for name in CORPORA}
-    signals = {name: evaluate.collect_signals(c) for name, c in corpora.items()}
+    corpora, signals = load_all()
     print("| held out | train silence | hit@3 | silence |\n|---|---|---|---|")
     for name, corpus in corpora.items():
         train = [c for n, c in corpora.items() if n != name]
