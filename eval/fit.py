@@ -25,22 +25,26 @@ def features(signals: PromptSignals) -> list[float]:
     return [signals.margin, signals.agreement, signals.zscore]
 
 
-def logistic(x: np.ndarray, y: np.ndarray, l2: float = L2) -> tuple[np.ndarray, float]:
-    """Weights and bias in the features' own units (IRLS on standardised columns)."""
+def logistic(
+    x: np.ndarray, y: np.ndarray, l2: float = L2, weights: np.ndarray | None = None
+) -> tuple[np.ndarray, float]:
+    """Weights and bias in the features' own units (IRLS on standardised columns); `weights`
+    counts each row that many times (1 if not given)."""
     mean, std = x.mean(axis=0), x.std(axis=0) + 1e-9
     z = np.c_[np.ones(len(x)), (x - mean) / std]
+    counts = np.ones(len(x)) if weights is None else weights
     w = np.zeros(z.shape[1])
     ridge = l2 * np.diag(np.r_[0.0, np.ones(z.shape[1] - 1)])
     for _ in range(100):
         p = 1 / (1 + np.exp(-z @ w))
-        gradient = z.T @ (p - y) + ridge @ w
-        hessian = (z * (p * (1 - p))[:, None]).T @ z + ridge
+        gradient = z.T @ (counts * (p - y)) + ridge @ w
+        hessian = (z * (counts * p * (1 - p))[:, None]).T @ z + ridge
         step = np.linalg.solve(hessian, gradient)
         w -= step
         if np.abs(step).max() < 1e-9:
             break
-    weights = w[1:] / std
-    return weights, float(w[0] - weights @ mean)
+    scaled = w[1:] / std
+    return scaled, float(w[0] - scaled @ mean)
 
 
 def fit_meaning_only(

@@ -38,6 +38,8 @@ def test_vector_index_answers_per_section_by_its_best_snippet() -> None:
     assert [m.section_id for m in index.search(_unit(1, 0), 3).hits] == [2]
     index.upsert([(13, 3)], np.stack([_unit(1, 0.01)]))  # reuses a freed slot
     assert index.search(_unit(1, 0), 1).hits[0].snippet_id == 13
+    assert index.snippet_vector(13) == pytest.approx(_unit(1, 0.01))
+    assert index.snippet_vector(12) == pytest.approx(_unit(1, 1))
     assert len(index) == 2
 
 

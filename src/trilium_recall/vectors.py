@@ -120,6 +120,11 @@ class VectorIndex:
                 found[section_id] = Match(section_id, scores[slot], int(self._ids[slot]))
             return found
 
+    def snippet_vector(self, snippet_id: int) -> np.ndarray:
+        """A copy of one snippet's vector (eval's learned-gate study reads the matched ones)."""
+        with self._lock:
+            return self._matrix[self._slot[snippet_id]].copy()
+
     def best_cosines(self, queries: np.ndarray, rows: int = 4096) -> np.ndarray:
         """Each query's best cosine over every snippet, a block of rows at a time so searches
         wait at most one block (~10 ms) rather than the whole pass."""
