@@ -117,19 +117,22 @@ def loosest_bias(prompts: Sequence[Prompt], score: np.ndarray, keyword: np.ndarr
     return float("inf")
 
 
+def fold_gate(held: str, corpora: dict[str, Corpus], signals: Signals) -> GateThresholds:
+    """The gate fitted on every corpus but `held` (evaluate.py's fold)."""
+    return fit([c for name, c in corpora.items() if name != held], signals, FITTED)
+
+
 def fold(
     held: str,
-    corpora: dict[str, Corpus],
-    signals: Signals,
+    gate: GateThresholds,
     prompts: dict[str, list[Prompt]],
     banks: dict[str, np.ndarray],
 ) -> dict[str, tuple[Rates, Rates]]:
     """Each score's (hit@3, silence) on the held-out corpus: at the fold's bias, at the best."""
-    train_names = [n for n in corpora if n != held]
-    gate = fit([corpora[n] for n in train_names], signals, FITTED)
-    keyword_gate = replace(gate, bias=-1e9)
+    train_names = [n for n in prompts if n != held]
+    keyword_gate = replace(gate, bias=-1e9)  # judge_prompt then passes on keywords alone
     train = [p for n in train_names for p in prompts[n]]
-    test = labelled_prompts(corpora[held], gate)
+    test = prompts[held]
     keyword = np.array([judge_prompt(p.signals, keyword_gate).about_notes for p in test])
     learned = learned_model(train, np.concatenate([banks[n] for n in train_names]))
     train_unrelated = [p for p in train if not p.answerable]
@@ -165,12 +168,15 @@ def fold(
 
 def main() -> None:
     corpora, signals = load_all()
-    prompts = {name: labelled_prompts(c, FITTED) for name, c in corpora.items()}
+    gates = {held: fold_gate(held, corpora, signals) for held in corpora}
+    # Searched once, with its own fold's candidate decision; as training rows only the
+    # gate-independent fields (signals, pair) are read.
+    prompts = {name: labelled_prompts(c, gates[name]) for name, c in corpora.items()}
     banks = {name: bank_pairs(c) for name, c in corpora.items()}
     print("| held out | score | fold's bias: hit@3 / silence | best bias for this corpus |")
     print("|---|---|---|---|")
     for held in corpora:
-        for name, (trained, best) in fold(held, corpora, signals, prompts, banks).items():
+        for name, (trained, best) in fold(held, gates[held], prompts, banks).items():
             print(
                 f"| {held} | {name} | {trained[0]:.3f} / {trained[1]:.3f} "
                 f"| {best[0]:.3f} / {best[1]:.3f} |"
