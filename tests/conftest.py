@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import re
+import zipfile
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -20,10 +22,66 @@ from trilium_recall.snippets import split_snippets
 from trilium_recall.store import Store
 from trilium_recall.vectors import VectorIndex
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
 # The `engine` and `client` fixtures of the auth tests (a served app, an OAuth client).
 pytest_plugins = ["auth_flow"]
-DEMO_ZIP = SHARED / "trilium" / "demo.zip"
+
+# Third-party files (Trilium's exports and specs, the other corpora) live in a `shared` folder
+# that only some machines have. RECALL_SHARED_DIR names it; by default it is `shared` beside the
+# checkout. Tests that read it use `shared_file()` and so carry the `shared` marker: they skip,
+# naming the file, where it is missing, unless RECALL_SHARED_REQUIRED=1 (CI's second pass), which
+# turns the skip into a failure so a missing file cannot hide there.
+_SHARED_DIR: Path | None = None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    global _SHARED_DIR
+    named = os.environ.get("RECALL_SHARED_DIR", "").strip()
+    _SHARED_DIR = Path(named) if named else config.rootpath.parent / "shared"
+
+
+def shared_dir() -> Path:
+    assert _SHARED_DIR is not None, "pytest_configure has not run"
+    return _SHARED_DIR
+
+
+def shared_file(relative: str) -> Path:
+    """The shared file `relative` (e.g. "trilium/demo.zip"), or a skip that names it.
+
+    A zip is opened and its directory read, so a truncated download is reported here, naming the
+    file, and not as an unrelated error deep inside a fixture."""
+    path = shared_dir() / relative
+    problem = None
+    if not path.is_file():
+        problem = f"needs shared file {relative}: not found at {path}"
+    elif path.suffix == ".zip":
+        try:
+            with zipfile.ZipFile(path) as archive:
+                archive.namelist()
+        except (zipfile.BadZipFile, OSError) as exc:
+            problem = f"needs shared file {relative}: {path} is not a readable zip ({exc})"
+    if problem is None:
+        return path
+    if os.environ.get("RECALL_SHARED_REQUIRED") == "1":
+        pytest.fail(problem, pytrace=False)
+    pytest.skip(problem)
+
+
+@pytest.fixture(scope="session")
+def demo_zip() -> Path:
+    """Trilium's own demo export (third-party: shared-marked, skips where it is absent)."""
+    return shared_file("trilium/demo.zip")
+
+
+@pytest.fixture(scope="session")
+def etapi_spec() -> Path:
+    """ETAPI's OpenAPI spec as of Trilium 0.93 (shared-marked)."""
+    return shared_file("trilium/etapi.openapi.yaml")
+
+
+@pytest.fixture(scope="session")
+def newest_spec() -> Path:
+    """ETAPI's OpenAPI spec of the newest Trilium (shared-marked)."""
+    return shared_file("trilium/etapi-newest.openapi.yaml")
 
 
 class HashEmbedder:
@@ -145,12 +203,20 @@ class DemoEngine:
         self.data_dir = Path(process.env["RECALL_DATA_DIR"])
 
 
+# Fixtures that read the shared folder: a test using any of them is marked `shared`.
+SHARED_FIXTURES = {"demo_zip", "devdocs_zip", "etapi_spec", "newest_spec"}
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Every test that uses the real engine (and so the real model) is `slow`; the rest run
-    in the fast loop, `pytest -m "not slow"`."""
+    in the fast loop, `pytest -m "not slow"`. Every test that reads the shared folder through a
+    fixture is `shared` (`pytest -m shared` runs just those)."""
     for item in items:
-        if "demo_engine" in getattr(item, "fixturenames", ()):
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if "demo_engine" in fixtures:
             item.add_marker(pytest.mark.slow)
+        if fixtures & SHARED_FIXTURES:
+            item.add_marker(pytest.mark.shared)
 
 
 @pytest.fixture(scope="session")

@@ -25,15 +25,12 @@ from werkzeug.wrappers import Request
 
 from trilium_recall.standin import FakeTrilium
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "trilium"
-DEMO_ZIP = SHARED / "demo.zip"
-SPEC_PATH = SHARED / "etapi.openapi.yaml"
 TOKEN = "fakeTokenId_fakeSecret"
 ALL = "note.noteId != ''"
 
 
-def zip_note_ids() -> set[str]:
-    meta = json.loads(zipfile.ZipFile(DEMO_ZIP).read("!!!meta.json"))
+def zip_note_ids(export: Path) -> set[str]:
+    meta = json.loads(zipfile.ZipFile(export).read("!!!meta.json"))
     found: set[str] = set()
 
     def walk(files: list[dict[str, Any]]) -> None:
@@ -47,9 +44,9 @@ def zip_note_ids() -> set[str]:
 
 
 @pytest.fixture(scope="module")
-def demo() -> Iterator[FakeTrilium]:
-    """Read-only shared fake seeded from demo.zip; tests that edit make their own."""
-    with FakeTrilium.from_export_zip(DEMO_ZIP) as fake:
+def demo(demo_zip: Path) -> Iterator[FakeTrilium]:
+    """Read-only fake seeded from demo.zip; tests that edit make their own."""
+    with FakeTrilium.from_export_zip(demo_zip) as fake:
         yield fake
 
 
@@ -87,8 +84,10 @@ def ids(notes: list[dict[str, Any]]) -> list[str]:
 # ---------------------------------------------------------------- seeding
 
 
-def test_every_note_of_the_zip_is_served_and_reachable_from_root(demo: FakeTrilium) -> None:
-    expected = zip_note_ids()
+def test_every_note_of_the_zip_is_served_and_reachable_from_root(
+    demo: FakeTrilium, demo_zip: Path
+) -> None:
+    expected = zip_note_ids(demo_zip)
     assert len(expected) > 150
     reached, queue = set(), ["root"]
     while queue:
@@ -118,14 +117,14 @@ def test_exported_links_are_turned_back_into_trilium_paths(demo: FakeTrilium) ->
     assert 'src="api/attachments/96nFd7uePoSp/image/icon-color.svg"' in html
 
 
-def test_code_notes_keep_their_text(demo: FakeTrilium) -> None:
+def test_code_notes_keep_their_text(demo: FakeTrilium, demo_zip: Path) -> None:
     member = "root/Trilium Demo/Scripting examples/Custom request handler.js"
-    expected = zipfile.ZipFile(DEMO_ZIP).read(member).decode()
+    expected = zipfile.ZipFile(demo_zip).read(member).decode()
     assert get(demo, "/etapi/notes/IPifAXM3cyRS/content").text == expected
 
 
-def test_seeded_dates_and_blob_ids_are_deterministic(demo: FakeTrilium) -> None:
-    again = FakeTrilium.from_export_zip(DEMO_ZIP)
+def test_seeded_dates_and_blob_ids_are_deterministic(demo: FakeTrilium, demo_zip: Path) -> None:
+    again = FakeTrilium.from_export_zip(demo_zip)
     with again:
         first, second = listing(demo), listing(again)
     assert first == second
@@ -133,9 +132,11 @@ def test_seeded_dates_and_blob_ids_are_deterministic(demo: FakeTrilium) -> None:
     assert first[2]["dateModified"] == "2024-01-01 02:00:08.000+0200"
 
 
-def test_export_loaded_under_another_parent_links_through_it(fake: FakeTrilium) -> None:
+def test_export_loaded_under_another_parent_links_through_it(
+    fake: FakeTrilium, demo_zip: Path
+) -> None:
     fake.add_note("imports0001", "Imports")
-    fake.load_export_zip(DEMO_ZIP, parent_id="imports0001")
+    fake.load_export_zip(demo_zip, parent_id="imports0001")
     assert get(fake, "/etapi/notes/Fb7eMY46lT6k").json()["parentNoteIds"] == ["imports0001"]
     html = get(fake, "/etapi/notes/Fb7eMY46lT6k/content").text
     assert 'href="#root/imports0001/Fb7eMY46lT6k/vHpMd49rAUWn/8DORylN1bL6J"' in html
@@ -378,8 +379,8 @@ def test_restart_on_the_same_port(fake: FakeTrilium) -> None:
     assert "fakeSecret" not in repr(fake)
 
 
-def test_standalone_process_prints_ready_and_serves() -> None:
-    command = [sys.executable, "-m", "trilium_recall.standin", "--zip", str(DEMO_ZIP),
+def test_standalone_process_prints_ready_and_serves(demo_zip: Path) -> None:
+    command = [sys.executable, "-m", "trilium_recall.standin", "--zip", str(demo_zip),
                "--token", "cliToken_secret"]  # fmt: skip
     with subprocess.Popen(command, stdout=subprocess.PIPE, text=True) as process:
         try:
@@ -425,15 +426,15 @@ def _spec_pair(response: httpx.Response) -> tuple[WerkzeugOpenAPIRequest, _SpecR
 
 
 @pytest.fixture(scope="module")
-def spec() -> OpenAPI:
-    return OpenAPI.from_file_path(SPEC_PATH)
+def spec(etapi_spec: Path) -> OpenAPI:
+    return OpenAPI.from_file_path(etapi_spec)
 
 
 @pytest.fixture(scope="module")
-def current_spec(tmp_path_factory: pytest.TempPathFactory) -> OpenAPI:
+def current_spec(tmp_path_factory: pytest.TempPathFactory, etapi_spec: Path) -> OpenAPI:
     """The spec plus two facts of current servers it lags behind: newer note types (canvas,
     mindMap, geoMap … in demo.zip) and `prefix: null` on branches without a prefix."""
-    document = yaml.safe_load(SPEC_PATH.read_text(encoding="utf-8"))
+    document = yaml.safe_load(etapi_spec.read_text(encoding="utf-8"))
     schemas = document["components"]["schemas"]
     schemas["Note"]["properties"]["type"]["enum"] += ["canvas", "mindMap", "geoMap", "aiChat"]
     schemas["Branch"]["properties"]["prefix"]["nullable"] = True
@@ -465,13 +466,13 @@ def test_responses_match_the_etapi_spec(
     spec.validate_response(*_spec_pair(response))
 
 
-def test_error_bodies_match_the_spec(fake: FakeTrilium, spec: OpenAPI) -> None:
+def test_error_bodies_match_the_spec(fake: FakeTrilium, spec: OpenAPI, etapi_spec: Path) -> None:
     fake.add_note("secretNote01", "Secret", is_protected=True)
     unauthorized = get(fake, "/etapi/app-info", auth="wrong")
     assert unauthorized.status_code == 401
     spec.validate_response(*_spec_pair(unauthorized))
     # The spec declares no error responses for .../content: check those bodies against Error.
-    error_schema = yaml.safe_load(SPEC_PATH.read_text(encoding="utf-8"))["components"]["schemas"][
+    error_schema = yaml.safe_load(etapi_spec.read_text(encoding="utf-8"))["components"]["schemas"][
         "Error"
     ]
     for path, status in (

@@ -7,7 +7,7 @@ import zipfile
 
 import pytest
 
-from conftest import DEMO_ZIP, HashEmbedder, make_settings
+from conftest import HashEmbedder, make_settings
 from trilium_recall.classify import Rules
 from trilium_recall.config import Instance
 from trilium_recall.standin import FakeTrilium
@@ -82,9 +82,9 @@ def seed_extras(trilium: FakeTrilium) -> None:
 
 
 @pytest.fixture
-def trilium():
+def trilium(demo_zip):
     fake = FakeTrilium(token=TOKEN)
-    fake.load_export_zip(DEMO_ZIP)
+    fake.load_export_zip(demo_zip)
     seed_extras(fake)
     fake.start()
     yield fake
@@ -144,8 +144,8 @@ async def harness(trilium, tmp_path):
     await h.close()
 
 
-def _demo_text_and_code_ids() -> set[str]:
-    meta = json.loads(zipfile.ZipFile(DEMO_ZIP).read("!!!meta.json"))
+def _demo_text_and_code_ids(export) -> set[str]:
+    meta = json.loads(zipfile.ZipFile(export).read("!!!meta.json"))
     found: set[str] = set()
 
     def walk(entry: dict) -> None:
@@ -165,11 +165,11 @@ def _demo_text_and_code_ids() -> set[str]:
     return found
 
 
-async def test_full_build_indexes_what_it_should_and_nothing_else(harness) -> None:
+async def test_full_build_indexes_what_it_should_and_nothing_else(harness, demo_zip) -> None:
     report = await harness.syncer.full()
     notes = harness.notes()
     indexed = harness.indexed()
-    assert _demo_text_and_code_ids() <= indexed
+    assert _demo_text_and_code_ids(demo_zip) <= indexed
     assert {"rawNoteAAAAA", "summaryAAAAA", "resticAAAAAA", "techAAAAAAAA"} <= indexed
     assert notes["oldNoteAAAAA"][1] == "archived" and notes["archiveAAAAA"][1] == "archived"
     assert notes["secretAAAAAA"][1] == "protected"

@@ -23,13 +23,12 @@ from trilium_recall.errors import (
 from trilium_recall.standin import FakeTrilium
 from trilium_recall.trilium import AppInfo, Attribute, Branch, Note, TriliumClient
 
-DEMO_ZIP = Path(__file__).resolve().parents[2] / "shared" / "trilium" / "demo.zip"
 TOKEN = "tok3nId_s3cretValueNeverShown"
 
 
 @pytest.fixture
-def fake() -> Iterator[FakeTrilium]:
-    with FakeTrilium.from_export_zip(DEMO_ZIP, token=TOKEN) as server:
+def fake(demo_zip: Path) -> Iterator[FakeTrilium]:
+    with FakeTrilium.from_export_zip(demo_zip, token=TOKEN) as server:
         yield server
 
 
