@@ -26,16 +26,16 @@ from trilium_recall.vectors import VectorIndex
 pytest_plugins = ["auth_flow"]
 
 # Third-party files (Trilium's exports and specs, the other corpora) live in a `shared` folder
-# that only some machines have. RECALL_SHARED_DIR names it; by default it is `shared` beside the
+# that only some machines have. SHARED_DIR names it; by default it is `shared` beside the
 # checkout. Tests that read it use `shared_file()` and so carry the `shared` marker: they skip,
-# naming the file, where it is missing, unless RECALL_SHARED_REQUIRED=1 (CI's second pass), which
+# naming the file, where it is missing, unless SHARED_REQUIRED=1 (CI's second pass), which
 # turns the skip into a failure so a missing file cannot hide there.
 _SHARED_DIR: Path | None = None
 
 
 def pytest_configure(config: pytest.Config) -> None:
     global _SHARED_DIR
-    named = os.environ.get("RECALL_SHARED_DIR", "").strip()
+    named = os.environ.get("SHARED_DIR", "").strip()
     _SHARED_DIR = Path(named) if named else config.rootpath.parent / "shared"
 
 
@@ -61,7 +61,7 @@ def shared_file(relative: str) -> Path:
             problem = f"needs shared file {relative}: {path} is not a readable zip ({exc})"
     if problem is None:
         return path
-    if os.environ.get("RECALL_SHARED_REQUIRED") == "1":
+    if os.environ.get("SHARED_REQUIRED") == "1":
         pytest.fail(problem, pytrace=False)
     pytest.skip(problem)
 
@@ -127,6 +127,8 @@ def embedder() -> HashEmbedder:
 def make_settings(data_dir: Path, **overrides: object) -> Settings:
     instance = Instance("default", "http://trilium.test", token=_secret("tok_secret"))
     overrides.setdefault("instances", {"default": instance})
+    # A generous budget: see engine_process.TEST_BUDGET_MS.
+    overrides.setdefault("time_budget_ms", 60_000.0)
     return load_settings({"RECALL_DATA_DIR": str(data_dir)}, **overrides)
 
 

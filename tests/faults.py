@@ -23,9 +23,6 @@ from trilium_recall.vectors import VectorIndex
 
 TOKEN = "reliability_token"
 HEADERS = {"Authorization": f"Bearer {PASSWORD}"}
-TIME_BUDGET_S = 1.2  # Settings.time_budget_ms default
-BUDGET_GRACE_S = 0.1  # engine.BUDGET_GRACE_S: how late the engine may answer a timed-out recall
-HTTP_GRACE_S = 0.3  # loopback HTTP, JSON and scheduling on top of the budget (2 busy cores)
 
 # One short note per topic: each is one section, so a build embeds len(TOPICS) passages
 # (~3-9 a second with the real model here). 25 notes make two rounds (sync.NOTES_PER_ROUND

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import time
 import uuid
 
 import httpx
@@ -42,7 +41,7 @@ def test_health_is_public_and_shows_counts_never_titles(demo_engine) -> None:
 
 def test_recall_returns_the_right_note_with_a_full_passage(demo_engine) -> None:
     answer = post(demo_engine, {"prompt": RESTIC_PROMPT}).json()
-    assert answer["skipped"] is None and 0 < answer["took_ms"] < 1200
+    assert (answer["status"], answer["skipped"]) == ("sent", None) and answer["took_ms"] > 0
     assert [p["note_id"] for p in answer["passages"]] == RESTIC_ANSWER
     top = next(p for p in answer["passages"] if p["note_id"] == RESTIC)
     assert set(top) == {
@@ -176,7 +175,7 @@ def test_odd_prompts_are_answered_not_refused(demo_engine) -> None:
     ]:
         answer = post(demo_engine, {"prompt": prompt})
         assert answer.status_code == 200, prompt[:40]
-        assert answer.json()["took_ms"] < 1200
+        assert answer.json()["status"] in ("sent", "silent"), prompt[:40]  # not "late", no error
 
 
 def test_a_body_over_the_limit_is_refused(demo_engine) -> None:
@@ -185,23 +184,27 @@ def test_a_body_over_the_limit_is_refused(demo_engine) -> None:
     assert "larger than" in answer.json()["error"]
 
 
-class SlowEmbedder(HashEmbedder):
-    """Query embedding that takes 0.5 s; `finished` is set once the late search got past it."""
+class HeldEmbedder(HashEmbedder):
+    """Query embedding that waits until the test releases it; `finished` is set once a query
+    got past. Holding it, not sleeping, makes "answered before the search ended" a fact of the
+    test rather than a race against a busy machine's clock."""
 
     def __init__(self) -> None:
         super().__init__()
+        self.release = threading.Event()
+        self.release.set()
         self.finished = threading.Event()
 
     def query(self, text: str):
-        time.sleep(0.5)
+        assert self.release.wait(60), "the test never released the embedder"
         vector = super().query(text)
         self.finished.set()
         return vector
 
 
 async def test_time_budget_overrun_answers_nothing_and_on_time(tmp_path) -> None:
-    settings = make_settings(tmp_path)  # default budget: 1.2 s
-    embedder = SlowEmbedder()
+    settings = make_settings(tmp_path)  # the tests' generous budget (conftest.make_settings)
+    embedder = HeldEmbedder()
     engine = Engine(settings, embedder=embedder, gate=OPEN)
     add_note(engine.store, embedder, "n1", "Backups", [("Backups", "restic backup nightly")])
     await engine.warm()
@@ -210,12 +213,12 @@ async def test_time_budget_overrun_answers_nothing_and_on_time(tmp_path) -> None
 
     engine.settings = settings.model_copy(update={"time_budget_ms": 100})
     embedder.finished.clear()
-    started = time.monotonic()
+    embedder.release.clear()  # the next search cannot end until the test says so
     late = await engine.recall("restic backup", session_id="s")
-    elapsed = time.monotonic() - started
     assert (late.status, late.passages, late.context) == ("late", [], "")
-    assert elapsed < 0.35  # budget 0.1 s + 0.1 s grace, well before the 0.5 s embedding
-    assert await asyncio.to_thread(embedder.finished.wait, 5)  # the search went on past it...
+    assert not embedder.finished.is_set()  # answered at the budget, not when the search ended
+    embedder.release.set()
+    assert await asyncio.to_thread(embedder.finished.wait, 30)  # the search went on past it...
     await engine.stop()  # ...and stop() waits for its thread to end
     store = Store(settings.db_path)
     try:  # it found n1, but answered late, so nothing counts as sent

