@@ -257,3 +257,13 @@ def browser():
         launched = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         yield launched
         launched.close()
+
+
+@pytest.fixture(scope="session")
+def notebook_zip(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The built-in demo notebook exported as Trilium would: the project's own demo.zip."""
+    from export_zip import write_notebook_zip
+    from trilium_recall.demo import NOTEBOOK_DIR
+
+    folder = tmp_path_factory.mktemp("notebook-zip")
+    return write_notebook_zip(NOTEBOOK_DIR, folder / "notebook.zip")

@@ -59,7 +59,7 @@ def logged(path: Path, **query: object) -> list[Activity]:
 
 
 def test_an_entry_holds_what_was_sent_and_how_long_it_took(tmp_path: Path, index: Path) -> None:
-    log = ActivityLog(make_settings(tmp_path))
+    log = ActivityLog(make_settings(tmp_path, time_budget_ms=1200.0))
     before = time.time()
     log.record("hook", "how do I\nrestore\trestic?", SENT, session_id="s-1", instance="default")
     skip = RecallResult("skipped", skipped="slash command", took_ms=0.5)

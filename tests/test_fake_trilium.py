@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import base64
 import json
+import posixpath
+import re
 import select
 import subprocess
 import sys
@@ -13,6 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import httpx
 import pytest
@@ -20,10 +23,14 @@ import yaml
 from openapi_core import OpenAPI
 from openapi_core.contrib.werkzeug import WerkzeugOpenAPIRequest
 from openapi_schema_validator import OAS30Validator
+from selectolax.lexbor import LexborHTMLParser
 from werkzeug.test import EnvironBuilder
 from werkzeug.wrappers import Request
 
+from export_zip import write_export_zip
+from trilium_recall.demo import NOTEBOOK_DIR
 from trilium_recall.standin import FakeTrilium
+from trilium_recall.standin.export import SeedAttribute, SeedNote
 
 TOKEN = "fakeTokenId_fakeSecret"
 ALL = "note.noteId != ''"
@@ -44,10 +51,62 @@ def zip_note_ids(export: Path) -> set[str]:
 
 
 @pytest.fixture(scope="module")
+def notebook(notebook_zip: Path) -> Iterator[FakeTrilium]:
+    """Read-only fake seeded from the built-in notebook's export; tests that edit make their own."""
+    with FakeTrilium.from_export_zip(notebook_zip) as fake:
+        yield fake
+
+
+@pytest.fixture(scope="module")
 def demo(demo_zip: Path) -> Iterator[FakeTrilium]:
-    """Read-only fake seeded from demo.zip; tests that edit make their own."""
+    """Read-only fake seeded from Trilium's demo.zip (shared-marked)."""
     with FakeTrilium.from_export_zip(demo_zip) as fake:
         yield fake
+
+
+@dataclass(frozen=True)
+class Export:
+    """An export zip served by a read-only fake, and facts the seeding tests check in it."""
+
+    zip: Path
+    fake: FakeTrilium
+    top: tuple[str, str]  # a note at the top of the export, and its title
+    min_notes: int  # the zip holds at least this many notes
+    clone: tuple[str, list[str], str | None]  # a note in two places: parents, 2nd prefix
+    link: tuple[str, str]  # a note, and the path below root its stored link must name
+    code: tuple[str, str]  # a code note, and its member in the zip
+    inherited: tuple[str, list[tuple[str, str]]]  # a note, and its attributes (owner, name)
+
+
+EXPORT_FACTS: dict[str, dict[str, Any]] = {
+    "notebook": {
+        "top": ("wuHwYj7IBZt5", "LLM Wiki"),
+        "min_notes": 61,
+        "clone": ("bop7A2W2tvX0", ["JHq4u4adStj7", "Gcrtr2XhaGeD"], None),
+        "link": ("YNY1bQmDpMPV", "wuHwYj7IBZt5/ZwaqahWKE8Sb/na1VknJuSo0x/sanjg8ULLnpg"),
+        "code": ("3KuZbB1SI2Nr", "root/Homelab/Backups (restic)/restic-backup.sh"),
+        "inherited": ("9eSvnhyga2Ud", [("CBrpdS1CTuQG", "wikiLayer")]),
+    },
+    "demo": {
+        "top": ("Fb7eMY46lT6k", "Trilium Demo"),
+        "min_notes": 150,
+        "clone": ("RNf8bX9CdR1k", ["JvGlcvRf2Lu8", "5t7iAUBdEndw"], "28. 11. 2017"),
+        "link": ("Fb7eMY46lT6k", "Fb7eMY46lT6k/vHpMd49rAUWn/qP9UEZ4kQ0NK"),
+        "code": (
+            "IPifAXM3cyRS",
+            "root/Trilium Demo/Scripting examples/Custom request handler.js",
+        ),
+        "inherited": ("Mzby9GxzBFl1", [("L2NrzQACw0in", "wordCount")]),  # a child of Books
+    },
+}
+
+
+@pytest.fixture(scope="module", params=["notebook", pytest.param("demo", marks=pytest.mark.shared)])
+def export(request: pytest.FixtureRequest) -> Export:
+    """The project's own export (the built-in notebook), then Trilium's demo.zip where present."""
+    name = request.param
+    path = request.getfixturevalue(f"{name}_zip")
+    return Export(path, request.getfixturevalue(name), **EXPORT_FACTS[name])
 
 
 @pytest.fixture
@@ -84,62 +143,152 @@ def ids(notes: list[dict[str, Any]]) -> list[str]:
 # ---------------------------------------------------------------- seeding
 
 
-def test_every_note_of_the_zip_is_served_and_reachable_from_root(
-    demo: FakeTrilium, demo_zip: Path
-) -> None:
-    expected = zip_note_ids(demo_zip)
-    assert len(expected) > 150
+def test_every_note_of_the_zip_is_served_and_reachable_from_root(export: Export) -> None:
+    expected = zip_note_ids(export.zip) - {"root"}
+    assert len(expected) >= export.min_notes
     reached, queue = set(), ["root"]
     while queue:
-        note = get(demo, f"/etapi/notes/{queue.pop()}").json()
+        note = get(export.fake, f"/etapi/notes/{queue.pop()}").json()
         reached.add(note["noteId"])
         queue += [c for c in note["childNoteIds"] if c not in reached]
     assert expected <= reached
-    assert expected <= set(ids(listing(demo, includeArchivedNotes="true")))
+    assert expected <= set(ids(listing(export.fake, includeArchivedNotes="true")))
 
 
-def test_clones_become_extra_parents_with_their_branch(demo: FakeTrilium) -> None:
-    note = get(demo, "/etapi/notes/RNf8bX9CdR1k").json()
-    assert note["parentNoteIds"] == ["JvGlcvRf2Lu8", "5t7iAUBdEndw"]
-    assert note["parentBranchIds"] == ["JvGlcvRf2Lu8_RNf8bX9CdR1k", "5t7iAUBdEndw_RNf8bX9CdR1k"]
-    branch = get(demo, "/etapi/branches/5t7iAUBdEndw_RNf8bX9CdR1k").json()
+def test_clones_become_extra_parents_with_their_branch(export: Export) -> None:
+    note_id, parents, prefix = export.clone
+    note = get(export.fake, f"/etapi/notes/{note_id}").json()
+    assert note["parentNoteIds"] == parents
+    assert note["parentBranchIds"] == [f"{parent}_{note_id}" for parent in parents]
+    branch = get(export.fake, f"/etapi/branches/{parents[1]}_{note_id}").json()
     assert (branch["noteId"], branch["parentNoteId"], branch["prefix"]) == (
-        "RNf8bX9CdR1k",
-        "5t7iAUBdEndw",
-        "28. 11. 2017",
+        note_id,
+        parents[1],
+        prefix,
     )
 
 
-def test_exported_links_are_turned_back_into_trilium_paths(demo: FakeTrilium) -> None:
-    html = get(demo, "/etapi/notes/Fb7eMY46lT6k/content").text
-    assert '<a href="#root/Fb7eMY46lT6k/vHpMd49rAUWn/qP9UEZ4kQ0NK">tables</a>' in html
+def test_exported_links_are_turned_back_into_trilium_paths(export: Export) -> None:
+    note_id, path = export.link
+    html = get(export.fake, f"/etapi/notes/{note_id}/content").text
+    assert f'href="#root/{path}"' in html
     assert ".html" not in html and "ck-content" not in html and "<body" not in html
+
+
+def test_exported_images_point_at_their_attachment(demo: FakeTrilium) -> None:
+    html = get(demo, "/etapi/notes/Fb7eMY46lT6k/content").text
     assert 'src="api/attachments/96nFd7uePoSp/image/icon-color.svg"' in html
 
 
-def test_code_notes_keep_their_text(demo: FakeTrilium, demo_zip: Path) -> None:
-    member = "root/Trilium Demo/Scripting examples/Custom request handler.js"
-    expected = zipfile.ZipFile(demo_zip).read(member).decode()
-    assert get(demo, "/etapi/notes/IPifAXM3cyRS/content").text == expected
+def test_the_notebook_export_links_by_relative_paths(notebook_zip: Path) -> None:
+    """As Trilium's exporter does: each `#root/…` link becomes the path of the target's file."""
+    with zipfile.ZipFile(notebook_zip) as archive:
+        members = set(archive.namelist())
+        pages = {m: archive.read(m).decode() for m in members if m.endswith(".html")}
+    targets = [
+        posixpath.normpath(posixpath.join(posixpath.dirname(member), unquote(href)))
+        for member, page in pages.items()
+        for href in re.findall(r'<a [^>]*href="([^"#:]+)"', page)
+        if not member.endswith(".clone.html")
+    ]
+    written = [f.read_text("utf-8") for f in NOTEBOOK_DIR.rglob("*.html")]
+    assert len(targets) == sum(page.count('href="#root/') for page in written) > 30
+    assert targets and set(targets) <= members
+    assert not [page for page in pages.values() if "#root/" in page]
 
 
-def test_seeded_dates_and_blob_ids_are_deterministic(demo: FakeTrilium, demo_zip: Path) -> None:
-    again = FakeTrilium.from_export_zip(demo_zip)
-    with again:
-        first, second = listing(demo), listing(again)
+def test_the_notebook_survives_its_export(notebook: FakeTrilium) -> None:
+    """Exported and read back, every note of the built-in notebook is served as the notebook has
+    it: same title, type, places and attributes, links back in their `#root/…` form."""
+    manifest = json.loads((NOTEBOOK_DIR / "notebook.json").read_text(encoding="utf-8"))
+    for entry in manifest["notes"]:
+        note = get(notebook, f"/etapi/notes/{entry['id']}").json()
+        title = "[protected]" if entry["protected"] else entry["title"]
+        assert (note["title"], note["type"], note["mime"], note["isProtected"]) == (
+            title, entry["type"], entry["mime"], entry["protected"]
+        )  # fmt: skip
+        parents = [entry["parent"], *entry["extra_parents"]]
+        assert sorted(note["parentNoteIds"]) == sorted(parents), entry["id"]
+        owned = [(a["type"], a["name"], a["value"], a["isInheritable"])
+                 for a in note["attributes"] if a["noteId"] == entry["id"]]  # fmt: skip
+        assert owned == [(a["type"], a["name"], a["value"], a.get("inheritable", False))
+                         for a in entry["attributes"]]  # fmt: skip
+        if entry["protected"]:
+            continue
+        original = (NOTEBOOK_DIR / entry["file"]).read_text("utf-8") if entry.get("file") else ""
+        served = get(notebook, f"/etapi/notes/{entry['id']}/content").text
+        assert served == (_parsed(original) if entry["type"] == "text" else original), entry["id"]
+
+
+def _members(export: Path, suffix: str) -> list[str]:
+    with zipfile.ZipFile(export) as archive:
+        return [m for m in archive.namelist() if m.endswith(suffix)]
+
+
+def _parsed(html: str) -> str:
+    """HTML as the reader re-serialises it (quotes, entities): the round trip's fixed point."""
+    body = LexborHTMLParser(f'<div class="ck-content">{html}</div>').css_first("div")
+    assert body is not None
+    return (body.inner_html or "").strip()
+
+
+def test_written_export_keeps_prefixes_positions_and_inheritable_attributes(
+    tmp_path: Path, fake: FakeTrilium
+) -> None:
+    label = SeedAttribute("label", "area", "wiki", inheritable=True, position=10)
+    seeds = [
+        SeedNote("folderNote01", "Folder", attributes=[label], parents=[("root", None, 30)]),
+        SeedNote("datedNote001", "Minutes", content="<p>kept</p>",
+                 parents=[("folderNote01", "2026-10-07", 20), ("root", "Pinned", 40)]),
+        SeedNote("datedNote002", "Minutes", parents=[("folderNote01", None, 10)]),
+        SeedNote("datedNote003", "minutes", parents=[("folderNote01", None, 15)]),
+    ]  # fmt: skip
+    zip_path = write_export_zip(seeds, tmp_path / "small.zip")
+    assert _members(zip_path, ".html") == [
+        "root/Folder.html",
+        "root/Folder/Minutes.html",
+        "root/Folder/1_minutes.html",  # Trilium's exporter keeps names unique, ignoring case
+        "root/Folder/2026-10-07 - Minutes.html",
+        "root/Pinned - Minutes.clone.html",
+    ]
+    fake.load_export_zip(zip_path)
+    branch = get(fake, "/etapi/branches/folderNote01_datedNote001").json()
+    assert (branch["prefix"], branch["notePosition"]) == ("2026-10-07", 20)
+    assert get(fake, "/etapi/branches/root_datedNote001").json()["prefix"] == "Pinned"
+    children = get(fake, "/etapi/notes/folderNote01").json()["childNoteIds"]
+    assert children == ["datedNote002", "datedNote003", "datedNote001"]
+    inherited = get(fake, "/etapi/notes/datedNote002").json()["attributes"]
+    assert [(a["noteId"], a["name"], a["isInheritable"]) for a in inherited] == [
+        ("folderNote01", "area", True)
+    ]
+    assert get(fake, "/etapi/notes/datedNote001/content").text == "<p>kept</p>"
+
+
+def test_code_notes_keep_their_text(export: Export) -> None:
+    note_id, member = export.code
+    with zipfile.ZipFile(export.zip) as archive:
+        expected = archive.read(member).decode()
+    assert expected and get(export.fake, f"/etapi/notes/{note_id}/content").text == expected
+
+
+def test_seeded_dates_and_blob_ids_are_deterministic(export: Export) -> None:
+    with FakeTrilium.from_export_zip(export.zip) as again:
+        first, second = listing(export.fake), listing(again)
     assert first == second
-    assert first[2]["utcDateModified"] == "2024-01-01 00:00:08.000Z"
+    assert first[2]["utcDateModified"] == "2024-01-01 00:00:08.000Z"  # the 8th note seeded
     assert first[2]["dateModified"] == "2024-01-01 02:00:08.000+0200"
 
 
 def test_export_loaded_under_another_parent_links_through_it(
-    fake: FakeTrilium, demo_zip: Path
+    fake: FakeTrilium, export: Export
 ) -> None:
     fake.add_note("imports0001", "Imports")
-    fake.load_export_zip(demo_zip, parent_id="imports0001")
-    assert get(fake, "/etapi/notes/Fb7eMY46lT6k").json()["parentNoteIds"] == ["imports0001"]
-    html = get(fake, "/etapi/notes/Fb7eMY46lT6k/content").text
-    assert 'href="#root/imports0001/Fb7eMY46lT6k/vHpMd49rAUWn/8DORylN1bL6J"' in html
+    fake.load_export_zip(export.zip, parent_id="imports0001")
+    top = export.top[0]
+    assert get(fake, f"/etapi/notes/{top}").json()["parentNoteIds"] == ["imports0001"]
+    note_id, path = export.link
+    html = get(fake, f"/etapi/notes/{note_id}/content").text
+    assert f'href="#root/imports0001/{path}"' in html
 
 
 def test_notebook_dir_manifest(tmp_path: Path, fake: FakeTrilium) -> None:
@@ -180,11 +329,25 @@ def test_notebook_dir_manifest(tmp_path: Path, fake: FakeTrilium) -> None:
 # ---------------------------------------------------------------- attributes and filtering
 
 
-def test_inherited_attributes_are_listed_with_their_owner(demo: FakeTrilium) -> None:
-    to_read = get(demo, "/etapi/notes/Mzby9GxzBFl1").json()  # child of Books (#wordCount)
-    assert [(a["noteId"], a["name"]) for a in to_read["attributes"]] == [
-        ("L2NrzQACw0in", "wordCount")
+def test_inherited_attributes_are_listed_with_their_owner(export: Export) -> None:
+    note_id, attributes = export.inherited
+    note = get(export.fake, f"/etapi/notes/{note_id}").json()
+    assert [(a["noteId"], a["name"]) for a in note["attributes"]] == attributes
+
+
+def test_a_template_passes_on_its_attributes_but_not_its_marker(fake: FakeTrilium) -> None:
+    fake.add_note("bookTempl001", "Book", attributes=[
+        {"type": "label", "name": "template"}, {"type": "label", "name": "author"}])  # fmt: skip
+    fake.add_note("someBook0001", "Dune", attributes=[
+        {"type": "relation", "name": "template", "value": "bookTempl001"}])  # fmt: skip
+    note = get(fake, "/etapi/notes/someBook0001").json()
+    assert [(a["noteId"], a["type"], a["name"]) for a in note["attributes"]] == [
+        ("someBook0001", "relation", "template"),
+        ("bookTempl001", "label", "author"),
     ]
+
+
+def test_demo_book_template_passes_on_its_attributes(demo: FakeTrilium) -> None:
     # ~template=Book template brings the template's attributes, but not its #template marker.
     book = get(demo, "/etapi/notes/NhSSbIObzEsM").json()
     from_template = {a["name"] for a in book["attributes"] if a["noteId"] == "ODEzxhfMalvQ"}
@@ -209,13 +372,13 @@ def test_inheritance_follows_every_parent_but_not_into_hidden(fake: FakeTrilium)
     assert get(fake, "/etapi/notes/_options").json()["attributes"] == []
 
 
-def test_hidden_subtree_is_excluded_unless_searching_under_it(demo: FakeTrilium) -> None:
-    listed = ids(listing(demo, includeArchivedNotes="true"))
+def test_hidden_subtree_is_excluded_unless_searching_under_it(notebook: FakeTrilium) -> None:
+    listed = ids(listing(notebook, includeArchivedNotes="true"))
     assert "root" in listed and not [n for n in listed if n.startswith("_")]
-    assert not [n for n in ids(listing(demo, ancestorNoteId="root")) if n.startswith("_")]
-    under_hidden = ids(listing(demo, ancestorNoteId="_hidden"))
+    assert not [n for n in ids(listing(notebook, ancestorNoteId="root")) if n.startswith("_")]
+    under_hidden = ids(listing(notebook, ancestorNoteId="_hidden"))
     assert {"_hidden", "_options", "_help", "_help_HI6GBBIduIgv"} <= set(under_hidden)
-    assert "Fb7eMY46lT6k" not in under_hidden
+    assert "wuHwYj7IBZt5" not in under_hidden
 
 
 def test_a_clone_outside_hidden_makes_a_note_visible(fake: FakeTrilium) -> None:
@@ -241,16 +404,16 @@ def test_archived_notes_are_excluded_unless_asked(fake: FakeTrilium) -> None:
 # ---------------------------------------------------------------- search parameters
 
 
-def test_search_parameter_is_required(demo: FakeTrilium) -> None:
+def test_search_parameter_is_required(notebook: FakeTrilium) -> None:
     for params in ({}, {"search": ""}, {"search": "   "}):
-        response = HTTP.get(f"{demo.url()}/etapi/notes", params=params,
+        response = HTTP.get(f"{notebook.url()}/etapi/notes", params=params,
                             headers={"Authorization": TOKEN})  # fmt: skip
         assert response.status_code == 400
         assert response.json()["code"] == "SEARCH_QUERY_PARAM_MANDATORY"
 
 
-def test_unsupported_query_is_refused_with_a_clear_message(demo: FakeTrilium) -> None:
-    response = get(demo, "/etapi/notes", search="towers tolkien")
+def test_unsupported_query_is_refused_with_a_clear_message(notebook: FakeTrilium) -> None:
+    response = get(notebook, "/etapi/notes", search="towers tolkien")
     assert response.status_code == 400
     assert "towers tolkien" in response.json()["message"]
 
@@ -328,26 +491,27 @@ def test_which_edits_bump_utc_date_modified(fake: FakeTrilium) -> None:
 # ---------------------------------------------------------------- protocol
 
 
-def test_auth_header_forms(demo: FakeTrilium) -> None:
+def test_auth_header_forms(notebook: FakeTrilium) -> None:
     basic = base64.b64encode(f"etapi:{TOKEN}".encode()).decode()
     wrong_user = base64.b64encode(f"admin:{TOKEN}".encode()).decode()
     for auth in (TOKEN, f"Bearer {TOKEN}", f"Basic {basic}"):
-        assert get(demo, "/etapi/app-info", auth=auth).status_code == 200, auth
+        assert get(notebook, "/etapi/app-info", auth=auth).status_code == 200, auth
     for auth in (None, "", "nope", f"Bearer {TOKEN}x", f"Basic {wrong_user}", "Basic !!"):
-        response = get(demo, "/etapi/app-info", auth=auth)
+        response = get(notebook, "/etapi/app-info", auth=auth)
         assert (response.status_code, response.json()["code"]) == (401, "NOT_AUTHENTICATED")
 
 
-def test_other_methods_and_paths_get_error_json(demo: FakeTrilium) -> None:
-    with httpx.Client(base_url=demo.url(), headers={"Authorization": TOKEN}, trust_env=False) as c:
-        deleted = c.delete("/etapi/notes/Fb7eMY46lT6k")
+def test_other_methods_and_paths_get_error_json(fake: FakeTrilium) -> None:
+    fake.add_note("keptNote0001", "Kept")
+    with httpx.Client(base_url=fake.url(), headers={"Authorization": TOKEN}, trust_env=False) as c:
+        deleted = c.delete("/etapi/notes/keptNote0001")
         posted = c.post("/etapi/create-note", json={"title": "x"})
         calendar = c.get("/etapi/calendar/days/2025-01-01")
     assert (deleted.status_code, deleted.json()["code"]) == (405, "METHOD_NOT_ALLOWED")
     assert (posted.status_code, posted.json()["code"]) == (404, "NOT_FOUND")
     assert (calendar.status_code, calendar.json()["status"]) == (404, 404)
-    assert get(demo, "/etapi/notes/Fb7eMY46lT6k").status_code == 200
-    assert ("DELETE", "/etapi/notes/Fb7eMY46lT6k") in demo.requests
+    assert get(fake, "/etapi/notes/keptNote0001").status_code == 200
+    assert ("DELETE", "/etapi/notes/keptNote0001") in fake.requests
 
 
 def test_fault_injection(fake: FakeTrilium) -> None:
@@ -379,8 +543,8 @@ def test_restart_on_the_same_port(fake: FakeTrilium) -> None:
     assert "fakeSecret" not in repr(fake)
 
 
-def test_standalone_process_prints_ready_and_serves(demo_zip: Path) -> None:
-    command = [sys.executable, "-m", "trilium_recall.standin", "--zip", str(demo_zip),
+def test_standalone_process_prints_ready_and_serves(export: Export) -> None:
+    command = [sys.executable, "-m", "trilium_recall.standin", "--zip", str(export.zip),
                "--token", "cliToken_secret"]  # fmt: skip
     with subprocess.Popen(command, stdout=subprocess.PIPE, text=True) as process:
         try:
@@ -391,8 +555,9 @@ def test_standalone_process_prints_ready_and_serves(demo_zip: Path) -> None:
             assert line.startswith("READY http://127.0.0.1:")
             headers = {"Authorization": "cliToken_secret"}
             url = line.removeprefix("READY ")
-            response = HTTP.get(f"{url}/etapi/notes/Fb7eMY46lT6k", headers=headers)
-            assert response.json()["title"] == "Trilium Demo"
+            note_id, title = export.top
+            response = HTTP.get(f"{url}/etapi/notes/{note_id}", headers=headers)
+            assert response.json()["title"] == title
         finally:
             process.terminate()
             process.wait(timeout=10)

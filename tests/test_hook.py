@@ -149,12 +149,27 @@ def sources(context: str) -> list[str]:
 
 
 @pytest.mark.slow
+def on_time(run_once: Callable[[], Run], tries: int = 5) -> Run:
+    """A hook run against the real engine that ended before the hook's deadline.
+
+    On a loaded machine the real model can take longer than the hook's 1.4 s; such a run says so
+    (the LATE reason, tested on its own below) and proves nothing about the answer, so it is tried
+    again; `run_once` decides in which session."""
+    for _ in range(tries):
+        run = run_once()
+        if run.stderr != f"trilium-recall-hook: {LATE}\n".encode():
+            break
+    return run
+
+
 def test_real_engine_passage_reaches_the_hook_output(
     demo_engine: DemoEngine, hook: list[str]
 ) -> None:
     expected = ask_engine(demo_engine, RESTIC_PROMPT, session())
 
-    run = run_hook(payload(RESTIC_PROMPT, session()), engine_env(demo_engine), hook)
+    run = on_time(
+        lambda: run_hook(payload(RESTIC_PROMPT, session()), engine_env(demo_engine), hook)
+    )
 
     context = added_context(run)
     assert context == expected  # the engine's hook answer carries its context unchanged
@@ -168,12 +183,23 @@ def test_real_engine_passage_reaches_the_hook_output(
 def test_real_engine_sends_a_note_once_per_session(demo_engine: DemoEngine) -> None:
     env, first_session = engine_env(demo_engine), session()
     hook = HOOK_COMMANDS["trilium-recall-hook"]
-    first = added_context(run_hook(payload(RESTIC_PROMPT, first_session), env, hook))
+
+    def in_session(session_id: str) -> Callable[[], Run]:
+        return lambda: run_hook(payload(RESTIC_PROMPT, session_id), env, hook)
+
+    # A late first run may still have been sent to the session by the engine: the whole
+    # scenario starts again in a new session then (on_time), never reusing a late session.
+    def first_of_a_session() -> Run:
+        nonlocal first_session
+        first_session = session()
+        return in_session(first_session)()
+
+    first = added_context(on_time(first_of_a_session))
     assert RESTIC_TEXT in first
     sent = sources(first)
     assert f"{demo_engine.trilium.url()}/#root/{RESTIC}" in sent
 
-    again = run_hook(payload(RESTIC_PROMPT, first_session), env, hook)
+    again = on_time(in_session(first_session))
 
     # Other notes may still match; none of those already sent comes back, nor their text.
     if again.stdout:
@@ -185,7 +211,7 @@ def test_real_engine_sends_a_note_once_per_session(demo_engine: DemoEngine) -> N
     assert not set(sent) & set(sources(repeat))
     assert all(url not in repeat for url in sent)
 
-    other = added_context(run_hook(payload(RESTIC_PROMPT, session()), env, hook))
+    other = added_context(on_time(lambda: in_session(session())()))
     assert other == first  # another session has not seen it: it gets the same passages
 
 
@@ -195,7 +221,8 @@ def test_real_engine_sends_a_note_once_per_session(demo_engine: DemoEngine) -> N
 )
 def test_real_engine_nothing_to_add(demo_engine: DemoEngine, hook: list[str], prompt: str) -> None:
     # The engine decides (gate, skip rules) and answers an empty body: the hook prints nothing.
-    assert_silent(run_hook(payload(prompt, session()), engine_env(demo_engine), hook), NOTHING)
+    run = on_time(lambda: run_hook(payload(prompt, session()), engine_env(demo_engine), hook))
+    assert_silent(run, NOTHING)
 
 
 @pytest.mark.slow

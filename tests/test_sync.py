@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 
@@ -24,7 +27,7 @@ def _label(name: str, value: str = "", inheritable: bool = False) -> dict:
 
 
 def seed_extras(trilium: FakeTrilium) -> None:
-    """A small LLM wiki, a journal, excluded notes: the cases demo.zip does not have."""
+    """A second small LLM wiki, excluded notes, an image: cases beside those of the export."""
     add = trilium.add_note
     add("wikiRootAAAA", "LLM Wiki")
     add(
@@ -81,14 +84,21 @@ def seed_extras(trilium: FakeTrilium) -> None:
     add("imageAAAAAAA", "Diagram", parent_id="techAAAAAAAA", type="image", mime="image/png")
 
 
-@pytest.fixture
-def trilium(demo_zip):
+@contextmanager
+def served(export: Path) -> Iterator[FakeTrilium]:
+    """A fake Trilium holding an export zip and the extras."""
     fake = FakeTrilium(token=TOKEN)
-    fake.load_export_zip(demo_zip)
+    fake.load_export_zip(export)
     seed_extras(fake)
-    fake.start()
-    yield fake
-    fake.stop()
+    with fake:
+        yield fake
+
+
+@pytest.fixture
+def trilium(notebook_zip: Path) -> Iterator[FakeTrilium]:
+    """The built-in notebook, exported as Trilium would, plus the extras."""
+    with served(notebook_zip) as fake:
+        yield fake
 
 
 class Harness:
@@ -144,7 +154,8 @@ async def harness(trilium, tmp_path):
     await h.close()
 
 
-def _demo_text_and_code_ids(export) -> set[str]:
+def _text_and_code_ids(export: Path) -> set[str]:
+    """The export's text and code notes, templates left out."""
     meta = json.loads(zipfile.ZipFile(export).read("!!!meta.json"))
     found: set[str] = set()
 
@@ -165,11 +176,44 @@ def _demo_text_and_code_ids(export) -> set[str]:
     return found
 
 
-async def test_full_build_indexes_what_it_should_and_nothing_else(harness, demo_zip) -> None:
-    report = await harness.syncer.full()
-    notes = harness.notes()
-    indexed = harness.indexed()
-    assert _demo_text_and_code_ids(demo_zip) <= indexed
+# The built-in notebook's notes that are not indexed, and why.
+NOTEBOOK_SKIPPED = {
+    "SWFuanMWmu8q": "archived",  # Archive (#archived, inheritable) and its children
+    "gZZ1nZwuqEwI": "archived",
+    "926URgysysPz": "archived",
+    "OdikvkB2ZrB7": "archived",
+    "kOAm0NqhckBu": "plumbing",  # LLM Wiki/Locks
+    "8IUgBtdVgQWW": "plumbing",
+    "kJzchC1GZAxW": "plumbing",  # LLM Wiki/Templates
+    "Cot5rlkoHdGL": "plumbing",
+    "g6eLoNRww7Ez": "plumbing",  # LLM Wiki/Views
+    "7vF7dRdD9La0": "plumbing",
+    "mLP0IgGSxH3Q": "protected",  # Personal/Recovery codes
+}
+
+
+@pytest.mark.parametrize(
+    ("source", "day_note", "skipped"),
+    [
+        ("notebook", "KyGxfC5ueh8v", NOTEBOOK_SKIPPED),
+        pytest.param("demo", "ZZz9RKYGLcK7", {}, marks=pytest.mark.shared),
+    ],
+)
+async def test_full_build_indexes_what_it_should_and_nothing_else(
+    request: pytest.FixtureRequest, tmp_path: Path, source: str, day_note: str, skipped: dict
+) -> None:
+    export = request.getfixturevalue(f"{source}_zip")  # Trilium's demo.zip: where present
+    with served(export) as trilium:
+        harness = Harness(trilium, tmp_path, HashEmbedder())
+        try:
+            report = await harness.syncer.full()
+            notes, indexed = harness.notes(), harness.indexed()
+            state = harness.store.instance_state("default")
+            links = harness.store.linked_from("default", ["rawNoteAAAAA"], ("derivedFrom",))
+        finally:
+            await harness.close()
+    assert _text_and_code_ids(export) - set(skipped) <= indexed
+    assert {n: reason for n, (_, reason) in notes.items() if n in skipped} == skipped
     assert {"rawNoteAAAAA", "summaryAAAAA", "resticAAAAAA", "techAAAAAAAA"} <= indexed
     assert notes["oldNoteAAAAA"][1] == "archived" and notes["archiveAAAAA"][1] == "archived"
     assert notes["secretAAAAAA"][1] == "protected"
@@ -179,10 +223,9 @@ async def test_full_build_indexes_what_it_should_and_nothing_else(harness, demo_
     assert not any(n.startswith("_") for n in indexed)
     assert notes["rawNoteAAAAA"][0] == "sources" and notes["summaryAAAAA"][0] == "wiki"
     assert notes["resticAAAAAA"][0] == "other"
-    assert notes["ZZz9RKYGLcK7"][0] == "journal"  # a day note under the #calendarRoot journal
+    assert notes[day_note][0] == "journal"  # a day note under the #calendarRoot journal
     assert report.indexed == len(indexed)
-    assert harness.store.instance_state("default")["build_complete"] == 1
-    links = harness.store.linked_from("default", ["rawNoteAAAAA"], ("derivedFrom",))
+    assert state["build_complete"] == 1
     assert links == {"rawNoteAAAAA": ["summaryAAAAA"]}
 
 
@@ -218,7 +261,7 @@ async def test_full_comparison_catches_deletes_archives_moves_and_unarchives(
     restic_before = harness.table_mentions("resticAAAAAA")
     trilium.delete("rawNoteAAAAA")
     trilium.set_label("techAAAAAAAA", "archived", inheritable=True)
-    trilium.move("summaryAAAAA", "summariesAAA", "sxsosDSEMa8u")  # under the journal root
+    trilium.move("summaryAAAAA", "summariesAAA", "Nnl10TvQvQB5")  # under the journal root
     # Attribute and branch edits do not bump utcDateModified: only the full run sees them.
     await harness.syncer.full()
     assert harness.table_mentions("rawNoteAAAAA") == dict.fromkeys(
@@ -239,13 +282,13 @@ async def test_full_comparison_catches_deletes_archives_moves_and_unarchives(
 async def test_a_recall_area_label_overrides_every_other_rule(harness, trilium) -> None:
     await harness.syncer.full()
     assert harness.notes()["rawNoteAAAAA"][0] == "sources"  # under Raw (#wikiLayer=raw)
-    assert harness.notes()["ZZz9RKYGLcK7"][0] == "journal"  # a day note under the journal
+    assert harness.notes()["KyGxfC5ueh8v"][0] == "journal"  # a day note under the journal
     trilium.set_label("rawNoteAAAAA", "recallArea", "wiki")
     trilium.set_label("techAAAAAAAA", "recallArea", "journal", inheritable=True)
-    trilium.set_label("ZZz9RKYGLcK7", "recallArea", "other")
+    trilium.set_label("KyGxfC5ueh8v", "recallArea", "other")
     await harness.syncer.full()  # a label edit: only the full comparison sees it
     notes = harness.notes()
-    assert (notes["rawNoteAAAAA"][0], notes["ZZz9RKYGLcK7"][0]) == ("wiki", "other")
+    assert (notes["rawNoteAAAAA"][0], notes["KyGxfC5ueh8v"][0]) == ("wiki", "other")
     # On a parent it covers the subtree, whatever the child's own place would say.
     assert (notes["techAAAAAAAA"][0], notes["resticAAAAAA"][0]) == ("journal", "journal")
     trilium.remove_label("rawNoteAAAAA", "recallArea")

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import socket
 from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
 
 import httpx
 import pytest
 
+from trilium_recall.demo import NOTEBOOK_DIR
 from trilium_recall.errors import (
     ForbiddenRequest,
     NoteNotFound,
@@ -25,9 +25,20 @@ from trilium_recall.trilium import AppInfo, Attribute, Branch, Note, TriliumClie
 TOKEN = "tok3nId_s3cretValueNeverShown"
 
 
+SUMMARY = "sanjg8ULLnpg"  # "Summary — DB connection exhaustion postmortem (Sep 2026)"
+TEMPLATE = "Cot5rlkoHdGL"  # "Summary page template"
+
+
 @pytest.fixture
-def fake(demo_zip: Path) -> Iterator[FakeTrilium]:
-    with FakeTrilium.from_export_zip(demo_zip, token=TOKEN) as server:
+def fake() -> Iterator[FakeTrilium]:
+    """The built-in notebook, plus what it lacks: a clone, a template in use, a prefixed branch."""
+    server = FakeTrilium(token=TOKEN)
+    server.load_notebook_dir(NOTEBOOK_DIR)
+    server.clone(SUMMARY, "lllrD6ed6yVl")  # also under its incident's journal day
+    server.set_label(TEMPLATE, "status", "draft")
+    server.add_relation(SUMMARY, "template", TEMPLATE)
+    server.add_note("followUp0001", "Follow-up actions", parent_id=SUMMARY, prefix="TODO")
+    with server:
         yield server
 
 
@@ -45,17 +56,20 @@ def assert_no_token(exc: BaseException) -> None:
 
 
 async def test_note_is_parsed_into_typed_model(client: TriliumClient) -> None:
-    note = await client.note("NhSSbIObzEsM")
+    note = await client.note(SUMMARY)
     assert isinstance(note, Note)
-    assert (note.title, note.type, note.mime) == ("The Mechanical", "text", "text/html")
-    assert note.parent_note_ids == ("KgE3kYIT24Sb", "IWFmoH3KgkH2")
-    assert note.child_note_ids == ("QGIhTr2UNF8V",)
-    assert note.utc_date_modified == "2024-01-01 00:00:52.000Z"
+    title = "Summary — DB connection exhaustion postmortem (Sep 2026)"
+    assert (note.title, note.type, note.mime) == (title, "text", "text/html")
+    assert note.parent_note_ids == ("na1VknJuSo0x", "lllrD6ed6yVl")
+    assert note.child_note_ids == ("followUp0001",)
+    assert note.utc_date_modified == "2024-01-01 00:00:15.000Z"  # the 15th note seeded
     assert note.blob_id and not note.is_protected
-    assert note.label("author") == "Ian Tregillis"
-    assert note.has_label("author") and not note.has_label("archived")
+    assert note.label("wikiLayer") == "summary"  # inherited from Summaries
+    assert note.label("status") == "draft"  # from the template
+    assert note.has_label("status") and not note.has_label("archived")
     template = note.relations("template")
-    assert [(a.note_id, a.value) for a in template] == [("NhSSbIObzEsM", "ODEzxhfMalvQ")]
+    assert [(a.note_id, a.value) for a in template] == [(SUMMARY, TEMPLATE)]
+    assert [a.value for a in note.relations("derivedFrom")] == ["9eSvnhyga2Ud"]
     assert all(isinstance(a, Attribute) for a in note.attributes)
     inherited = [a for a in note.attributes if a.note_id != note.note_id]
     assert inherited and set(note.owned_attributes).isdisjoint(inherited)
@@ -73,24 +87,26 @@ async def test_inherited_label_is_found_and_own_label_wins(
 
 
 async def test_branch_app_info_and_content(client: TriliumClient) -> None:
-    branch = await client.branch("S9e1O6walQlq_vH389HhCX3to")
-    assert branch == Branch("S9e1O6walQlq_vH389HhCX3to", "vH389HhCX3to", "S9e1O6walQlq", "TODO", 20)
+    branch = await client.branch(f"{SUMMARY}_followUp0001")
+    assert branch == Branch(f"{SUMMARY}_followUp0001", "followUp0001", SUMMARY, "TODO", 10)
     info = await client.app_info()
     assert isinstance(info, AppInfo)
     assert (info.app_version, info.db_version) == ("0.93.0", 229)
-    html = await client.content("Fb7eMY46lT6k")
-    assert html.startswith("<figure") and "Welcome to TriliumNext Notes!" in html
+    html = await client.content("EHNWLmkEi2qa")  # "Backups (restic)"
+    assert html == (NOTEBOOK_DIR / "homelab" / "restic.html").read_text(encoding="utf-8")
+    assert html.startswith("<p>What: <code>/etc</code>")
 
 
 async def test_all_notes_skips_hidden_and_keeps_archived(
     client: TriliumClient, fake: FakeTrilium
 ) -> None:
-    fake.set_label("HGcABfDS6a51", "archived", inheritable=True)  # "Tech" and its subtree
+    fake.set_label("JHq4u4adStj7", "archived", inheritable=True)  # "Homelab" and its subtree
     notes = {n.note_id: n for n in await client.all_notes()}
-    assert "zLD6PepcrYhv" in notes and notes["zLD6PepcrYhv"].has_label("archived")
+    assert "EHNWLmkEi2qa" in notes and notes["EHNWLmkEi2qa"].has_label("archived")
+    assert "gZZ1nZwuqEwI" in notes and notes["gZZ1nZwuqEwI"].has_label("archived")  # in Archive
     assert not [n for n in notes if n.startswith("_")]
     unarchived = {n.note_id for n in await client.search("note.noteId != ''")}
-    assert "zLD6PepcrYhv" not in unarchived and "Fb7eMY46lT6k" in unarchived
+    assert not {"EHNWLmkEi2qa", "gZZ1nZwuqEwI"} & unarchived and "wuHwYj7IBZt5" in unarchived
     assert len(await client.search("note.noteId != ''", limit=3)) == 3
     under_hidden = await client.search("note.noteId != ''", ancestor_note_id="_help")
     assert {n.note_id for n in under_hidden} == {
@@ -103,12 +119,12 @@ async def test_all_notes_skips_hidden_and_keeps_archived(
 async def test_changed_since_returns_edited_notes_oldest_first(
     client: TriliumClient, fake: FakeTrilium
 ) -> None:
-    fake.set_content("Fb7eMY46lT6k", "<p>edited</p>")
-    watermark = (await client.note("Fb7eMY46lT6k")).utc_date_modified
-    fake.set_label("RsIQGAjjnfgv", "seen")  # attribute change: no bump, not listed
-    fake.set_title("nMiFslI2hks0", "Groceries")
+    fake.set_content("wuHwYj7IBZt5", "<p>edited</p>")
+    watermark = (await client.note("wuHwYj7IBZt5")).utc_date_modified
+    fake.set_label("Nnl10TvQvQB5", "seen")  # attribute change: no bump, not listed
+    fake.set_title("HHeq5hhZ0hf9", "Private")
     changed = await client.changed_since(watermark)
-    assert [n.note_id for n in changed] == ["Fb7eMY46lT6k", "nMiFslI2hks0"]
+    assert [n.note_id for n in changed] == ["wuHwYj7IBZt5", "HHeq5hhZ0hf9"]
 
 
 @pytest.mark.parametrize(
@@ -131,14 +147,13 @@ async def test_changed_since_rejects_malformed_timestamps(
 
 
 async def test_protected_deleted_and_invalid_ids(client: TriliumClient, fake: FakeTrilium) -> None:
-    fake.add_note("secretNote01", "Secret", content="<p>pin</p>", is_protected=True)
-    with pytest.raises(NoteProtected, match="secretNote01") as protected:
-        await client.content("secretNote01")
-    fake.delete("Fb7eMY46lT6k")
-    with pytest.raises(NoteNotFound, match="Fb7eMY46lT6k") as deleted:
-        await client.note("Fb7eMY46lT6k")
+    with pytest.raises(NoteProtected, match="mLP0IgGSxH3Q") as protected:
+        await client.content("mLP0IgGSxH3Q")  # the notebook's "Recovery codes"
+    fake.delete("JHq4u4adStj7")
+    with pytest.raises(NoteNotFound, match="JHq4u4adStj7") as deleted:
+        await client.note("JHq4u4adStj7")
     with pytest.raises(NoteNotFound):
-        await client.branch("root_Fb7eMY46lT6k")
+        await client.branch("root_JHq4u4adStj7")
     fake.requests.clear()
     for bad_id in ("../app-info", "abc/def", "a?b=c", "", "x" * 200):
         with pytest.raises(NoteNotFound):
@@ -162,7 +177,7 @@ async def test_every_request_of_a_full_read_is_a_get(
     for note in notes[:25]:
         await client.note(note.note_id)
         await client.content(note.note_id)
-    await client.branch("root_Fb7eMY46lT6k")
+    await client.branch("root_JHq4u4adStj7")
     assert len(fake.requests) == 4 + 2 * 25
     assert {method for method, _ in fake.requests} == {"GET"}
     assert not [p for _, p in fake.requests if "/calendar" in p or "/inbox" in p]
@@ -320,7 +335,7 @@ async def test_5xx_every_time_is_unavailable(fake: FakeTrilium) -> None:
     fake.fail_status = 503
     async with TriliumClient(fake.url(), TOKEN, retries=2, backoff=0.01) as trilium:
         with pytest.raises(TriliumUnavailable, match="HTTP 503") as unavailable:
-            await trilium.note("Fb7eMY46lT6k")
+            await trilium.note("JHq4u4adStj7")
     assert len(fake.requests) == 3
     assert_no_token(unavailable.value)
 
