@@ -21,8 +21,8 @@ _HELP = {"-h", "--help"}
 def main(argv: Sequence[str] | None = None) -> None:
     words = list(sys.argv[1:] if argv is None else argv)
     if words[:1] == ["hook"] and not _HELP & set(words):
-        # Any further words are ignored: a hook must not exit 2 on a typo (that erases the prompt).
-        hook_main()
+        # Its options are the hook's to read, never an error: exit 2 would erase the prompt.
+        hook_main(words[1:])
         raise SystemExit(0)
     parser = _parser()
     args = parser.parse_args(words)

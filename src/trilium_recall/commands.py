@@ -35,7 +35,8 @@ CLI_BUDGET_MS = 120_000  # search and explain wait for the answer; the hook's bu
 def run(args: argparse.Namespace) -> int:
     """Run the command `cli` parsed, logging to stderr; return its exit code.
 
-    A RecallError is one line on stderr and exit code 2, never a traceback.
+    A RecallError is one line on stderr and exit code 2; anything else (a bug) one line and
+    exit code 1: never a traceback.
     """
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -48,6 +49,12 @@ def run(args: argparse.Namespace) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:
+        print(
+            f"trilium-recall: internal error ({type(exc).__name__}: {exc}); please report it",
+            file=sys.stderr,
+        )
+        return 1
 
 
 def _settings(args: argparse.Namespace) -> Settings:

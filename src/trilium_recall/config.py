@@ -184,14 +184,19 @@ ENGINE_VARIABLES = frozenset(_FIELD_VARS) | frozenset(READ_HERE)
 KNOWN_VARIABLES = ENGINE_VARIABLES | frozenset(READ_ELSEWHERE)
 
 
-def load_settings(env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
-    """Read and validate everything; raise ConfigError naming the first bad variable."""
+def load_settings(
+    env: Mapping[str, str] | None = None, *, quiet: bool = False, **overrides: Any
+) -> Settings:
+    """Read and validate everything; raise ConfigError naming the first bad variable. Unknown
+    variables are logged as warnings (`quiet`: not; `doctor` shows them as a check)."""
     env = os.environ if env is None else env
     for name, value in env.items():
         ours = name in ENGINE_VARIABLES or name.startswith(("TRILIUM_URL", "TRILIUM_ETAPI"))
         if ours and not value.strip():
             raise ConfigError(f"{name} is set but empty: give it a value or unset it")
-    _warn_unknown(env)
+    if not quiet:
+        for warning in unknown_variables(env):
+            log.warning("%s", warning)
     values: dict[str, Any] = {
         field_name: env[var] for var, field_name in _FIELD_VARS.items() if var in env
     }
@@ -288,25 +293,27 @@ def _token_given(env: Mapping[str, str], token_var: str) -> bool:
     return token_var in env or f"{token_var}_FILE" in env
 
 
-def _warn_unknown(env: Mapping[str, str]) -> None:
+def unknown_variables(env: Mapping[str, str]) -> list[str]:
     """A warning for each RECALL_* variable nobody reads, naming the likeliest intended one, and
     for per-instance Trilium variables that RECALL_INSTANCES does not name."""
+    warnings = []
     listed = {n.strip().upper() for n in env.get("RECALL_INSTANCES", "").split(",") if n.strip()}
     for name in sorted(env):
         if name.startswith("RECALL_") and name not in KNOWN_VARIABLES:
             close = difflib.get_close_matches(name, sorted(KNOWN_VARIABLES), n=1, cutoff=0.75)
             hint = f"did you mean {close[0]}?" if close else "see the README's configuration table"
-            log.warning("%s is not a trilium-recall setting (%s)", name, hint)
+            warnings.append(f"{name} is not a trilium-recall setting ({hint})")
         elif listed and name in ("TRILIUM_URL", "TRILIUM_ETAPI_TOKEN"):
-            log.warning("%s is ignored: RECALL_INSTANCES is set (use %s_<NAME>)", name, name)
+            warnings.append(f"{name} is ignored: RECALL_INSTANCES is set (use {name}_<NAME>)")
         elif (
             (match := re.fullmatch(r"TRILIUM_(?:URL|ETAPI_TOKEN)_(\w+?)(?:_FILE)?", name))
             and match[1] not in listed
             and name != "TRILIUM_ETAPI_TOKEN_FILE"
         ):
-            log.warning(
-                '%s is ignored: RECALL_INSTANCES does not name "%s"', name, match[1].lower()
+            warnings.append(
+                f'{name} is ignored: RECALL_INSTANCES does not name "{match[1].lower()}"'
             )
+    return warnings
 
 
 def _is_http_url(value: str) -> bool:
