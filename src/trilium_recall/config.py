@@ -147,7 +147,7 @@ class Settings(BaseModel):
     def _check_url(cls, value: str | None) -> str | None:
         if value is None:
             return None
-        if not _is_http_url(value):
+        if not is_http_url(value):
             raise ValueError("must be an http(s) URL such as https://recall.example.org")
         return value.rstrip("/")
 
@@ -227,24 +227,31 @@ def read_instances(env: Mapping[str, str]) -> dict[str, Instance]:
             return {}
         instances = {DEFAULT_INSTANCE: _read_instance(env, DEFAULT_INSTANCE, "", None)}
     else:
-        instances = {}
-        for raw in listed.split(","):
-            name = raw.strip()
-            if not name:
-                raise ConfigError(
-                    f"RECALL_INSTANCES={listed!r} has an empty name (a stray comma?): "
-                    "list names like work,home"
-                )
-            if not _INSTANCE_NAME.match(name):
-                raise ConfigError(
-                    f"RECALL_INSTANCES: {name!r} cannot be part of a variable name "
-                    f"(TRILIUM_URL_{name.upper()}): use letters, digits and _ (a letter first)"
-                )
-            if name.lower() in instances:
-                raise ConfigError(f"RECALL_INSTANCES names {name.lower()!r} twice")
-            instances[name.lower()] = _read_instance(env, name.lower(), "_" + name.upper(), listed)
+        names = _instance_names(listed)
+        instances = {name: _read_instance(env, name, "_" + name.upper(), listed) for name in names}
     _check_distinct_urls(instances)
     return instances
+
+
+def _instance_names(listed: str) -> list[str]:
+    """RECALL_INSTANCES as names, all checked before any instance's variables are read."""
+    names: list[str] = []
+    for raw in listed.split(","):
+        name = raw.strip()
+        if not name:
+            raise ConfigError(
+                f"RECALL_INSTANCES={listed!r} has an empty name (a stray comma?): "
+                "list names like work,home"
+            )
+        if not _INSTANCE_NAME.match(name):
+            raise ConfigError(
+                f"RECALL_INSTANCES: {name!r} cannot be part of a variable name "
+                f"(TRILIUM_URL_{name.upper()}): use letters, digits and _ (a letter first)"
+            )
+        if name.lower() in names:
+            raise ConfigError(f"RECALL_INSTANCES names {name.lower()!r} twice")
+        names.append(name.lower())
+    return names
 
 
 def _read_instance(env: Mapping[str, str], name: str, suffix: str, listed: str | None) -> Instance:
@@ -253,7 +260,7 @@ def _read_instance(env: Mapping[str, str], name: str, suffix: str, listed: str |
     url = env.get(url_var, "").strip()
     if not url:
         raise ConfigError(f"{url_var} is not set{because or f': {token_var} needs a Trilium URL'}")
-    if not _is_http_url(url):
+    if not is_http_url(url):
         raise ConfigError(f"{url_var} must be an http(s) URL such as http://localhost:8080")
     if token_var in env:
         token = env[token_var].strip()
@@ -316,6 +323,6 @@ def unknown_variables(env: Mapping[str, str]) -> list[str]:
     return warnings
 
 
-def _is_http_url(value: str) -> bool:
+def is_http_url(value: str) -> bool:
     parsed = urlparse(value)
     return parsed.scheme in ("http", "https") and bool(parsed.netloc)
