@@ -65,6 +65,7 @@ def test_readme_multi_instance_env_serves_two_trilium_instances(tmp_path: Path) 
     work.start()
     home.start()
     data = tmp_path / "data"
+    data.mkdir()
     env = {
         "RECALL_INSTANCES": "work,home",
         "TRILIUM_URL_WORK": work.url(),

@@ -60,7 +60,7 @@ def test_a_store_opened_for_another_embedding_size_is_refused(tmp_path) -> None:
     path = tmp_path / "recall.sqlite3"
     Store(path, VectorIndex(384, "e5-small-q4")).close()
     with pytest.raises(IndexUnusable, match=r"built with e5-small-q4 \(384 dimensions\); this "
-                       r"engine embeds with e5-base \(768\): `trilium-recall serve` moves it aside"):  # fmt: skip
+                       r"engine embeds with e5-base \(768\)"):  # fmt: skip
         Store(path, VectorIndex(768, "e5-base"))
 
 

@@ -24,7 +24,7 @@ from .config import PASSWORD_FILE_VAR, Instance, Settings, is_http_url, load_set
 from .demo import demo_settings, start_demo_trilium, try_it
 from .doctor import engine_health, password_check, render, run_doctor
 from .engine import Engine
-from .errors import RecallError
+from .errors import IndexUnusable, RecallError
 from .index_file import index_errors
 from .overview import failed_notes
 from .recall import RecallResult
@@ -47,6 +47,12 @@ def run(args: argparse.Namespace) -> int:
     logging.getLogger("httpx").setLevel(logging.WARNING)  # a line per ETAPI request is noise
     try:
         return COMMANDS[args.command](args) or 0
+    except IndexUnusable as exc:
+        print(
+            f"trilium-recall: {exc}: `trilium-recall serve` moves it aside and rebuilds",
+            file=sys.stderr,
+        )
+        return 2
     except RecallError as exc:
         print(f"trilium-recall: {exc}", file=sys.stderr)
         return 2

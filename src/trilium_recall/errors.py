@@ -52,7 +52,7 @@ class IndexBusy(StoreError):
 
 class IndexUnusable(StoreError):
     """The file is damaged, from a newer schema, or built by another embedding model: the
-    engine moves it aside and builds a fresh one (engine.py)."""
+    engine moves it aside and builds a fresh one (engine.py); the message says why."""
 
 
 class EngineStarting(RecallError):

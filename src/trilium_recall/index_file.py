@@ -93,9 +93,7 @@ def store_error(exc: apsw.Error, path: Path) -> StoreError:
     if isinstance(exc, apsw.BusyError | apsw.LockedError):
         return IndexBusy(f"{path} is locked by another process; try again in a moment")
     if isinstance(exc, apsw.CorruptError | apsw.NotADBError):
-        return IndexUnusable(
-            f"{path} is damaged ({exc}): `trilium-recall serve` moves it aside and rebuilds"
-        )
+        return IndexUnusable(f"{path} is damaged ({exc})")
     if isinstance(exc, apsw.FullError):
         return StoreError(f"disk full while writing {path}")
     if isinstance(exc, apsw.ReadOnlyError):
@@ -140,8 +138,7 @@ def ensure_vector_table(db: apsw.Connection, path: Path, dim: int, model: str) -
     ):
         raise IndexUnusable(
             f"{path} was built with {built_model or 'another model'} ({built_dim} dimensions); "
-            f"this engine embeds with {model or 'a model'} ({dim}): `trilium-recall serve` "
-            "moves it aside and reads and embeds the notes again"
+            f"this engine embeds with {model or 'a model'} ({dim})"
         )
     if built_dim is not None and (built_model is not None or not model):
         return  # readers never write: several open at once

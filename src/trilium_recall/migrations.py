@@ -215,7 +215,7 @@ def migrate(db: apsw.Connection, path: Path) -> int:
     if (found := _version(db)) > len(MIGRATIONS):
         raise IndexUnusable(
             f"{path} was written by a newer trilium-recall (schema {found}, this one knows "
-            f"{len(MIGRATIONS)}): `trilium-recall serve` moves it aside and rebuilds"
+            f"{len(MIGRATIONS)})"
         )
     while _version(db) < len(MIGRATIONS):
         with write_transaction(db):
