@@ -50,12 +50,16 @@ class OtherModel(HashEmbedder):
 
 @contextmanager
 def served(
-    trilium: FakeTrilium, data: Path, embedder: HashEmbedder | None = None, **settings: object
+    trilium: FakeTrilium,
+    data: Path,
+    embedder: HashEmbedder | None = None,
+    token: str = TOKEN,
+    **settings: object,
 ) -> Iterator[tuple[str, Engine]]:
     """The app over a real Engine syncing `trilium`; one note's content always fails to read."""
     trilium.start()
     try:
-        instance = Instance("default", trilium.url(), _secret(TOKEN))
+        instance = Instance("default", trilium.url(), _secret(token))
         engine = Engine(
             make_settings(data, instances={"default": instance}, **settings),
             embedder or HashEmbedder(),
@@ -92,9 +96,11 @@ def wait_ok(url: str) -> dict:
 
 
 def cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """The CLI with `env`, run in HOME (or /) so no project's .claude/settings.json is read."""
     return subprocess.run(
         [sys.executable, "-m", "trilium_recall.cli", *args],
         env=scrubbed_env(**env),
+        cwd=env.get("HOME", "/"),
         capture_output=True,
         text=True,
         timeout=120,

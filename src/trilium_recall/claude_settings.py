@@ -48,20 +48,19 @@ def install_hook(
     settings = _load(path)
     groups = _groups(settings, path)
     ours = [hook for group in groups for hook in _hooks_of(group) if _is_ours(hook)]
+    where = [f"  engine: {hook_url(entry)}"]
+    if http or password_file is None:
+        where.append(f"  password: ${PASSWORD_ENV} from the environment Claude Code runs in")
+    else:
+        where.append(f"  password: read from {password_file} (RECALL_PASSWORD_FILE)")
     if ours == [entry]:
-        return [f"{kind} hook already installed in {path}"]
+        return [f"{kind} hook already installed in {path}", *where]
     _remove_ours(settings)
     hooks = settings.setdefault("hooks", {})
     hooks.setdefault(EVENT, []).append({"matcher": "", "hooks": [entry]})
     backup = _save(path, settings)
     verb = "replaced trilium-recall hook with" if ours else "added"
-    lines = [f"{verb} {kind} hook in {path}" + (f" (backup: {backup})" if backup else "")]
-    lines.append(f"  engine: {hook_url(entry)}")
-    if http or password_file is None:
-        lines.append(f"  password: ${PASSWORD_ENV} from the environment Claude Code runs in")
-    else:
-        lines.append(f"  password: read from {password_file} (RECALL_PASSWORD_FILE)")
-    return lines
+    return [f"{verb} {kind} hook in {path}" + (f" (backup: {backup})" if backup else ""), *where]
 
 
 def uninstall_hook(
