@@ -24,6 +24,7 @@ def install(url: str, home: Path, **env: str) -> subprocess.CompletedProcess[str
 
 def test_a_working_setup_passes_every_check(tmp_path: Path) -> None:
     home = tmp_path / "home"
+    home.mkdir()
     with served(notebook(), tmp_path / "data", login_password=PASSWORD) as (url, _):
         wait_ok(url)
         installed = install(url, home, RECALL_LOGIN_PASSWORD=PASSWORD)
