@@ -8,8 +8,8 @@ import subprocess
 from pathlib import Path
 
 from conftest import PASSWORD
-from procs import closed_port_url
-from test_failures import cli, hook, notebook, served, wait_ok
+from procs import closed_port_url, scrubbed_env
+from test_failures import PROMPT, cli, hook, notebook, served, wait_ok
 
 
 def doctor(url: str, home: Path, **env: str) -> tuple[int, dict[str, dict]]:
@@ -100,3 +100,31 @@ def test_a_hook_pointing_at_the_wrong_port_is_named(tmp_path: Path) -> None:
     assert checks["hook"]["fix"] == (
         f"trilium-recall install-hook with RECALL_URL={url} (it replaces ours)"
     )
+
+
+def test_the_installed_hook_reaches_its_engine_whatever_claude_code_inherits(
+    tmp_path: Path,
+) -> None:
+    """The command install-hook writes carries the engine URL and the password file: run as
+    Claude Code runs it (sh -c), with a RECALL_URL pointing elsewhere and no password in the
+    environment, it still gets the passages."""
+    secret = tmp_path / "password"
+    secret.write_text(PASSWORD + "\n")
+    with served(notebook(), tmp_path / "data", login_password=PASSWORD) as (url, _):
+        wait_ok(url)
+        installed = install(url, tmp_path, RECALL_PASSWORD_FILE=str(secret))
+        assert "ok    password  accepted (from RECALL_PASSWORD_FILE)" in installed.stdout
+        settings = json.loads((tmp_path / ".claude" / "settings.json").read_text())
+        command = settings["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
+        body = json.dumps({"hook_event_name": "UserPromptSubmit", "prompt": PROMPT})
+        run = subprocess.run(
+            ["sh", "-c", command],
+            input=body,
+            env=scrubbed_env(RECALL_URL=closed_port_url(), RECALL_HOOK_DEBUG="1"),
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    assert run.returncode == 0, run.stderr
+    context = json.loads(run.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "Sourdough starter" in context

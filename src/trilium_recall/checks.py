@@ -169,10 +169,8 @@ def hook_installed(
 ) -> Check:
     """Our hook in the user's or this project's Claude Code settings, and whether it sends to
     `engine_url`."""
-    found = []
-    for scope in ("user", "project"):
-        path = settings_path(scope, home=home, project_dir=project_dir)
-        found += [(path, hook) for hook in installed_hooks(path)]
+    paths = {settings_path(s, home=home, project_dir=project_dir) for s in ("user", "project")}
+    found = [(path, hook) for path in sorted(paths) for hook in installed_hooks(path)]
     if not found:
         fix = "trilium-recall install-hook (not needed if you use the MCP server only)"
         return Check("hook", "warn", "no trilium-recall hook in Claude Code's settings", fix)
@@ -208,4 +206,7 @@ def recall_check(prompt: str, sent: Sequence[str], silence: str | None, status: 
     name = "test recall"
     if status in ("starting", "building"):
         return Check(name, "warn", f'"{prompt}": {decision}', "wait for the first build")
+    if status == "late":
+        fix = "the machine is busy or the index large: raise RECALL_TIME_BUDGET_MS if this persists"
+        return Check(name, "warn", f'"{prompt}": {decision}', fix)
     return Check(name, "ok", f'"{prompt}": {decision}', facts={"status": status})

@@ -46,6 +46,7 @@ MAX_SESSION_ID_CHARS = 200  # Claude Code's are UUIDs; a longer one is not passe
 MAX_ANSWER_BYTES = 4_000_000
 _CHUNK = 65536  # stdin read size
 OPTIONS = ("--url", "--password-env", "--password-file")  # as install-hook writes them
+PASSWORD_VAR = "RECALL_LOGIN_PASSWORD"
 
 
 class _Skip(Exception):
@@ -156,13 +157,13 @@ def _request_body(payload: dict[str, object]) -> bytes:
 
 
 def _password(options: dict[str, str]) -> str | None:
-    if "--password-file" in options:
-        path: str | None = options["--password-file"]
-        password = None
-    else:
-        password = os.environ.get(options.get("--password-env", "RECALL_LOGIN_PASSWORD"))
-        path = os.environ.get("RECALL_PASSWORD_FILE") if "--password-env" not in options else None
-    if not password and path:
+    """From the file or variable install-hook named; else RECALL_LOGIN_PASSWORD, then the file
+    RECALL_PASSWORD_FILE names."""
+    path = options.get("--password-file")
+    password = None if path else os.environ.get(options.get("--password-env", PASSWORD_VAR))
+    if not path and not password and "--password-env" not in options:
+        path = os.environ.get("RECALL_PASSWORD_FILE")
+    if path:
         with open(path, encoding="utf-8") as handle:
             password = handle.read(4096).strip()
     if password and ("\r" in password or "\n" in password):
@@ -223,7 +224,8 @@ def _post_json(url: str, body: bytes, password: str | None) -> bytes:
         conn.request("POST", parts.path + (f"?{parts.query}" if parts.query else ""), body, headers)
         response = conn.getresponse()
         if response.status != 200:
-            raise _Skip(f"engine answered HTTP {response.status}: {_reason(response)}")
+            reason = f": {_reason(response)}" if _debugging() else ""  # only read to be shown
+            raise _Skip(f"engine answered HTTP {response.status}{reason}")
         answer = response.read(MAX_ANSWER_BYTES + 1)  # chunked, Content-Length or until close
         if len(answer) > MAX_ANSWER_BYTES:
             raise _Skip("engine answer too large")
@@ -252,8 +254,12 @@ def _write_stdout(data: bytes) -> None:
         _debug(f"could not write the answer: {type(exc).__name__}")
 
 
+def _debugging() -> bool:
+    return os.environ.get("RECALL_HOOK_DEBUG") == "1" and sys.stderr is not None
+
+
 def _debug(message: str) -> None:
-    if os.environ.get("RECALL_HOOK_DEBUG") != "1" or sys.stderr is None:
+    if not _debugging():
         return
     try:
         sys.stderr.write(f"trilium-recall-hook: {message}\n")
