@@ -52,7 +52,7 @@ from .checks import (
     trilium_instance,
 )
 from .engine import Engine
-from .errors import BadRequest
+from .errors import BadRequest, RecallError
 from .index_file import index_errors
 from .limits import source_of
 from .login_page import parse_submission, sign_in_page, too_many_attempts_page
@@ -360,7 +360,10 @@ class WebUI:
         """A recall about the largest subject, as the MCP tool would ask it."""
         subjects = [s.title for o in self._described.current for s in o.subjects]
         prompt = f"what do my notes say about {subjects[0]}?" if subjects else "my notes"
-        result = await self._engine.recall(prompt, use_skip_rules=False)
+        try:
+            result = await self._engine.recall(prompt, use_skip_rules=False)
+        except RecallError as exc:  # the index unavailable: this check fails, not the page
+            return Check("test recall", "fail", f'"{prompt}": {exc}', "see the index checks")
         silence = silence_reason(result, self._engine.settings.time_budget_ms)
         return recall_check(prompt, [p.title for p in result.passages], silence, result.status)
 
