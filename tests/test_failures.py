@@ -25,8 +25,15 @@ from trilium_recall import engine as engine_module
 from trilium_recall.app import create_app
 from trilium_recall.config import Instance
 from trilium_recall.engine import Engine
-from trilium_recall.errors import TriliumBadResponse
-from trilium_recall.http_errors import BUG
+from trilium_recall.errors import (
+    BadRequest,
+    EngineStarting,
+    IndexBusy,
+    IndexUnusable,
+    StoreError,
+    TriliumBadResponse,
+)
+from trilium_recall.http_errors import BUG, error_answer
 from trilium_recall.standin import FakeTrilium
 from trilium_recall.store import Store
 from trilium_recall.vectors import VectorIndex
@@ -167,7 +174,10 @@ def test_an_unusable_index_is_moved_aside_and_rebuilt(
     if damage is _garbage:  # the CLI names it and says what serve will do
         done = cli("status", env={"RECALL_DATA_DIR": str(tmp_path)})
         assert done.returncode == 2 and "Traceback" not in done.stderr
-        assert "is damaged" in done.stderr and "moves it aside and rebuilds" in done.stderr
+        assert done.stderr.strip().endswith(
+            "is damaged (file is not a database): "
+            "start `trilium-recall serve` (again): it moves the file aside and rebuilds"
+        )
     with served(notebook(), tmp_path) as (url, engine):
         assert engine.moved_aside is not None
         health = wait_ok(url)
@@ -264,3 +274,20 @@ async def test_a_locked_index_is_503_with_retry_after(tmp_path) -> None:
             other.close()
         again = httpx.post(f"{url}/recall", json=body, timeout=60)
         assert again.status_code == 200 and again.json()["passages"]
+
+
+@pytest.mark.parametrize(
+    ("error", "status", "reason"),
+    [
+        (BadRequest("'prompt' is required"), 400, "'prompt' is required"),
+        (IndexBusy("f is locked"), 503, "f is locked"),
+        (StoreError("disk full while writing f"), 503, "disk full while writing f"),
+        (IndexUnusable("f is damaged (malformed)"), 503, f"f is damaged (malformed): {IndexUnusable.FIX}"),
+        (EngineStarting("still being built"), 503, "still being built"),
+        (RuntimeError("internals"), 500, BUG),
+    ],
+)  # fmt: skip
+def test_one_mapping_from_error_to_http_answer(error: Exception, status: int, reason: str):
+    answer = error_answer(error)
+    assert (answer.status_code, json.loads(answer.body)["error"]) == (status, reason)
+    assert ("retry-after" in answer.headers) == (status == 503)

@@ -48,10 +48,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         return COMMANDS[args.command](args) or 0
     except IndexUnusable as exc:
-        print(
-            f"trilium-recall: {exc}: `trilium-recall serve` moves it aside and rebuilds",
-            file=sys.stderr,
-        )
+        print(f"trilium-recall: {exc}: {exc.FIX}", file=sys.stderr)
         return 2
     except RecallError as exc:
         print(f"trilium-recall: {exc}", file=sys.stderr)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from .errors import BadRequest, EngineStarting, RecallError, StoreError
+from .errors import BadRequest, EngineStarting, IndexUnusable, RecallError, StoreError
 
 RETRY_AFTER_S = 5  # a build's first notes, a lock released: seconds, not minutes
 BUG = "internal error in trilium-recall: the engine log has the details"
@@ -21,8 +21,9 @@ def error_answer(exc: BaseException) -> JSONResponse:
     if isinstance(exc, BadRequest):
         return JSONResponse({"error": str(exc)}, 400, headers=NO_STORE)
     if isinstance(exc, EngineStarting | StoreError):
+        reason = f"{exc}: {exc.FIX}" if isinstance(exc, IndexUnusable) else str(exc)
         return JSONResponse(
-            {"error": str(exc), "retry_after": RETRY_AFTER_S},
+            {"error": reason, "retry_after": RETRY_AFTER_S},
             503,
             headers=NO_STORE | {"Retry-After": str(RETRY_AFTER_S)},
         )
