@@ -282,7 +282,7 @@ async def test_a_locked_index_is_503_with_retry_after(tmp_path) -> None:
         (BadRequest("'prompt' is required"), 400, "'prompt' is required"),
         (IndexBusy("f is locked"), 503, "f is locked"),
         (StoreError("disk full while writing f"), 503, "disk full while writing f"),
-        (IndexUnusable("f is damaged (malformed)"), 503, f"f is damaged (malformed): {IndexUnusable.FIX}"),
+        (IndexUnusable("f is damaged"), 503, f"f is damaged: {IndexUnusable.FIX}"),
         (EngineStarting("still being built"), 503, "still being built"),
         (RuntimeError("internals"), 500, BUG),
     ],
