@@ -141,11 +141,11 @@ def test_load_vectors_in_chunks_restores_every_vector(tmp_path, embedder) -> Non
 
 
 def test_sent_notes_expire_after_the_session_ttl(store) -> None:
-    store.mark_sent("s1", [("default", "a"), ("default", "b")], ttl_seconds=3600)
+    store.mark_sent("s1", [("default", "a"), ("default", "b")], ttl=3600, wait_s=5)
     assert store.already_sent("s1", 3600) == {("default", "a"), ("default", "b")}
     store.db.execute("UPDATE sent SET sent_at = sent_at - 7200 WHERE note_id = 'a'")
     assert store.already_sent("s1", 3600) == {("default", "b")}
-    store.mark_sent("s2", [("default", "c")], ttl_seconds=3600)  # writing prunes expired rows
+    store.mark_sent("s2", [("default", "c")], ttl=3600, wait_s=5)  # writing prunes expired rows
     assert store.db.execute("SELECT note_id FROM sent ORDER BY note_id").fetchall() == [
         ("b",),
         ("c",),

@@ -24,7 +24,7 @@ import sqlite_vec
 
 from .errors import IndexBusy, IndexUnusable, StoreError
 from .migrations import migrate
-from .transactions import write_transaction
+from .transactions import BUSY_TIMEOUT_MS, write_transaction
 
 logger = logging.getLogger(__name__)
 
@@ -46,7 +46,7 @@ def open_db(path: Path) -> apsw.Connection:
             db.enable_load_extension(True)
             db.load_extension(sqlite_vec.loadable_path())
             db.enable_load_extension(False)
-            db.set_busy_timeout(5000)
+            db.set_busy_timeout(BUSY_TIMEOUT_MS)
             _use_wal(db)
             db.execute("PRAGMA synchronous = NORMAL")
             migrate(db, path)

@@ -63,9 +63,9 @@ class Store:
         return row[0]
 
     @contextmanager
-    def atomic(self) -> Iterator[apsw.Connection]:
+    def atomic(self, wait_s: float | None = None) -> Iterator[apsw.Connection]:
         """One write transaction, holding the lock from its start; nested ones are savepoints."""
-        with index_errors(self.path), write_transaction(self.db):
+        with index_errors(self.path), write_transaction(self.db, wait_s):
             yield self.db
 
     def load_vectors(self, chunk: int = 4096) -> int:
@@ -386,11 +386,11 @@ class Store:
         }
 
     def mark_sent(
-        self, session_id: str, notes: Iterable[tuple[str, str]], ttl_seconds: float
+        self, session_id: str, notes: Iterable[tuple[str, str]], ttl: float, wait_s: float
     ) -> None:
         now = time.time()
-        with self.atomic() as db:
-            db.execute("DELETE FROM sent WHERE sent_at < ?", (now - ttl_seconds,))
+        with self.atomic(wait_s) as db:
+            db.execute("DELETE FROM sent WHERE sent_at < ?", (now - ttl,))
             db.executemany(
                 "INSERT OR REPLACE INTO sent VALUES (?, ?, ?, ?)",
                 [(session_id, instance, note_id, now) for instance, note_id in notes],
