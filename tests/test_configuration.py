@@ -130,6 +130,7 @@ def test_readme_multi_instance_env_serves_two_trilium_instances(tmp_path: Path) 
             "TRILIUM_URL_B is the same Trilium as TRILIUM_URL_A (http://notes:8080): "
             "list each instance once",
         ),
+        ({"RECALL_INSTANCES": "work,Work"}, "RECALL_INSTANCES names 'work' twice"),
         (
             {"TRILIUM_URL": "notes.example:8080", "TRILIUM_ETAPI_TOKEN": "t"},
             "TRILIUM_URL must be an http(s) URL such as http://localhost:8080",

@@ -16,7 +16,7 @@ from typing import Literal
 from .candidates import SearchTrace
 from .config import Settings
 from .embed import Embedder
-from .errors import IndexBusy, UnknownInstance
+from .errors import StoreError, UnknownInstance
 from .gate import GateThresholds
 from .generic import GenericPrompts
 from .search import search
@@ -161,12 +161,13 @@ def recall(
 def _remember(
     store: Store, session_id: str, passages: list[Passage], ttl: float, deadline: float | None
 ) -> None:
-    """Mark the passages sent in this session. Another process holding the index's write lock
-    past the budget costs only that memory, never the answer (the note may come again)."""
+    """Mark the passages sent in this session. A write that cannot happen (another process holds
+    the lock past the budget, a full disk) costs only that memory, never the answer (the note
+    may come again in this session)."""
     wait_s = SESSION_WAIT_S if deadline is None else max(0.001, deadline - time.monotonic())
     try:
         store.mark_sent(session_id, [(p.instance, p.note_id) for p in passages], ttl, wait_s)
-    except IndexBusy as exc:
+    except StoreError as exc:
         log.warning("%s: this answer is not remembered for session %.12s", exc, session_id)
 
 
