@@ -54,8 +54,11 @@ class Check:
         )
 
 
-def configuration(env: Mapping[str, str], where: str = "configuration") -> Check:
-    """Which variables are set (secrets masked) and whether they make a valid configuration."""
+def configuration(
+    env: Mapping[str, str], where: str = "configuration", serves: bool = True
+) -> Check:
+    """Which variables are set (secrets masked) and whether they make a valid configuration.
+    `serves`: whether this configuration runs the engine (a client needs no Trilium)."""
     names = sorted(k for k in env if k.startswith(("RECALL_", "TRILIUM_")))
     shown = tuple(f"{k}={_masked(k, env[k])}" for k in names)
     try:
@@ -66,6 +69,9 @@ def configuration(env: Mapping[str, str], where: str = "configuration") -> Check
         )
     if unknown := unknown_variables(env):
         return Check(where, "warn", unknown[0], "correct or unset it", (*unknown[1:], *shown))
+    if not settings.instances and not serves:
+        detail = f"{len(names)} variables set; no Trilium here (the engine's is checked below)"
+        return Check(where, "ok", detail, None, shown)
     if not settings.instances:
         detail = "no Trilium configured: `serve` runs the demo notebook"
         fix = "set TRILIUM_URL and TRILIUM_ETAPI_TOKEN (or RECALL_INSTANCES) for your own notes"

@@ -45,14 +45,14 @@ def run_doctor(env: Mapping[str, str], as_json: bool = False) -> int:
 
 
 def diagnose(env: Mapping[str, str]) -> list[Check]:
-    checks = [configuration(env)]
     try:
         settings = load_settings(env, quiet=True)
     except ConfigError:
         settings = load_settings({})  # the defaults: where the engine usually is
     url = settings.engine_url
     health = engine_health(url)
-    checks.append(health)
+    # With the engine up this shell is only its client; down, its Trilium is checked here.
+    checks = [configuration(env, serves=health.status == "fail"), health]
     found = _without_engine(settings) if health.status == "fail" else _from_engine(url, settings)
     # The hook as this machine's settings have it, just before the last request it made.
     at = next((i for i, c in enumerate(found) if c.name == "last hook request"), len(found))
