@@ -161,7 +161,7 @@ def _password(options: dict[str, str]) -> str | None:
     RECALL_PASSWORD_FILE names."""
     path = options.get("--password-file")
     password = None if path else os.environ.get(options.get("--password-env", PASSWORD_VAR))
-    if not path and not password and "--password-env" not in options:
+    if not path and not password:
         path = os.environ.get("RECALL_PASSWORD_FILE")
     if path:
         with open(path, encoding="utf-8") as handle:
