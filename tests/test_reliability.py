@@ -443,7 +443,10 @@ def test_disk_full_mid_build_keeps_serving_and_heals_when_space_returns(tmp_path
         down = wait_until("degraded health", lambda: _degraded(engine), BUILD_S)
         assert "recall.sqlite3" in down["error"] and down["notes"] == 0, down  # the reason shows
         with httpx.Client(timeout=10) as client:
-            assert recall(client, engine, PROMPT).status_code == 200
+            answer = recall(client, engine, PROMPT)
+        # Nothing indexed yet: "come back later", with a reason, never a bare error.
+        assert answer.status_code == 503 and answer.headers["retry-after"] == "5", answer.text
+        assert answer.json()["error"].startswith("The notes index is still being built")
         _alive(engine)
 
         engine.free_space()

@@ -216,6 +216,8 @@ class Engine:
             result = await asyncio.wait_for(future, budget + BUDGET_GRACE_S)
         except TimeoutError:
             log.warning("recall ran past its %.0f ms budget; answered nothing", budget * 1000)
+            if not len(self.vectors) and self.building:  # there was nothing to find anyway
+                return RecallResult("building", took_ms=budget * 1000)
             return RecallResult("late", took_ms=budget * 1000)
         # `building` reads the index; the mirror's size is checked first, so a served index
         # never pays that query on the answer path.
