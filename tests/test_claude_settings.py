@@ -11,6 +11,7 @@ import pytest
 from trilium_recall.claude_settings import (
     command_entry,
     hook_command,
+    hook_url,
     http_entry,
     install_hook,
     module_command,
@@ -58,13 +59,19 @@ def test_install_merges_into_existing_settings(tmp_path: Path, user_settings: Pa
     assert read_settings(user_settings) == expected
     [backup] = backups(user_settings)
     assert read_settings(backup) == EXISTING
-    assert lines == [f"added command hook in {user_settings} (backup: {backup})"]
+    assert lines == [
+        f"added command hook in {user_settings} (backup: {backup})",
+        "  engine: http://127.0.0.1:8765",
+        "  password: $RECALL_LOGIN_PASSWORD from the environment Claude Code runs in",
+    ]
 
 
 def test_command_entry_runs_this_interpreters_hook() -> None:
     entry = command_entry()
     assert entry["type"] == "command" and entry["timeout"] == 3
-    assert entry["command"] == hook_command()
+    assert entry["command"] == (
+        f"{hook_command()} --url http://127.0.0.1:8765 --password-env RECALL_LOGIN_PASSWORD"
+    )
     assert "trilium-recall-hook" in entry["command"] or "-m trilium_recall.hook" in entry["command"]
 
 
@@ -84,7 +91,7 @@ def test_install_twice_adds_one_entry_and_writes_nothing_new(
 
     lines = install_hook("user", home=tmp_path)
 
-    assert lines == [f"command hook already installed in {user_settings}"]
+    assert lines[0] == f"command hook already installed in {user_settings}"
     assert user_settings.read_bytes() == after_first
     assert len(backups(user_settings)) == 1
     groups = read_settings(user_settings)["hooks"]["UserPromptSubmit"]
@@ -98,7 +105,7 @@ def test_install_creates_missing_project_file(tmp_path: Path) -> None:
     assert read_settings(path) == {
         "hooks": {"UserPromptSubmit": [{"matcher": "", "hooks": [command_entry()]}]}
     }
-    assert lines == [f"added command hook in {path}"]
+    assert lines[0] == f"added command hook in {path}"
     assert backups(path) == []
 
 
@@ -119,8 +126,11 @@ def test_http_form(tmp_path: Path) -> None:
             }
         ],
     }
-    assert lines[0] == f"added http hook in {path}"
-    assert "RECALL_LOGIN_PASSWORD" in lines[1]
+    assert lines == [
+        f"added http hook in {path}",
+        "  engine: http://e:9",
+        "  password: $RECALL_LOGIN_PASSWORD from the environment Claude Code runs in",
+    ]
 
 
 def test_http_engine_url_defaults_to_recall_url(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -213,3 +223,23 @@ def test_unreadable_file_refused_and_untouched(tmp_path: Path, text: str) -> Non
 def test_unknown_scope_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="scope"):
         install_hook("global", home=tmp_path)
+
+
+def test_the_command_hook_names_its_engine_and_password_source(tmp_path: Path) -> None:
+    """Where the engine is and where the password comes from are in the command itself, so
+    the hook does not depend on Claude Code's environment holding RECALL_URL."""
+    secret = tmp_path / "pass word"
+    lines = install_hook("project", project_dir=tmp_path, engine_url="http://127.0.0.1:9001/",
+                         password_file=str(secret))  # fmt: skip
+    [group] = read_settings(tmp_path / ".claude" / "settings.json")["hooks"]["UserPromptSubmit"]
+    command = group["hooks"][0]["command"]
+    assert command == f"{hook_command()} --url http://127.0.0.1:9001 --password-file '{secret}'"
+    assert hook_url(group["hooks"][0]) == "http://127.0.0.1:9001"
+    assert lines[1:] == [
+        "  engine: http://127.0.0.1:9001",
+        f"  password: read from {secret} (RECALL_PASSWORD_FILE)",
+    ]
+    again = install_hook("project", project_dir=tmp_path, engine_url="http://127.0.0.1:9002")
+    [group] = read_settings(tmp_path / ".claude" / "settings.json")["hooks"]["UserPromptSubmit"]
+    assert again[0].startswith("replaced trilium-recall hook with command hook")
+    assert hook_url(group["hooks"][0]) == "http://127.0.0.1:9002"

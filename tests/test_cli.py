@@ -25,6 +25,7 @@ COMMANDS = [
     "search",
     "explain",
     "log",
+    "doctor",
     "hook",
     "install-hook",
     "uninstall-hook",

@@ -229,7 +229,7 @@ def test_real_engine_nothing_to_add(demo_engine: DemoEngine, hook: list[str], pr
 def test_real_engine_wrong_password(demo_engine: DemoEngine, hook: list[str]) -> None:
     env = debug_env(RECALL_URL=demo_engine.url, RECALL_LOGIN_PASSWORD="wrong")
     run = run_hook(payload(RESTIC_PROMPT, session()), env, hook)
-    assert_silent(run, "engine answered HTTP 401")
+    assert_silent(run, "engine answered HTTP 401: invalid_token")  # the engine's own reason
 
 
 # --- a stub engine has passages ---------------------------------------------------------------
@@ -432,9 +432,9 @@ def hook_json(**specific: object) -> bytes:
 
 NOT_HOOK_JSON = "engine answer is not UserPromptSubmit hook JSON"
 BAD_ANSWERS = {
-    "500": ("500 Internal Server Error", b'{"error": "boom"}', "engine answered HTTP 500"),
-    "401": ("401 Unauthorized", b"", "engine answered HTTP 401"),
-    "redirect": ("302 Found", ANSWER.encode(), "engine answered HTTP 302"),
+    "500": ("500 Internal Server Error", b'{"error": "boom"}', "engine answered HTTP 500: boom"),
+    "401": ("401 Unauthorized", b"", "engine answered HTTP 401: no reason given"),
+    "redirect": ("302 Found", ANSWER.encode(), "engine answered HTTP 302: no reason given"),
     "garbage": ("200 OK", b"\x00\xff<html>not json", "engine answer is not JSON"),
     "list": ("200 OK", b"[1, 2, 3]", NOT_HOOK_JSON),
     "string": ("200 OK", b'"just a string"', NOT_HOOK_JSON),
@@ -577,7 +577,7 @@ def test_unusable_recall_url(hook: list[str], url: str, reason: str) -> None:
 
 def test_wrong_password(recall_server: StubEngine, hook: list[str]) -> None:
     env = debug_env(RECALL_URL=recall_server.url, RECALL_LOGIN_PASSWORD="wrong")
-    assert_silent(run_hook(payload(), env, hook), "engine answered HTTP 401")
+    assert_silent(run_hook(payload(), env, hook), "engine answered HTTP 401: no reason given")
 
 
 # --- bad stdin (the engine is up and would answer, so a silent hook proves the check) --------
@@ -699,7 +699,7 @@ def test_debug_goes_to_stderr_without_secrets(recall_server: StubEngine, hook: l
     secret = "s3cret-do-not-print"
     env = debug_env(RECALL_URL=recall_server.url, RECALL_LOGIN_PASSWORD=secret)
     run = run_hook(payload(), env, hook)
-    assert_silent(run, "engine answered HTTP 401")
+    assert_silent(run, "engine answered HTTP 401: no reason given")
     assert recall_server.requests[0][0]["Authorization"] == f"Bearer {secret}"  # it was sent
 
 

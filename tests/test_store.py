@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from conftest import add_note
-from trilium_recall.errors import StoreError
+from trilium_recall.errors import IndexUnusable, StoreError
 from trilium_recall.migrations import MIGRATIONS
 from trilium_recall.store import Store
 from trilium_recall.vectors import Match, VectorIndex
@@ -59,8 +59,8 @@ def test_vector_index_grows_past_its_first_capacity_and_scans_in_blocks() -> Non
 def test_a_store_opened_for_another_embedding_size_is_refused(tmp_path) -> None:
     path = tmp_path / "recall.sqlite3"
     Store(path, VectorIndex(384, "e5-small-q4")).close()
-    with pytest.raises(StoreError, match=r"built with e5-small-q4 \(384 dimensions\); this "
-                       r"engine embeds with e5-base \(768\): delete the file"):  # fmt: skip
+    with pytest.raises(IndexUnusable, match=r"built with e5-small-q4 \(384 dimensions\); this "
+                       r"engine embeds with e5-base \(768\)"):  # fmt: skip
         Store(path, VectorIndex(768, "e5-base"))
 
 
@@ -68,7 +68,7 @@ def test_a_store_opened_for_another_model_of_the_same_size_is_refused(tmp_path) 
     path = tmp_path / "recall.sqlite3"
     Store(path, VectorIndex(384, "e5-small-q4")).close()
     Store(path, VectorIndex(384, "e5-small-q4")).close()  # the same model opens it again
-    with pytest.raises(StoreError, match=r"built with e5-small-q4 .* embeds with other-384"):
+    with pytest.raises(IndexUnusable, match=r"built with e5-small-q4 .* embeds with other-384"):
         Store(path, VectorIndex(384, "other-384"))
 
 
@@ -141,11 +141,11 @@ def test_load_vectors_in_chunks_restores_every_vector(tmp_path, embedder) -> Non
 
 
 def test_sent_notes_expire_after_the_session_ttl(store) -> None:
-    store.mark_sent("s1", [("default", "a"), ("default", "b")], ttl_seconds=3600)
+    store.mark_sent("s1", [("default", "a"), ("default", "b")], ttl=3600, wait_s=5)
     assert store.already_sent("s1", 3600) == {("default", "a"), ("default", "b")}
     store.db.execute("UPDATE sent SET sent_at = sent_at - 7200 WHERE note_id = 'a'")
     assert store.already_sent("s1", 3600) == {("default", "b")}
-    store.mark_sent("s2", [("default", "c")], ttl_seconds=3600)  # writing prunes expired rows
+    store.mark_sent("s2", [("default", "c")], ttl=3600, wait_s=5)  # writing prunes expired rows
     assert store.db.execute("SELECT note_id FROM sent ORDER BY note_id").fetchall() == [
         ("b",),
         ("c",),

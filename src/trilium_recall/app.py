@@ -20,9 +20,11 @@ from .auth import Authenticator
 from .bodies import optional_text, prompt_field, read_json
 from .config import Settings
 from .engine import Engine
-from .errors import BadRequest
+from .errors import EngineStarting
+from .http_errors import HANDLERS
 from .mcp import build_mcp, mcp_routes, refresh_instructions, transport_security
 from .overview import IndexOverview
+from .recall import STATUS_TEXT
 from .web import WebUI
 
 log = logging.getLogger(__name__)
@@ -70,21 +72,20 @@ def create_app(
         refused = await origin_check.validate_request(request)
         if refused is not None:
             return JSONResponse({"error": bytes(refused.body).decode()}, refused.status_code)
-        try:
-            body = await read_json(request)
-            hook_mode = "hook_event_name" in body
-            prompt, session_id, instance = _recall_fields(body)
-            result = await engine.recall(
-                prompt,
-                session_id=session_id,
-                instance=instance,
-                # Claude Code sets agent_id when the hook fires inside a subagent or teammate.
-                from_subagent=hook_mode and bool(body.get("agent_id")),
-            )
-        except BadRequest as exc:
-            return JSONResponse({"error": str(exc)}, status_code=400)
+        body = await read_json(request)
+        hook_mode = "hook_event_name" in body
+        prompt, session_id, instance = _recall_fields(body)
+        result = await engine.recall(
+            prompt,
+            session_id=session_id,
+            instance=instance,
+            # Claude Code sets agent_id when the hook fires inside a subagent or teammate.
+            from_subagent=hook_mode and bool(body.get("agent_id")),
+        )
         path = "hook" if hook_mode else "api"
         activity.record(path, prompt, result, session_id=session_id, instance=instance)
+        if result.status in ("starting", "building"):
+            raise EngineStarting(STATUS_TEXT[result.status])  # 503 with Retry-After
         if hook_mode:
             return _hook_answer(result.context)
         answer: dict[str, Any] = result.to_json()
@@ -99,7 +100,7 @@ def create_app(
         *mcp_routes(server, engine.settings),
         *web.routes(),
     ]
-    app = Starlette(routes=routes, lifespan=lifespan)
+    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers=HANDLERS)
     # No slash redirects anywhere: Starlette builds them from the Host header (a foreign Host
     # made /mcp/ redirect off-site). /mcp/ has a route of its own instead.
     app.router.redirect_slashes = False

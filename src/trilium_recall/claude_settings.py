@@ -7,6 +7,7 @@ was, write nothing when nothing changes, keep a backup before changing an existi
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -34,6 +35,7 @@ def install_hook(
     project_dir: Path | None = None,
     home: Path | None = None,
     engine_url: str | None = None,
+    password_file: str | None = None,
 ) -> list[str]:
     """Add our hook (command, or http with ``http=True``); return lines saying what changed.
 
@@ -42,23 +44,23 @@ def install_hook(
     """
     path = settings_path(scope, project_dir=project_dir, home=home)
     kind = "http" if http else "command"
-    entry = http_entry(engine_url) if http else command_entry()
+    entry = http_entry(engine_url) if http else command_entry(engine_url, password_file)
     settings = _load(path)
     groups = _groups(settings, path)
     ours = [hook for group in groups for hook in _hooks_of(group) if _is_ours(hook)]
+    where = [f"  engine: {hook_url(entry)}"]
+    if http or password_file is None:
+        where.append(f"  password: ${PASSWORD_ENV} from the environment Claude Code runs in")
+    else:
+        where.append(f"  password: read from {password_file} (RECALL_PASSWORD_FILE)")
     if ours == [entry]:
-        return [f"{kind} hook already installed in {path}"]
+        return [f"{kind} hook already installed in {path}", *where]
     _remove_ours(settings)
     hooks = settings.setdefault("hooks", {})
     hooks.setdefault(EVENT, []).append({"matcher": "", "hooks": [entry]})
     backup = _save(path, settings)
     verb = "replaced trilium-recall hook with" if ours else "added"
-    lines = [f"{verb} {kind} hook in {path}" + (f" (backup: {backup})" if backup else "")]
-    if http:
-        lines.append(
-            f"the http hook sends ${PASSWORD_ENV} from the environment Claude Code runs in"
-        )
-    return lines
+    return [f"{verb} {kind} hook in {path}" + (f" (backup: {backup})" if backup else ""), *where]
 
 
 def uninstall_hook(
@@ -89,8 +91,45 @@ def settings_path(scope: str, *, project_dir: Path | None = None, home: Path | N
     raise ValueError(f"scope must be 'user' or 'project', not {scope!r}")
 
 
-def command_entry() -> dict[str, Any]:
-    return {"type": "command", "command": hook_command(), "timeout": HOOK_TIMEOUT_S}
+def command_entry(
+    engine_url: str | None = None, password_file: str | None = None
+) -> dict[str, Any]:
+    """The hook command, with where the engine is and where the password comes from (the name
+    of a variable or a file, never the password), so it does not rely on Claude Code's
+    environment holding RECALL_URL."""
+    password = (
+        f"--password-file {shlex.quote(password_file)}"
+        if password_file
+        else f"--password-env {PASSWORD_ENV}"
+    )
+    command = f"{hook_command()} --url {shlex.quote(_engine_base(engine_url))} {password}"
+    return {"type": "command", "command": command, "timeout": HOOK_TIMEOUT_S}
+
+
+def hook_url(entry: dict[str, Any]) -> str | None:
+    """The engine URL one of our hooks sends prompts to (None: an older command hook that
+    follows RECALL_URL)."""
+    if entry.get("type") == "http":
+        return str(entry.get("url", "")).removesuffix("/recall")
+    try:
+        words = shlex.split(str(entry.get("command", "")))
+    except ValueError:  # unbalanced quotes: edited by hand
+        return None
+    return next((url for flag, url in itertools.pairwise(words) if flag == "--url"), None)
+
+
+def installed_hooks(path: Path) -> list[dict[str, Any]]:
+    """Our hooks in one settings file (none when it is missing or unreadable)."""
+    try:
+        settings = _load(path)
+        groups = _groups(settings, path)
+    except (OSError, ValueError):
+        return []
+    return [hook for group in groups for hook in _hooks_of(group) if _is_ours(hook)]
+
+
+def _engine_base(engine_url: str | None) -> str:
+    return (engine_url or os.environ.get("RECALL_URL") or DEFAULT_ENGINE_URL).rstrip("/")
 
 
 def http_entry(engine_url: str | None = None) -> dict[str, Any]:
@@ -99,10 +138,9 @@ def http_entry(engine_url: str | None = None) -> dict[str, Any]:
     Header values may name environment variables as ``$NAME``; Claude Code fills in only those
     listed in ``allowedEnvVars`` (others become empty), so the password never sits in the file.
     """
-    base = (engine_url or os.environ.get("RECALL_URL") or DEFAULT_ENGINE_URL).rstrip("/")
     return {
         "type": "http",
-        "url": f"{base}/recall",
+        "url": f"{_engine_base(engine_url)}/recall",
         "headers": {"Authorization": f"Bearer ${PASSWORD_ENV}"},
         "allowedEnvVars": [PASSWORD_ENV],
         "timeout": HOOK_TIMEOUT_S,

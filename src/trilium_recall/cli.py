@@ -1,4 +1,5 @@
-"""Command line: serve · demo · index · status · search · explain · log · hook · install-hook.
+"""Command line: serve · demo · index · status · search · explain · log · doctor · hook ·
+install-hook.
 
 This module stays light: `trilium-recall hook` runs once per prompt inside Claude Code's 1.5 s
 for the whole process, and the other commands' imports (uvicorn, starlette, the MCP SDK, numpy,
@@ -21,8 +22,8 @@ _HELP = {"-h", "--help"}
 def main(argv: Sequence[str] | None = None) -> None:
     words = list(sys.argv[1:] if argv is None else argv)
     if words[:1] == ["hook"] and not _HELP & set(words):
-        # Any further words are ignored: a hook must not exit 2 on a typo (that erases the prompt).
-        hook_main()
+        # Its options are the hook's to read, never an error: exit 2 would erase the prompt.
+        hook_main(words[1:])
         raise SystemExit(0)
     parser = _parser()
     args = parser.parse_args(words)
@@ -74,6 +75,8 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_argument("--limit", type=int, default=50, help="at most this many, newest (50)")
     sub.add_argument("--demo", action="store_true", help="use the demo notebook's index")
     sub.add_argument("--json", action="store_true", help="print JSON")
+    sub = command("doctor", "Check configuration, engine, password, Trilium, index and hook.")
+    sub.add_argument("--json", action="store_true", help="print JSON")
     command("hook", "Claude Code UserPromptSubmit hook: reads stdin, prints context, exits 0.")
     for name, text in (
         ("install-hook", "Add the recall hook to Claude Code's settings.json."),
@@ -97,6 +100,9 @@ def _parser() -> argparse.ArgumentParser:
         )
         if name == "install-hook":
             sub.add_argument("--http", action="store_true", help="register /recall as an http hook")
+            sub.add_argument(
+                "--url", help="the engine (default: RECALL_URL, else what serve binds)"
+            )
     return parser
 
 

@@ -1,5 +1,5 @@
 """What the commands do (`cli` parses the command line): serve · demo · index · status · search ·
-explain · log · install-hook · uninstall-hook. The hook is `hook.main`, dispatched by `cli`
+explain · log · doctor · install-hook · uninstall-hook. The hook is `hook.main`, dispatched by `cli`
 alone."""
 
 from __future__ import annotations
@@ -20,10 +20,13 @@ from rich.progress import Progress
 from .activity import Activity, parse_since, recent
 from .app import create_app, server_options
 from .claude_settings import install_hook, uninstall_hook
-from .config import Instance, Settings, load_settings
+from .config import PASSWORD_FILE_VAR, Instance, Settings, is_http_url, load_settings
 from .demo import demo_settings, start_demo_trilium, try_it
+from .doctor import engine_health, password_check, render, run_doctor
 from .engine import Engine
-from .errors import RecallError
+from .errors import IndexUnusable, RecallError
+from .index_file import index_errors
+from .overview import failed_notes
 from .recall import RecallResult
 from .store import Store
 from .sync import SyncStatus
@@ -35,7 +38,8 @@ CLI_BUDGET_MS = 120_000  # search and explain wait for the answer; the hook's bu
 def run(args: argparse.Namespace) -> int:
     """Run the command `cli` parsed, logging to stderr; return its exit code.
 
-    A RecallError is one line on stderr and exit code 2, never a traceback.
+    A RecallError is one line on stderr and exit code 2; anything else (a bug) one line and
+    exit code 1: never a traceback.
     """
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -43,11 +47,20 @@ def run(args: argparse.Namespace) -> int:
     logging.getLogger("httpx").setLevel(logging.WARNING)  # a line per ETAPI request is noise
     try:
         return COMMANDS[args.command](args) or 0
+    except IndexUnusable as exc:
+        print(f"trilium-recall: {exc}: {exc.FIX}", file=sys.stderr)
+        return 2
     except RecallError as exc:
         print(f"trilium-recall: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:
+        print(
+            f"trilium-recall: internal error ({type(exc).__name__}: {exc}); please report it",
+            file=sys.stderr,
+        )
+        return 1
 
 
 def _settings(args: argparse.Namespace) -> Settings:
@@ -139,7 +152,11 @@ def _status(args: argparse.Namespace) -> int:
     store = Store(settings.db_path)
     try:
         report = {
-            name: {**store.counts(name), **_public_state(store.instance_state(name))}
+            name: {
+                **store.counts(name),
+                **_public_state(store.instance_state(name)),
+                "failed": failed_notes(store, name),
+            }
             for name in store.recorded_instances()
         }
     finally:
@@ -261,7 +278,9 @@ def _log(args: argparse.Namespace) -> int:
         raise RecallError(f"--limit {args.limit}: give a number of entries, 1 or more")
     store = Store(settings.db_path)
     try:
-        entries = recent(store.db, limit=args.limit, session_id=args.session, since=since)
+        with index_errors(store.path):
+            entries = recent(store.db, limit=args.limit, session_id=args.session, since=since)
+        failed = {name: failed_notes(store, name) for name in store.recorded_instances()}
     finally:
         store.close()
     entries.reverse()
@@ -272,6 +291,11 @@ def _log(args: argparse.Namespace) -> int:
         print("No calls logged" + (" in that time" if since else "") + ".")
     for entry in entries:
         print(_activity_lines(entry))
+    for name, notes in failed.items():
+        if notes:
+            print(f"\nNotes of {name} that failed to index ({len(notes)}):")
+        for note in notes:
+            print(f"  {note['title']} ({note['note_id']}, {note['at']}): {note['reason']}")
     return 0
 
 
@@ -288,22 +312,29 @@ def _activity_lines(entry: Activity) -> str:
 
 
 def _install_hook(args: argparse.Namespace) -> int:
-
+    """Install, then say whether the engine answers there and takes the password (the hook is
+    installed either way: the engine may simply not be running yet)."""
     settings = load_settings()
-    url = os.environ.get("RECALL_URL") or f"http://{_reachable_host(settings.host)}:{settings.port}"
+    if args.url and not is_http_url(args.url):
+        raise RecallError(f"--url {args.url}: give an http(s) URL such as http://127.0.0.1:8765")
+    url = (args.url or settings.engine_url).rstrip("/")
+    password_file = None
+    if settings.password_source == PASSWORD_FILE_VAR:
+        password_file = os.path.abspath(os.environ[PASSWORD_FILE_VAR])
     try:
-        lines = install_hook(args.scope or "user", http=args.http, engine_url=url)
+        lines = install_hook(
+            args.scope or "user", http=args.http, engine_url=url, password_file=password_file
+        )
     except ValueError as exc:
         raise RecallError(str(exc)) from None
-    print("\n".join(lines))
+    health = engine_health(url)
+    checks = [health] if health.status == "fail" else [health, password_check(url, settings)[0]]
+    print("\n".join(lines + render(checks)[:-1]))
     return 0
 
 
-def _reachable_host(host: str) -> str:
-    """Where a local client finds a server bound to `host` (wildcards mean this machine)."""
-    if host in ("0.0.0.0", "::", ""):
-        return "127.0.0.1"
-    return f"[{host}]" if ":" in host else host
+def _doctor(args: argparse.Namespace) -> int:
+    return run_doctor(os.environ, as_json=args.json)
 
 
 def _uninstall_hook(args: argparse.Namespace) -> int:
@@ -324,6 +355,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "search": _search,
     "explain": _explain,
     "log": _log,
+    "doctor": _doctor,
     "install-hook": _install_hook,
     "uninstall-hook": _uninstall_hook,
 }

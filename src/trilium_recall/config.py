@@ -1,27 +1,48 @@
-"""Settings read once from the environment at an entry point; errors name the variable."""
+"""Settings, read once from the environment at an entry point; errors name the variable.
+
+`load_settings` is the one reader: every variable of the README's configuration table goes
+through it (the settings class reads nothing itself). A bad value is a ConfigError naming the
+variable and what is wrong; an unknown `RECALL_*` variable is a warning naming the closest
+known one (a typo is the likeliest configuration bug).
+"""
 
 from __future__ import annotations
 
+import difflib
 import ipaddress
+import logging
 import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 from urllib.parse import urlparse
 
-from pydantic import Field, SecretStr, ValidationError, field_validator
-from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from .areas import DEFAULT_WEIGHTS, parse_weights
 from .errors import ConfigError
 
+log = logging.getLogger(__name__)
+
 DEFAULT_PORT = 8765
 DEFAULT_INSTANCE = "default"
-_INSTANCE_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
+# A name becomes part of variable names (TRILIUM_URL_<NAME>), so it takes only what a shell
+# variable name can hold.
+_INSTANCE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,31}$")
+PASSWORD_VAR, PASSWORD_FILE_VAR = "RECALL_LOGIN_PASSWORD", "RECALL_PASSWORD_FILE"
+# Read here besides the settings class's own RECALL_<FIELD> variables.
+READ_HERE = ("RECALL_INSTANCES", "RECALL_URL", PASSWORD_FILE_VAR)
+# Read by the hook alone, and by the test suite: known, so they are not taken for typos.
+READ_ELSEWHERE = (
+    "RECALL_HOOK_DEBUG",
+    "RECALL_SHARED_DIR",
+    "RECALL_SHARED_REQUIRED",
+    "RECALL_WRITE_SCREENSHOT",
+)
 
-CommaList = Annotated[tuple[str, ...], NoDecode]
+CommaList = tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -42,10 +63,10 @@ def _split(value: Any) -> Any:
     return value
 
 
-class Settings(BaseSettings):
-    """Everything tunable. Field `foo` is read from env `RECALL_FOO`."""
+class Settings(BaseModel):
+    """Everything tunable. Field `foo` comes from env `RECALL_FOO` (through load_settings)."""
 
-    model_config = SettingsConfigDict(env_prefix="RECALL_", extra="ignore", frozen=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     login_password: SecretStr | None = Field(default=None, repr=False)
     base_url: str | None = None
@@ -68,9 +89,7 @@ class Settings(BaseSettings):
 
     # Ranking: a multiplier per area (areas.py). The gate's numbers are fitted by
     # eval/evaluate.py and live in gate.py; only its overall strictness is a setting.
-    area_weights: Annotated[dict[str, float], NoDecode] = Field(
-        default_factory=lambda: dict(DEFAULT_WEIGHTS)
-    )
+    area_weights: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
     gate_strictness: float = Field(default=0.0, ge=-5, le=5)
     max_passages: int = Field(default=3, ge=1, le=10)
     time_budget_ms: float = Field(default=1200.0, gt=0)
@@ -81,7 +100,10 @@ class Settings(BaseSettings):
     activity_max_rows: int = Field(default=10_000, ge=0)  # 0 turns the log off
     activity_max_days: float = Field(default=30.0, gt=0)
 
+    # Not RECALL_<FIELD> variables: filled in by load_settings from the variables named.
     instances: dict[str, Instance] = Field(default_factory=dict, exclude=True)
+    url: str | None = None  # RECALL_URL: where clients (hook, install-hook, doctor) find us
+    password_source: str | None = None  # which variable gave the password (never the value)
 
     _split_lists = field_validator(
         "allowed_hosts",
@@ -120,13 +142,12 @@ class Settings(BaseSettings):
                 ) from None
         return value
 
-    @field_validator("base_url")
+    @field_validator("base_url", "url")
     @classmethod
-    def _check_base_url(cls, value: str | None) -> str | None:
-        if value is None or value == "":
+    def _check_url(cls, value: str | None) -> str | None:
+        if value is None:
             return None
-        parsed = urlparse(value)
-        if parsed.scheme not in ("http", "https") or not parsed.netloc:
+        if not is_http_url(value):
             raise ValueError("must be an http(s) URL such as https://recall.example.org")
         return value.rstrip("/")
 
@@ -143,50 +164,165 @@ class Settings(BaseSettings):
     def is_loopback(self) -> bool:
         return self.host in ("127.0.0.1", "localhost", "::1") or self.host.startswith("127.")
 
+    @property
+    def engine_url(self) -> str:
+        """Where a client on this machine finds the engine: RECALL_URL, else what `serve`
+        binds (a wildcard address means this machine)."""
+        if self.url:
+            return self.url
+        host = "127.0.0.1" if self.host in ("0.0.0.0", "::", "") else self.host
+        return f"http://{f'[{host}]' if ':' in host else host}:{self.port}"
+
+
+# The variables the settings class takes, by name: RECALL_<FIELD>.
+_FIELD_VARS = {
+    f"RECALL_{name.upper()}": name
+    for name in Settings.model_fields
+    if name not in ("instances", "url", "password_source")
+}
+ENGINE_VARIABLES = frozenset(_FIELD_VARS) | frozenset(READ_HERE)
+KNOWN_VARIABLES = ENGINE_VARIABLES | frozenset(READ_ELSEWHERE)
+
+
+def load_settings(
+    env: Mapping[str, str] | None = None, *, quiet: bool = False, **overrides: Any
+) -> Settings:
+    """Read and validate everything; raise ConfigError naming the first bad variable. Unknown
+    variables are logged as warnings (`quiet`: not; `doctor` shows them as a check)."""
+    env = os.environ if env is None else env
+    for name, value in env.items():
+        ours = name in ENGINE_VARIABLES or name.startswith(("TRILIUM_URL", "TRILIUM_ETAPI"))
+        if ours and not value.strip():
+            raise ConfigError(f"{name} is set but empty: give it a value or unset it")
+    if not quiet:
+        for warning in unknown_variables(env):
+            log.warning("%s", warning)
+    values: dict[str, Any] = {
+        field_name: env[var] for var, field_name in _FIELD_VARS.items() if var in env
+    }
+    if "RECALL_URL" in env:
+        values["url"] = env["RECALL_URL"]
+    if PASSWORD_VAR not in env and PASSWORD_FILE_VAR in env:
+        values["login_password"] = read_secret_file(PASSWORD_FILE_VAR, env[PASSWORD_FILE_VAR])
+    values["password_source"] = next(
+        (v for v in (PASSWORD_VAR, PASSWORD_FILE_VAR) if v in env), None
+    )
+    values.update(overrides)
+    if "instances" not in values:
+        values["instances"] = read_instances(env)
+    try:
+        return Settings.model_validate(values)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        loc = str(error["loc"][0]) if error["loc"] else ""
+        name = "RECALL_URL" if loc == "url" else f"RECALL_{loc.upper()}" if loc else "settings"
+        raise ConfigError(f"{name}: {error['msg']}") from None
+
 
 def read_instances(env: Mapping[str, str]) -> dict[str, Instance]:
     """`TRILIUM_URL`/`TRILIUM_ETAPI_TOKEN`, or `RECALL_INSTANCES=a,b` with `_A`/`_B` suffixes."""
-    names = _split(env.get("RECALL_INSTANCES", ""))
-    if not names:
-        if not env.get("TRILIUM_URL") and not env.get("TRILIUM_ETAPI_TOKEN"):
+    listed = env.get("RECALL_INSTANCES")
+    if listed is None:
+        if "TRILIUM_URL" not in env and not _token_given(env, "TRILIUM_ETAPI_TOKEN"):
             return {}
-        return {DEFAULT_INSTANCE: _read_instance(env, DEFAULT_INSTANCE, "")}
-    instances = {}
-    for name in names:
-        if not _INSTANCE_NAME.match(name.lower()):
-            raise ConfigError(f"RECALL_INSTANCES: {name!r} is not a valid instance name")
-        instances[name.lower()] = _read_instance(env, name.lower(), "_" + name.upper())
+        instances = {DEFAULT_INSTANCE: _read_instance(env, DEFAULT_INSTANCE, "", None)}
+    else:
+        names = _instance_names(listed)
+        instances = {name: _read_instance(env, name, "_" + name.upper(), listed) for name in names}
+    _check_distinct_urls(instances)
     return instances
 
 
-def _read_instance(env: Mapping[str, str], name: str, suffix: str) -> Instance:
+def _instance_names(listed: str) -> list[str]:
+    """RECALL_INSTANCES as names, all checked before any instance's variables are read."""
+    names: list[str] = []
+    for raw in listed.split(","):
+        name = raw.strip()
+        if not name:
+            raise ConfigError(
+                f"RECALL_INSTANCES={listed!r} has an empty name (a stray comma?): "
+                "list names like work,home"
+            )
+        if not _INSTANCE_NAME.match(name):
+            raise ConfigError(
+                f"RECALL_INSTANCES: {name!r} cannot be part of a variable name "
+                f"(TRILIUM_URL_{name.upper()}): use letters, digits and _ (a letter first)"
+            )
+        if name.lower() in names:
+            raise ConfigError(f"RECALL_INSTANCES names {name.lower()!r} twice")
+        names.append(name.lower())
+    return names
+
+
+def _read_instance(env: Mapping[str, str], name: str, suffix: str, listed: str | None) -> Instance:
     url_var, token_var = f"TRILIUM_URL{suffix}", f"TRILIUM_ETAPI_TOKEN{suffix}"
-    url, token = env.get(url_var, "").strip(), env.get(token_var, "").strip()
+    because = f' (RECALL_INSTANCES names "{name}")' if listed is not None else ""
+    url = env.get(url_var, "").strip()
     if not url:
-        raise ConfigError(f"{url_var} is not set (needed for instance {name!r})")
-    if not token:
-        raise ConfigError(f"{token_var} is not set: {url_var} needs an ETAPI token")
-    parsed = urlparse(url)
-    if parsed.scheme not in ("http", "https") or not parsed.netloc:
+        raise ConfigError(f"{url_var} is not set{because or f': {token_var} needs a Trilium URL'}")
+    if not is_http_url(url):
         raise ConfigError(f"{url_var} must be an http(s) URL such as http://localhost:8080")
+    if token_var in env:
+        token = env[token_var].strip()
+    elif f"{token_var}_FILE" in env:
+        token = read_secret_file(f"{token_var}_FILE", env[f"{token_var}_FILE"])
+    else:
+        raise ConfigError(f"{token_var} is not set{because or f': {url_var} needs an ETAPI token'}")
     return Instance(name=name, url=url.rstrip("/"), token=SecretStr(token))
 
 
-def load_settings(env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
-    """Read and validate everything; raise ConfigError naming the first bad variable."""
-    env = os.environ if env is None else env
-    values: dict[str, Any] = {
-        key.removeprefix("RECALL_").lower(): value
-        for key, value in env.items()
-        if key.startswith("RECALL_") and key != "RECALL_INSTANCES" and key != "RECALL_URL"
-    }
-    values.update(overrides)
-    values.setdefault("instances", read_instances(env))
+def _check_distinct_urls(instances: dict[str, Instance]) -> None:
+    seen: dict[str, str] = {}
+    for instance in instances.values():
+        key = instance.url.lower()
+        if key in seen:
+            raise ConfigError(
+                f"TRILIUM_URL_{instance.name.upper()} is the same Trilium as "
+                f"TRILIUM_URL_{seen[key].upper()} ({instance.url}): list each instance once"
+            )
+        seen[key] = instance.name
+
+
+def read_secret_file(variable: str, path: str) -> str:
+    """A secret kept in a file (Docker secrets, a password manager's export): its first line."""
     try:
-        return Settings.model_validate(
-            {k: v for k, v in values.items() if k in Settings.model_fields}
-        )
-    except ValidationError as exc:
-        error = exc.errors()[0]
-        name = "RECALL_" + str(error["loc"][0]).upper() if error["loc"] else "settings"
-        raise ConfigError(f"{name}: {error['msg']}") from None
+        with open(path, encoding="utf-8") as handle:
+            secret = handle.read(4096).strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not UTF-8 text"
+        raise ConfigError(f"{variable}: cannot read {path} ({reason})") from None
+    if not secret:
+        raise ConfigError(f"{variable}: {path} is empty")
+    return secret
+
+
+def _token_given(env: Mapping[str, str], token_var: str) -> bool:
+    return token_var in env or f"{token_var}_FILE" in env
+
+
+def unknown_variables(env: Mapping[str, str]) -> list[str]:
+    """A warning for each RECALL_* variable nobody reads, naming the likeliest intended one, and
+    for per-instance Trilium variables that RECALL_INSTANCES does not name."""
+    warnings = []
+    listed = {n.strip().upper() for n in env.get("RECALL_INSTANCES", "").split(",") if n.strip()}
+    for name in sorted(env):
+        if name.startswith("RECALL_") and name not in KNOWN_VARIABLES:
+            close = difflib.get_close_matches(name, sorted(KNOWN_VARIABLES), n=1, cutoff=0.75)
+            hint = f"did you mean {close[0]}?" if close else "see the README's configuration table"
+            warnings.append(f"{name} is not a trilium-recall setting ({hint})")
+        elif listed and name in ("TRILIUM_URL", "TRILIUM_ETAPI_TOKEN"):
+            warnings.append(f"{name} is ignored: RECALL_INSTANCES is set (use {name}_<NAME>)")
+        elif (
+            (match := re.fullmatch(r"TRILIUM_(?:URL|ETAPI_TOKEN)_(\w+?)(?:_FILE)?", name))
+            and match[1] not in listed
+            and name != "TRILIUM_ETAPI_TOKEN_FILE"
+        ):
+            warnings.append(
+                f'{name} is ignored: RECALL_INSTANCES does not name "{match[1].lower()}"'
+            )
+    return warnings
+
+
+def is_http_url(value: str) -> bool:
+    parsed = urlparse(value)
+    return parsed.scheme in ("http", "https") and bool(parsed.netloc)

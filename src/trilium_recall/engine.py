@@ -13,14 +13,17 @@ import threading
 import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 from threadpoolctl import threadpool_limits
 
 from .classify import Rules
 from .config import Settings
 from .embed import E5Embedder, Embedder
+from .errors import IndexUnusable
 from .gate import GateThresholds
 from .generic import GenericPrompts
+from .index_file import move_aside
 from .recall import RecallResult, building, recall
 from .search import gate_thresholds
 from .store import Store
@@ -57,9 +60,10 @@ class Engine:
             embedder = self._own_model = E5Embedder()
         self.embedder: Embedder = embedder
         self.gate = gate or gate_thresholds(settings)
+        # Set when the index file found at start could not be used and was moved aside.
+        self.moved_aside: tuple[Path, str] | None = None
         self.vectors = VectorIndex(self.embedder.dim, self.embedder.name)
-        self.store = Store(settings.db_path, self.vectors)
-        self.store.load_vectors()
+        self.store = self._open_index()
         self.generic: GenericPrompts | None = None  # loaded by warm(), before /health is ok
         self.syncers = {
             name: Syncer(
@@ -77,6 +81,29 @@ class Engine:
         self._tasks: list[asyncio.Task[None]] = []
         # Awaited after each full sync (app.py: the MCP instructions from the index).
         self.after_full: list[Callable[[], Awaitable[None]]] = []
+
+    def _open_index(self) -> Store:
+        """The index file, its vectors in the mirror. A file that is damaged, from a newer
+        schema or built by another model is moved aside (kept) and a fresh one begun: the
+        first full build fills it while /health says "starting"."""
+        path = self.settings.db_path
+        try:
+            return self._load(path)
+        except IndexUnusable as exc:
+            moved = move_aside(path)
+            log.warning("%s; moved it to %s (kept) and building a fresh index", exc, moved.name)
+            self.moved_aside = (moved, str(exc))
+            self.vectors = VectorIndex(self.embedder.dim, self.embedder.name)
+            return self._load(path)
+
+    def _load(self, path: Path) -> Store:
+        store = Store(path, self.vectors)
+        try:
+            store.load_vectors()
+        except BaseException:
+            store.close()
+            raise
+        return store
 
     async def start(self) -> None:
         """Warm up (well under a second with the shipped bank vectors), then sync in the
@@ -189,6 +216,8 @@ class Engine:
             result = await asyncio.wait_for(future, budget + BUDGET_GRACE_S)
         except TimeoutError:
             log.warning("recall ran past its %.0f ms budget; answered nothing", budget * 1000)
+            if not len(self.vectors) and self.building:  # there was nothing to find anyway
+                return RecallResult("building", took_ms=budget * 1000)
             return RecallResult("late", took_ms=budget * 1000)
         # `building` reads the index; the mirror's size is checked first, so a served index
         # never pays that query on the answer path.

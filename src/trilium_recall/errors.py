@@ -44,7 +44,26 @@ class EmbedderUnavailable(RecallError):
 
 
 class StoreError(RecallError):
-    """The index file cannot be opened or written (read-only dir, disk full, corrupt)."""
+    """The index file cannot be opened or written (read-only dir, disk full, corrupt).
+
+    Every database error leaves the store as one of these (index_file.index_errors); the
+    surfaces answer it as "the index is unavailable" (HTTP 503 with Retry-After)."""
+
+
+class IndexBusy(StoreError):
+    """Another process holds the index file's lock longer than the busy timeout."""
+
+
+class IndexUnusable(StoreError):
+    """The file is damaged, from a newer schema, or built by another embedding model: the
+    engine moves it aside and builds a fresh one when it starts (engine.py); the message says
+    why, `FIX` what the user can do."""
+
+    FIX = "start `trilium-recall serve` (again): it moves the file aside and rebuilds"
+
+
+class EngineStarting(RecallError):
+    """The engine cannot answer yet (warming up, or the first build has indexed nothing)."""
 
 
 class BadRequest(RecallError):

@@ -22,6 +22,7 @@ connect, DNS look-ups, an answer dripping in byte by byte, and a stdin that neve
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import sys
@@ -44,17 +45,28 @@ MAX_SESSION_ID_CHARS = 200  # Claude Code's are UUIDs; a longer one is not passe
 # Three passages and their context are a few kB; anything near this is not our engine talking.
 MAX_ANSWER_BYTES = 4_000_000
 _CHUNK = 65536  # stdin read size
+OPTIONS = ("--url", "--password-env", "--password-file")  # as install-hook writes them
+PASSWORD_VAR = "RECALL_LOGIN_PASSWORD"
 
 
 class _Skip(Exception):
     """Nothing to add; the reason is shown on stderr in debug mode only."""
 
 
-def main() -> None:
-    """Run the hook: read the prompt from stdin, print the engine's hook JSON if it has any."""
+def main(argv: list[str] | None = None) -> None:
+    """Run the hook: read the prompt from stdin, print the engine's hook JSON if it has any.
+
+    `install-hook` writes where the engine is and where the password comes from into the
+    command (``--url URL``, ``--password-env NAME`` or ``--password-file PATH``), so the hook
+    does not depend on what Claude Code's environment happens to hold; without them it reads
+    RECALL_URL and RECALL_LOGIN_PASSWORD / RECALL_PASSWORD_FILE. Other words are ignored: a
+    hook must not fail on a typo (exit 2 would erase the prompt).
+    """
     deadline = _process_start() + DEADLINE_S
+    words = sys.argv[1:] if argv is None else argv
+    options = {flag: value for flag, value in itertools.pairwise(words) if flag in OPTIONS}
     result: list[bytes] = []
-    worker = threading.Thread(target=_work, args=(result,), daemon=True)
+    worker = threading.Thread(target=_work, args=(result, options), daemon=True)
     try:
         worker.start()
         worker.join(max(0.0, deadline - time.monotonic()))
@@ -90,9 +102,9 @@ def _quit() -> None:  # never returns; NoReturn would cost a `typing` import
     os._exit(0)
 
 
-def _work(result: list[bytes]) -> None:
+def _work(result: list[bytes], options: dict[str, str]) -> None:
     try:
-        result.append(_exchange())
+        result.append(_exchange(options))
     except _Skip as why:
         _debug(str(why))
     except BaseException as exc:
@@ -101,11 +113,11 @@ def _work(result: list[bytes]) -> None:
         _debug(f"failed: {type(exc).__name__}{detail}")
 
 
-def _exchange() -> bytes:
+def _exchange(options: dict[str, str]) -> bytes:
     """The hook's whole job; returns the bytes to print or raises."""
     body = _request_body(_read_payload())
-    url = (os.environ.get("RECALL_URL") or DEFAULT_URL).rstrip("/") + "/recall"
-    return _hook_output(_post_json(url, body, _password()))
+    base = options.get("--url") or os.environ.get("RECALL_URL") or DEFAULT_URL
+    return _hook_output(_post_json(base.rstrip("/") + "/recall", body, _password(options)))
 
 
 def _read_payload() -> dict[str, object]:
@@ -144,9 +156,14 @@ def _request_body(payload: dict[str, object]) -> bytes:
     return json.dumps(body).encode()
 
 
-def _password() -> str | None:
-    password = os.environ.get("RECALL_LOGIN_PASSWORD")
-    if not password and (path := os.environ.get("RECALL_PASSWORD_FILE")):
+def _password(options: dict[str, str]) -> str | None:
+    """From the file or variable install-hook named; else RECALL_LOGIN_PASSWORD, then the file
+    RECALL_PASSWORD_FILE names."""
+    path = options.get("--password-file")
+    password = None if path else os.environ.get(options.get("--password-env", PASSWORD_VAR))
+    if not path and not password:
+        path = os.environ.get("RECALL_PASSWORD_FILE")
+    if path:
         with open(path, encoding="utf-8") as handle:
             password = handle.read(4096).strip()
     if password and ("\r" in password or "\n" in password):
@@ -207,7 +224,8 @@ def _post_json(url: str, body: bytes, password: str | None) -> bytes:
         conn.request("POST", parts.path + (f"?{parts.query}" if parts.query else ""), body, headers)
         response = conn.getresponse()
         if response.status != 200:
-            raise _Skip(f"engine answered HTTP {response.status}")
+            reason = f": {_reason(response)}" if _debugging() else ""  # only read to be shown
+            raise _Skip(f"engine answered HTTP {response.status}{reason}")
         answer = response.read(MAX_ANSWER_BYTES + 1)  # chunked, Content-Length or until close
         if len(answer) > MAX_ANSWER_BYTES:
             raise _Skip("engine answer too large")
@@ -216,6 +234,15 @@ def _post_json(url: str, body: bytes, password: str | None) -> bytes:
         return answer
     finally:
         conn.close()
+
+
+def _reason(response: object) -> str:
+    """The engine's JSON reason for a refusal (shown in debug mode only)."""
+    try:
+        reason = json.loads(response.read(4096)).get("error")  # type: ignore[attr-defined]
+    except (OSError, ValueError, AttributeError):
+        reason = None
+    return reason if isinstance(reason, str) else "no reason given"
 
 
 def _write_stdout(data: bytes) -> None:
@@ -227,8 +254,12 @@ def _write_stdout(data: bytes) -> None:
         _debug(f"could not write the answer: {type(exc).__name__}")
 
 
+def _debugging() -> bool:
+    return os.environ.get("RECALL_HOOK_DEBUG") == "1" and sys.stderr is not None
+
+
 def _debug(message: str) -> None:
-    if os.environ.get("RECALL_HOOK_DEBUG") != "1" or sys.stderr is None:
+    if not _debugging():
         return
     try:
         sys.stderr.write(f"trilium-recall-hook: {message}\n")

@@ -9,18 +9,22 @@ it on purpose.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
 import stat
 import time
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any, ParamSpec, TypeVar
 
 import apsw
 import sqlite_vec
 
-from .errors import StoreError
+from .errors import IndexBusy, IndexUnusable, StoreError
 from .migrations import migrate
-from .transactions import write_transaction
+from .transactions import BUSY_TIMEOUT_MS, write_transaction
 
 logger = logging.getLogger(__name__)
 
@@ -34,17 +38,81 @@ def open_db(path: Path) -> apsw.Connection:
     """Open (creating if needed) the index file with sqlite-vec loaded and migrations applied."""
     try:
         _create_private(path)
-        db = apsw.Connection(str(path))
-        db.enable_load_extension(True)
-        db.load_extension(sqlite_vec.loadable_path())
-        db.enable_load_extension(False)
-        db.set_busy_timeout(5000)
-        _use_wal(db)
-        db.execute("PRAGMA synchronous = NORMAL")
-        migrate(db)
-        return db
-    except (OSError, apsw.Error) as exc:
+    except OSError as exc:
         raise StoreError(f"cannot open the index at {path}: {exc}") from None
+    with index_errors(path):
+        db = apsw.Connection(str(path))
+        try:
+            db.enable_load_extension(True)
+            db.load_extension(sqlite_vec.loadable_path())
+            db.enable_load_extension(False)
+            db.set_busy_timeout(BUSY_TIMEOUT_MS)
+            _use_wal(db)
+            db.execute("PRAGMA synchronous = NORMAL")
+            migrate(db, path)
+        except BaseException:
+            db.close()
+            raise
+        return db
+
+
+@contextlib.contextmanager
+def index_errors(path: Path) -> Iterator[None]:
+    """Database errors as the package's own, each with what it means for the user."""
+    try:
+        yield
+    except apsw.Error as exc:
+        raise store_error(exc, path) from exc
+
+
+P = ParamSpec("P")
+T = TypeVar("T")
+C = TypeVar("C", bound=type)
+
+
+def _translated(method: Callable[P, T]) -> Callable[P, T]:
+    @functools.wraps(method)
+    def call(*args: P.args, **kwargs: P.kwargs) -> T:
+        owner: Any = args[0]  # the Store
+        with index_errors(owner.path):
+            return method(*args, **kwargs)
+
+    return call
+
+
+def own_errors(cls: C) -> C:
+    """Each public method raises the package's StoreError (index_file.store_error: busy,
+    damaged, disk full, ...), never apsw's own, so each surface maps one kind of error."""
+    for name, member in list(vars(cls).items()):
+        if callable(member) and not name.startswith("_") and name != "atomic":
+            setattr(cls, name, _translated(member))
+    return cls
+
+
+def store_error(exc: apsw.Error, path: Path) -> StoreError:
+    if isinstance(exc, apsw.BusyError | apsw.LockedError):
+        return IndexBusy(f"{path} is locked by another process; try again in a moment")
+    if isinstance(exc, apsw.CorruptError | apsw.NotADBError):
+        return IndexUnusable(f"{path} is damaged ({exc})")
+    if isinstance(exc, apsw.FullError):
+        return StoreError(f"disk full while writing {path}")
+    if isinstance(exc, apsw.ReadOnlyError):
+        return StoreError(f"{path} is read-only")
+    if isinstance(exc, apsw.CantOpenError):
+        return StoreError(f"cannot open the index at {path}: {exc}")
+    return StoreError(f"the index at {path} failed: {exc}")  # EIO, EFBIG: the reason matters
+
+
+def move_aside(path: Path) -> Path:
+    """Rename the index file (and its -wal and -shm, which belong to it) to
+    `<name>.broken-<UTC time>`: kept for a look, never deleted."""
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
+    target = path.with_name(f"{path.name}.broken-{stamp}")
+    for suffix in ("-wal", "-shm", ""):  # the main file last: a crash leaves it in place
+        part = path.with_name(path.name + suffix)
+        if part.exists():
+            part.rename(target.with_name(target.name + suffix))
+    return target
 
 
 def _use_wal(db: apsw.Connection, attempts: int = WAL_ATTEMPTS) -> None:
@@ -68,10 +136,9 @@ def ensure_vector_table(db: apsw.Connection, path: Path, dim: int, model: str) -
     if built_dim is not None and (
         int(built_dim) != dim or (model and built_model not in (None, model))
     ):
-        raise StoreError(
+        raise IndexUnusable(
             f"{path} was built with {built_model or 'another model'} ({built_dim} dimensions); "
-            f"this engine embeds with {model or 'a model'} ({dim}): delete the file and the "
-            "engine reads and embeds the notes again"
+            f"this engine embeds with {model or 'a model'} ({dim})"
         )
     if built_dim is not None and (built_model is not None or not model):
         return  # readers never write: several open at once

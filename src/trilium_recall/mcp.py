@@ -13,6 +13,7 @@ RECALL_INSTRUCTIONS overrides.
 
 from __future__ import annotations
 
+import logging
 from typing import Annotated
 from urllib.parse import urlparse
 
@@ -25,10 +26,13 @@ from starlette.routing import BaseRoute, Route
 from .activity import ActivityLog
 from .config import Settings
 from .engine import Engine
-from .errors import UnknownInstance
+from .errors import RecallError, UnknownInstance
+from .http_errors import BUG
 from .overview import InstanceOverview
 from .recall import STATUS_TEXT
 from .textclean import one_line
+
+log = logging.getLogger(__name__)
 
 INSTRUCTIONS = """\
 This server searches the user's personal Trilium notebook: their own notes on projects, \
@@ -84,6 +88,11 @@ def build_mcp(engine: Engine, activity: ActivityLog | None = None) -> MCPServer:
             )
         except UnknownInstance as exc:  # the pipeline's own check, shown to the model
             raise ToolError(f"{exc}; known: {', '.join(settings.instances)}") from None
+        except RecallError as exc:  # the index unavailable (busy, rebuilt, disk full)
+            raise ToolError(f"{exc}; try again in a moment") from None
+        except Exception:  # a bug: the traceback goes to the log, the model gets a reason
+            log.exception("the MCP recall tool failed")
+            raise ToolError(BUG) from None
         if activity is not None:
             activity.record("mcp", query, result, instance=instance)
         return result.text

@@ -6,9 +6,11 @@ Never edit a shipped migration: add the next one. PRAGMA user_version records ho
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import apsw
 
+from .errors import IndexUnusable
 from .transactions import write_transaction
 
 
@@ -185,6 +187,14 @@ def m007_activity(db: apsw.Connection) -> None:
     )
 
 
+def m008_note_errors(db: apsw.Connection) -> None:
+    """Why each note that failed to index failed (its notes row says skip_reason "error")."""
+    db.execute(
+        "CREATE TABLE note_errors (instance TEXT NOT NULL, note_id TEXT NOT NULL, "
+        "reason TEXT NOT NULL, at TEXT NOT NULL, PRIMARY KEY (instance, note_id))"
+    )
+
+
 MIGRATIONS: list[Callable[[apsw.Connection], None]] = [
     m001_index,
     m002_oauth,
@@ -193,13 +203,20 @@ MIGRATIONS: list[Callable[[apsw.Connection], None]] = [
     m005_spent_credentials,
     m006_snippets,
     m007_activity,
+    m008_note_errors,
 ]
 
 
-def migrate(db: apsw.Connection) -> int:
+def migrate(db: apsw.Connection, path: Path) -> int:
     """Apply every migration the file has not seen, each in its own transaction. An up-to-date
     file takes no lock; otherwise the version is read again under the write lock, so two
-    processes opening a new file never run one migration twice."""
+    processes opening a new file never run one migration twice. A file a newer version wrote
+    is refused: its tables may mean something else."""
+    if (found := _version(db)) > len(MIGRATIONS):
+        raise IndexUnusable(
+            f"{path} was written by a newer trilium-recall (schema {found}, this one knows "
+            f"{len(MIGRATIONS)})"
+        )
     while _version(db) < len(MIGRATIONS):
         with write_transaction(db):
             version = _version(db)

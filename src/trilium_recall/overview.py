@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from .areas import AREAS
 from .config import Settings
+from .index_file import index_errors
 from .store import Store
 
 log = logging.getLogger(__name__)
@@ -50,6 +51,25 @@ class InstanceOverview:
             "areas": self.areas,
             "subjects": [s.to_json() for s in self.subjects],
         }
+
+
+FAILED_NOTES_SHOWN = 100
+
+
+def failed_notes(store: Store, instance: str) -> list[dict[str, object]]:
+    """Each note that failed to index, with the reason, by title; a reason left from a note
+    that has indexed since is not shown (the note's own row must still say "error")."""
+    with index_errors(store.path):
+        rows = store.db.execute(
+            "SELECT n.note_id, n.title, e.reason, e.at FROM notes n LEFT JOIN note_errors e "
+            "USING (instance, note_id) WHERE n.instance = ? AND n.skip_reason = 'error' "
+            "ORDER BY n.title LIMIT ?",
+            (instance, FAILED_NOTES_SHOWN),
+        ).fetchall()
+    return [
+        {"note_id": row[0], "title": row[1], "reason": row[2] or "(no reason kept)", "at": row[3]}
+        for row in rows
+    ]
 
 
 def area_counts(store: Store, instance: str) -> dict[str, int]:

@@ -8,6 +8,7 @@ re-decides what an empty answer means.
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import asdict, dataclass, field, replace
 from typing import Literal
@@ -15,15 +16,20 @@ from typing import Literal
 from .candidates import SearchTrace
 from .config import Settings
 from .embed import Embedder
-from .errors import UnknownInstance
+from .errors import StoreError, UnknownInstance
 from .gate import GateThresholds
 from .generic import GenericPrompts
 from .search import search
 from .skip import triage
 from .store import Store
+from .transactions import BUSY_TIMEOUT_MS
 
 EXCERPT_CHARS = 1200
 HOOK_LEAD = "Passages from the user's Trilium notes that match this prompt:"
+
+log = logging.getLogger(__name__)
+# Without a deadline (CLI search), a locked index is waited for as long as any write waits.
+SESSION_WAIT_S = BUSY_TIMEOUT_MS / 1000
 
 Status = Literal["sent", "silent", "skipped", "starting", "building", "late"]
 # What the model reads when nothing is sent (MCP tool, CLI); the hook adds nothing instead.
@@ -147,9 +153,22 @@ def recall(
         for c in result.passages
     ]
     if session_id and passages:
-        store.mark_sent(session_id, [(p.instance, p.note_id) for p in passages], ttl)
+        _remember(store, session_id, passages, ttl, deadline)
     status: Status = "sent" if passages else "silent"
     return RecallResult(status, passages, took_ms=_since(started), trace=result.trace)
+
+
+def _remember(
+    store: Store, session_id: str, passages: list[Passage], ttl: float, deadline: float | None
+) -> None:
+    """Mark the passages sent in this session. A write that cannot happen (another process holds
+    the lock past the budget, a full disk) costs only that memory, never the answer (the note
+    may come again in this session)."""
+    wait_s = SESSION_WAIT_S if deadline is None else max(0.001, deadline - time.monotonic())
+    try:
+        store.mark_sent(session_id, [(p.instance, p.note_id) for p in passages], ttl, wait_s)
+    except StoreError as exc:
+        log.warning("%s: this answer is not remembered for session %.12s", exc, session_id)
 
 
 def render_passages(passages: list[Passage]) -> str:

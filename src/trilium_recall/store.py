@@ -20,7 +20,7 @@ import apsw
 import numpy as np
 
 from .errors import StoreError
-from .index_file import ensure_vector_table, open_db
+from .index_file import ensure_vector_table, index_errors, open_db, own_errors
 from .records import NoteRecord, SectionHit, SectionInput
 from .transactions import write_transaction
 from .vectors import VectorIndex
@@ -28,6 +28,7 @@ from .vectors import VectorIndex
 SKIP_REASONS = ("archived", "hidden", "protected", "plumbing", "type", "error")
 
 
+@own_errors
 class Store:
     """One connection to the index file, and the shared vector mirror when given one.
 
@@ -40,7 +41,12 @@ class Store:
         self.db = open_db(path)
         self._vectors = vectors
         if vectors is not None:
-            ensure_vector_table(self.db, path, vectors.dim, vectors.model)
+            try:
+                with index_errors(path):
+                    ensure_vector_table(self.db, path, vectors.dim, vectors.model)
+            except BaseException:
+                self.db.close()
+                raise
 
     @property
     def vectors(self) -> VectorIndex:
@@ -57,17 +63,10 @@ class Store:
         return row[0]
 
     @contextmanager
-    def atomic(self) -> Iterator[apsw.Connection]:
+    def atomic(self, wait_s: float | None = None) -> Iterator[apsw.Connection]:
         """One write transaction, holding the lock from its start; nested ones are savepoints."""
-        try:
-            with write_transaction(self.db):
-                yield self.db
-        except apsw.FullError:
-            raise StoreError(f"disk full while writing {self.path}") from None
-        except apsw.ReadOnlyError:
-            raise StoreError(f"{self.path} is read-only") from None
-        except apsw.IOError as exc:  # e.g. EFBIG, EIO: the reason matters more than the type
-            raise StoreError(f"cannot write {self.path}: {exc}") from None
+        with index_errors(self.path), write_transaction(self.db, wait_s):
+            yield self.db
 
     def load_vectors(self, chunk: int = 4096) -> int:
         """Fill the mirror from vec0 at start, a chunk at a time: reading all 50k rows at once
@@ -131,8 +130,10 @@ class Store:
         note: NoteRecord,
         sections: Sequence[SectionInput] | None,
         links: Iterable[tuple[str, str]] = (),
+        failure: str | None = None,
     ) -> None:
-        """Write a note in one transaction. `sections=None` keeps the stored sections."""
+        """Write a note in one transaction. `sections=None` keeps the stored sections; a
+        `failure` says why a note skipped for "error" failed (overview.failed_notes)."""
         removed: list[int] = []
         added: list[tuple[tuple[int, int], np.ndarray]] = []
         with self.atomic() as db:
@@ -154,6 +155,11 @@ class Store:
                     note.skip_reason,
                 ),
             )
+            if failure is not None:
+                db.execute(
+                    "INSERT OR REPLACE INTO note_errors VALUES (?, ?, ?, ?)",
+                    (note.instance, note.note_id, failure, time.strftime("%FT%TZ", time.gmtime())),
+                )
             if note.skip_reason is not None:
                 sections = []
                 links = ()
@@ -380,11 +386,11 @@ class Store:
         }
 
     def mark_sent(
-        self, session_id: str, notes: Iterable[tuple[str, str]], ttl_seconds: float
+        self, session_id: str, notes: Iterable[tuple[str, str]], ttl: float, wait_s: float
     ) -> None:
         now = time.time()
-        with self.atomic() as db:
-            db.execute("DELETE FROM sent WHERE sent_at < ?", (now - ttl_seconds,))
+        with self.atomic(wait_s) as db:
+            db.execute("DELETE FROM sent WHERE sent_at < ?", (now - ttl,))
             db.executemany(
                 "INSERT OR REPLACE INTO sent VALUES (?, ?, ?, ?)",
                 [(session_id, instance, note_id, now) for instance, note_id in notes],

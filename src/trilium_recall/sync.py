@@ -225,7 +225,7 @@ class Syncer:
 
     def _skip_as_error(self, record: NoteRecord, report: RunReport, why: str) -> None:
         """Counted as skipped for "error"; the next full comparison tries the note again."""
-        self.store.save_note(replace(record, skip_reason="error"), [])
+        self.store.save_note(replace(record, skip_reason="error"), [], failure=why)
         report.skipped += 1
         report.failed.append(f"{record.note_id}: {why}")
         log.warning("skipped note %s of %s: %s", record.note_id, self.instance.name, why)

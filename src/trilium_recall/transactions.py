@@ -14,15 +14,25 @@ from contextlib import contextmanager
 
 import apsw
 
+BUSY_TIMEOUT_MS = 5000  # how long a statement waits for another connection's lock
+
 
 @contextmanager
-def write_transaction(db: apsw.Connection) -> Iterator[apsw.Connection]:
-    """BEGIN IMMEDIATE … COMMIT, rolled back on any error; nested calls become savepoints."""
+def write_transaction(
+    db: apsw.Connection, wait_s: float | None = None
+) -> Iterator[apsw.Connection]:
+    """BEGIN IMMEDIATE … COMMIT, rolled back on any error; nested calls become savepoints.
+    `wait_s` shortens the wait for the write lock (an answer's budget left)."""
     if db.in_transaction:
         with db:
             yield db
         return
-    db.execute("BEGIN IMMEDIATE")
+    if wait_s is not None:
+        db.set_busy_timeout(max(1, int(wait_s * 1000)))
+    try:
+        db.execute("BEGIN IMMEDIATE")
+    finally:
+        db.set_busy_timeout(BUSY_TIMEOUT_MS)
     try:
         yield db
         db.execute("COMMIT")

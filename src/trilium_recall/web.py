@@ -11,6 +11,7 @@ same `engine.recall` as /recall and /mcp.
     GET  /ui/status        health, notes per area, subjects and the gate's numbers
     POST /ui/explain       {"prompt", "instance"?, "path": "hook" | "mcp"}: what would be sent
     GET  /ui/activity      the newest calls (?limit=, ?session=)
+    GET  /ui/doctor        the checks `trilium-recall doctor` prints (checks.py)
 
 Access is as for /recall and /mcp. With RECALL_LOGIN_PASSWORD a browser signs in once
 (web_session.py: a session cookie; POSTs need its CSRF token and, when the browser names one,
@@ -24,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import os
 from collections.abc import Awaitable, Callable
 from html import escape
 from pathlib import Path
@@ -38,12 +40,24 @@ from starlette.routing import BaseRoute, Route, request_response
 from .activity import ActivityLog, recent, silence_reason
 from .auth import Authenticator, bearer_token
 from .bodies import optional_text, prompt_field, read_json
+from .checks import (
+    Check,
+    configuration,
+    hook_installed,
+    index_checks,
+    index_state,
+    last_hook_request,
+    moved_aside,
+    recall_check,
+    trilium_instance,
+)
 from .engine import Engine
 from .errors import BadRequest, RecallError
+from .index_file import index_errors
 from .limits import source_of
 from .login_page import parse_submission, sign_in_page, too_many_attempts_page
 from .oauth_routes import MAX_FORM_BYTES
-from .overview import IndexOverview, area_counts
+from .overview import IndexOverview, area_counts, failed_notes
 from .recall import RecallResult
 from .store import Store
 from .web_session import COOKIE, SESSION_SECONDS, WebSessions
@@ -117,6 +131,7 @@ class WebUI:
             Route("/ui/status", self._guard(self.status), methods=["GET"]),
             Route("/ui/explain", self._guard(self.explain, post=True), methods=["POST"]),
             Route("/ui/activity", self._guard(self.activity), methods=["GET"]),
+            Route("/ui/doctor", self._guard(self.doctor), methods=["GET"]),
         ]
 
     # -- access ------------------------------------------------------------------------------
@@ -136,12 +151,7 @@ class WebUI:
                     return _error("cross-site request refused", 403)
                 if not self._sessions.csrf_ok(caller.session, request.headers.get("x-csrf-token")):
                     return _error("missing or wrong CSRF token: reload the page", 403)
-            try:
-                return await handler(request, caller)
-            except BadRequest as exc:
-                return _error(str(exc), 400)
-            except RecallError as exc:  # the index cannot be read: say so, never a 500
-                return _error(str(exc), 503)
+            return await handler(request, caller)  # errors: http_errors, as on every route
 
         return guarded
 
@@ -236,12 +246,18 @@ class WebUI:
         health = engine.health()
         names = list(engine.settings.instances)
         # Areas counted now (~10 ms at 50k notes); subjects as of the last full sync.
-        areas = await self._read(lambda store: {name: area_counts(store, name) for name in names})
+        areas, failed = await self._read(
+            lambda store: (
+                {name: area_counts(store, name) for name in names},
+                {name: failed_notes(store, name) for name in names},
+            )
+        )
         subjects = {o.name: [s.to_json() for s in o.subjects] for o in self._described.current}
         instances = cast(dict[str, dict[str, object]], health["instances"])
         for name in names:
             instances[name] |= {
                 "areas": areas[name],
+                "failed": failed[name],
                 "subjects": subjects.get(name, []),
                 "running": engine.syncers[name].status.running,
             }
@@ -317,6 +333,40 @@ class WebUI:
             }
         )
 
+    async def doctor(self, request: Request, caller: Caller) -> Response:
+        """The checks the engine can answer (checks.py), for the page and `doctor`."""
+        engine, settings = self._engine, self._engine.settings
+        names = list(settings.instances)
+        await asyncio.to_thread(self._activity.flush, 2.0)
+        state, entries = await self._read(
+            lambda store: (index_state(store, names), recent(store.db, limit=ACTIVITY_MAX))
+        )
+        for name, syncer in engine.syncers.items():
+            state[name]["error"] = syncer.status.error  # the live one, as /health shows
+        progress = {n: (s.status.done, s.status.total) for n, s in engine.syncers.items()}
+        instances = settings.instances.values()
+        checks = [
+            configuration(os.environ, "engine configuration"),
+            *await asyncio.gather(*(trilium_instance(i) for i in instances)),
+            *moved_aside(engine.moved_aside),
+            *index_checks(state, progress),
+            hook_installed(settings.engine_url),
+            last_hook_request([e.to_json() for e in entries], self._activity.enabled),
+            await self._test_recall(),
+        ]
+        return _json({"checks": [check.to_json() for check in checks]})
+
+    async def _test_recall(self) -> Check:
+        """A recall about the largest subject, as the MCP tool would ask it."""
+        subjects = [s.title for o in self._described.current for s in o.subjects]
+        prompt = f"what do my notes say about {subjects[0]}?" if subjects else "my notes"
+        try:
+            result = await self._engine.recall(prompt, use_skip_rules=False)
+        except RecallError as exc:  # the index unavailable: this check fails, not the page
+            return Check("test recall", "fail", f'"{prompt}": {exc}', "see the index checks")
+        silence = silence_reason(result, self._engine.settings.time_budget_ms)
+        return recall_check(prompt, [p.title for p in result.passages], silence, result.status)
+
     async def _read(self, read: Callable[[Store], T]) -> T:
         """`read` on a connection of its own in a worker thread: the event loop's connection
         belongs to the syncer, and the loop must stay free for /recall."""
@@ -324,7 +374,8 @@ class WebUI:
         def run() -> T:
             store = Store(self._engine.settings.db_path)
             try:
-                return read(store)
+                with index_errors(store.path):  # `read` may query store.db itself
+                    return read(store)
             finally:
                 store.close()
 

@@ -105,6 +105,7 @@ function instanceCard(name, data) {
     el("dt", {}, "Indexed"), el("dd", {}, `${data.notes} notes · ${data.sections} sections`),
     el("dt", {}, "By area"), el("dd", {}, areaBar(data.areas || {})),
     el("dt", {}, "Skipped"), el("dd", {}, skipped || "none"),
+    el("dt", {}, "Failed"), el("dd", {}, failedList(data.failed || [])),
     el("dt", {}, "Last tick"), el("dd", {}, when(data.last_sync)),
     el("dt", {}, "Last full comparison"), el("dd", {}, when(data.last_full)),
   );
@@ -121,6 +122,27 @@ function instanceCard(name, data) {
     subjects.length ? el("div", {}, el("span", { className: "muted" }, "Largest subjects"),
       el("ul", { className: "chips" }, subjects)) : null,
   );
+}
+
+// Every note that failed to index, with the reason (not just a count).
+function failedList(failed) {
+  if (!failed.length) return "none";
+  return el("ul", { className: "failed" }, failed.map((f) =>
+    el("li", {}, el("strong", {}, f.title), ` (${f.note_id}): ${f.reason}`)));
+}
+
+// -- checks (the same as `trilium-recall doctor`) ---------------------------------------------
+
+async function loadChecks() {
+  const box = document.getElementById("checks");
+  const answer = await fetchInto(box, "/ui/doctor", "Checks");
+  if (answer === null) return;
+  box.replaceChildren(el("ul", { className: "checks" }, answer.checks.map((check) =>
+    el("li", { className: `check ${check.status}` },
+      el("span", { className: `badge ${check.status}` }, check.status),
+      el("strong", {}, check.name), ` ${check.detail}`,
+      check.lines.length ? el("ul", {}, check.lines.map((line) => el("li", {}, line))) : null,
+      check.fix && check.status !== "ok" ? el("div", { className: "fix" }, `Fix: ${check.fix}`) : null))));
 }
 
 function areaBar(areas) {
@@ -351,5 +373,7 @@ async function loadActivity() {
 
 document.getElementById("prompt-form").addEventListener("submit", explain);
 document.getElementById("refresh-activity").addEventListener("click", loadActivity);
+document.getElementById("refresh-checks").addEventListener("click", loadChecks);
 loadStatus();
 loadActivity();
+loadChecks();

@@ -1,0 +1,242 @@
+"""Configured the documented way: the real CLI as a subprocess with a real environment, one test
+per row of the README's configuration table (instances, password, port/host/URL, data dir, gate),
+and each bad input answered by one line naming the variable, exit 2, no traceback."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+
+from engine_process import EngineProcess
+from procs import closed_port_url, free_port, scrubbed_env
+from trilium_recall.config import ENGINE_VARIABLES, load_settings
+from trilium_recall.errors import ConfigError
+from trilium_recall.standin import FakeTrilium
+from trilium_recall.standin.etapi import APP_INFO
+
+PASSWORD = "configured-password-1"
+
+
+def cli(
+    *args: str, env: dict[str, str], cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "trilium_recall.cli", *args],
+        env=scrubbed_env(**env),
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def one_line_error(done: subprocess.CompletedProcess[str]) -> str:
+    """The single `trilium-recall: …` line of a refused start (exit 2, no traceback)."""
+    output = done.stdout + done.stderr
+    assert done.returncode == 2, output
+    assert "Traceback" not in output, output
+    lines = [line for line in done.stderr.splitlines() if line.startswith("trilium-recall:")]
+    assert len(lines) == 1, output
+    return lines[0].removeprefix("trilium-recall: ")
+
+
+def notebook(token: str, title: str) -> FakeTrilium:
+    fake = FakeTrilium(token=token)
+    fake.add_note(
+        f"{title[:4].lower()}Note00001", title, content=f"<p>{title} notes live here.</p>"
+    )
+    return fake
+
+
+# ---------------------------------------------------------------- the README's multi-instance row
+
+
+@pytest.mark.slow
+def test_readme_multi_instance_env_serves_two_trilium_instances(tmp_path: Path) -> None:
+    """RECALL_INSTANCES=work,home with the four per-instance variables, exactly as the README
+    writes them; the same run covers the password, port, host, data dir and gate rows."""
+    work, home = notebook("work_token", "Quarterly planning"), notebook("home_token", "Sourdough")
+    work.start()
+    home.start()
+    data = tmp_path / "data"
+    data.mkdir()
+    env = {
+        "RECALL_INSTANCES": "work,home",
+        "TRILIUM_URL_WORK": work.url(),
+        "TRILIUM_ETAPI_TOKEN_WORK": "work_token",
+        "TRILIUM_URL_HOME": home.url(),
+        "TRILIUM_ETAPI_TOKEN_HOME": "home_token",
+        "RECALL_LOGIN_PASSWORD": PASSWORD,
+        "RECALL_GATE_STRICTNESS": "-2",
+    }
+    engine = EngineProcess(data, env).start()  # RECALL_DATA_DIR, RECALL_PORT, RECALL_HOST
+    try:
+        health = engine.wait_for("ok", timeout=300)
+        assert sorted(health["instances"]) == ["home", "work"]
+        assert all(i["notes"] == 1 for i in health["instances"].values()), health
+        assert (data / "recall.sqlite3").is_file()  # RECALL_DATA_DIR
+        assert httpx.post(f"{engine.url}/recall", json={"prompt": "x"}).status_code == 401
+        bearer = {"Authorization": f"Bearer {PASSWORD}"}
+        status = httpx.get(f"{engine.url}/ui/status", headers=bearer).json()
+        assert status["gate"]["strictness"] == -2.0  # RECALL_GATE_STRICTNESS
+
+        # RECALL_URL and RECALL_PASSWORD_FILE, read by a client: doctor against this engine.
+        secret = tmp_path / "password"
+        secret.write_text(PASSWORD + "\n")
+        client = {"RECALL_URL": engine.url, "RECALL_PASSWORD_FILE": str(secret)}
+        done = cli("doctor", "--json", env={**client, "HOME": str(tmp_path)})
+        checks = {c["name"]: c for c in json.loads(done.stdout)}
+        assert checks["engine"]["status"] == "ok", checks["engine"]
+        assert checks["password"]["detail"] == "accepted (from RECALL_PASSWORD_FILE)"
+        versions = {checks[f"trilium {n}"]["facts"]["version"] for n in ("work", "home")}
+        assert versions == {APP_INFO["appVersion"]}
+    finally:
+        engine.stop()
+        work.stop()
+        home.stop()
+
+
+# ---------------------------------------------------------------- one line per bad input
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        (
+            {"RECALL_INSTANCES": "work,home", "TRILIUM_URL_WORK": "http://127.0.0.1:9",
+             "TRILIUM_ETAPI_TOKEN_WORK": "w"},
+            'TRILIUM_URL_HOME is not set (RECALL_INSTANCES names "home")',
+        ),
+        (
+            {"RECALL_INSTANCES": "work, home,"},
+            "RECALL_INSTANCES='work, home,' has an empty name (a stray comma?): "
+            "list names like work,home",
+        ),
+        (
+            {"RECALL_INSTANCES": "my-home"},
+            "RECALL_INSTANCES: 'my-home' cannot be part of a variable name (TRILIUM_URL_MY-HOME): "
+            "use letters, digits and _ (a letter first)",
+        ),
+        (
+            {"RECALL_INSTANCES": "a,b", "TRILIUM_URL_A": "http://notes:8080",
+             "TRILIUM_ETAPI_TOKEN_A": "x", "TRILIUM_URL_B": "http://notes:8080/",
+             "TRILIUM_ETAPI_TOKEN_B": "y"},
+            "TRILIUM_URL_B is the same Trilium as TRILIUM_URL_A (http://notes:8080): "
+            "list each instance once",
+        ),
+        ({"RECALL_INSTANCES": "work,Work"}, "RECALL_INSTANCES names 'work' twice"),
+        (
+            {"TRILIUM_URL": "notes.example:8080", "TRILIUM_ETAPI_TOKEN": "t"},
+            "TRILIUM_URL must be an http(s) URL such as http://localhost:8080",
+        ),
+        ({"TRILIUM_URL": ""}, "TRILIUM_URL is set but empty: give it a value or unset it"),
+        (
+            {"RECALL_PORT": "eighty"},
+            "RECALL_PORT: Input should be a valid integer, unable to parse string as an integer",
+        ),
+        ({"RECALL_PORT": "70000"}, "RECALL_PORT: Input should be less than or equal to 65535"),
+        (
+            {"RECALL_URL": "127.0.0.1:8765"},
+            "RECALL_URL: Value error, must be an http(s) URL such as https://recall.example.org",
+        ),
+        (
+            {"RECALL_GATE_STRICTNESS": "9"},
+            "RECALL_GATE_STRICTNESS: Input should be less than or equal to 5",
+        ),
+        (
+            {"RECALL_LOGIN_PASSWORD": " "},
+            "RECALL_LOGIN_PASSWORD is set but empty: give it a value or unset it",
+        ),
+    ],
+)  # fmt: skip
+def test_bad_input_is_one_line_naming_the_variable(
+    env: dict[str, str], message: str, tmp_path: Path
+) -> None:
+    done = cli("serve", env={"RECALL_DATA_DIR": str(tmp_path), **env})
+    assert one_line_error(done) == message
+
+
+def test_token_and_password_files_that_are_empty_or_unreadable(tmp_path: Path) -> None:
+    empty, missing = tmp_path / "empty", tmp_path / "missing"
+    empty.write_text("\n")
+    url = {"TRILIUM_URL": "http://127.0.0.1:9"}
+    cases = [
+        (
+            {**url, "TRILIUM_ETAPI_TOKEN_FILE": str(empty)},
+            f"TRILIUM_ETAPI_TOKEN_FILE: {empty} is empty",
+        ),
+        (
+            {**url, "TRILIUM_ETAPI_TOKEN_FILE": str(missing)},
+            f"TRILIUM_ETAPI_TOKEN_FILE: cannot read {missing} (No such file or directory)",
+        ),
+        ({"RECALL_PASSWORD_FILE": str(empty)}, f"RECALL_PASSWORD_FILE: {empty} is empty"),
+        (
+            {"RECALL_PASSWORD_FILE": str(tmp_path)},
+            f"RECALL_PASSWORD_FILE: cannot read {tmp_path} (Is a directory)",
+        ),
+    ]  # fmt: skip
+    for env, message in cases:
+        assert (
+            one_line_error(cli("serve", env={"RECALL_DATA_DIR": str(tmp_path), **env})) == message
+        )
+
+
+@pytest.mark.parametrize(
+    "variable", sorted(ENGINE_VARIABLES | {"TRILIUM_URL", "TRILIUM_ETAPI_TOKEN"})
+)
+def test_every_variable_set_empty_is_named(variable: str) -> None:
+    with pytest.raises(
+        ConfigError, match=f"^{variable} is set but empty: give it a value or unset it$"
+    ):
+        load_settings({variable: ""})
+
+
+def test_a_token_file_stands_in_for_the_token(tmp_path: Path) -> None:
+    token = tmp_path / "token"
+    token.write_text("file_token\n")
+    env = {"RECALL_INSTANCES": "work", "TRILIUM_URL_WORK": "http://w:1",
+           "TRILIUM_ETAPI_TOKEN_WORK_FILE": str(token)}  # fmt: skip
+    assert load_settings(env).instances["work"].token.get_secret_value() == "file_token"
+
+
+def test_an_unknown_variable_is_a_warning_naming_the_closest(tmp_path: Path) -> None:
+    typos = {"RECALL_PROT": "9000", "RECALL_INSTANCE": "work", "TRILIUM_URL_WROK": "http://w:1"}
+    done = cli("status", env={"RECALL_DATA_DIR": str(tmp_path), **typos})
+    assert "RECALL_PROT is not a trilium-recall setting (did you mean RECALL_PORT?)" in done.stderr
+    assert "RECALL_INSTANCE is not a trilium-recall setting (did you mean RECALL_INSTANCES?)" in (
+        done.stderr
+    )
+    assert 'TRILIUM_URL_WROK is ignored: RECALL_INSTANCES does not name "wrok"' in done.stderr
+    assert one_line_error(done).startswith("no index at ")  # the warnings do not stop it
+
+
+def test_host_beyond_loopback_needs_a_password(tmp_path: Path) -> None:
+    env = {"RECALL_DATA_DIR": str(tmp_path), "RECALL_HOST": "0.0.0.0",
+           "TRILIUM_URL": closed_port_url(), "TRILIUM_ETAPI_TOKEN": "t"}  # fmt: skip
+    assert one_line_error(cli("serve", env=env)) == (
+        "RECALL_LOGIN_PASSWORD is not set: refusing to serve on 0.0.0.0; "
+        "set a password or bind to 127.0.0.1"
+    )
+
+
+def test_port_and_url_decide_where_clients_look(tmp_path: Path) -> None:
+    """RECALL_PORT moves what install-hook writes; RECALL_URL wins over it."""
+    port = free_port()
+    home = tmp_path / "home"
+    done = cli("install-hook", env={"HOME": str(home), "RECALL_PORT": str(port)})
+    assert done.returncode == 0, done.stderr
+    settings = json.loads((home / ".claude" / "settings.json").read_text())
+    command = settings["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
+    assert f"--url http://127.0.0.1:{port} --password-env RECALL_LOGIN_PASSWORD" in command
+    elsewhere = closed_port_url()
+    done = cli("install-hook", env={"HOME": str(home), "RECALL_URL": elsewhere})
+    settings = json.loads((home / ".claude" / "settings.json").read_text())
+    groups = settings["hooks"]["UserPromptSubmit"]
+    assert len(groups) == 1 and f"--url {elsewhere} " in groups[0]["hooks"][0]["command"]
+    assert f"FAIL  engine  {elsewhere} does not answer (connection refused)" in done.stdout

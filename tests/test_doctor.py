@@ -1,0 +1,130 @@
+"""`trilium-recall doctor` and `install-hook` as a user runs them (subprocesses, a real
+environment), against a served engine: healthy, and broken in the ways users break it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from conftest import PASSWORD
+from procs import closed_port_url, scrubbed_env
+from test_failures import PROMPT, cli, hook, notebook, served, wait_ok
+
+
+def doctor(url: str, home: Path, **env: str) -> tuple[int, dict[str, dict]]:
+    done = cli("doctor", "--json", env={"RECALL_URL": url, "HOME": str(home), **env})
+    assert "Traceback" not in done.stderr, done.stderr
+    return done.returncode, {c["name"]: c for c in json.loads(done.stdout)}
+
+
+def install(url: str, home: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    return cli("install-hook", "--url", url, env={"HOME": str(home), **env})
+
+
+def test_a_working_setup_passes_every_check(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    with served(notebook(), tmp_path / "data", login_password=PASSWORD) as (url, _):
+        wait_ok(url)
+        installed = install(url, home, RECALL_LOGIN_PASSWORD=PASSWORD)
+        assert installed.returncode == 0, installed.stderr
+        assert f"ok    engine    {url} answers: ok" in installed.stdout
+        assert "ok    password  accepted (from RECALL_LOGIN_PASSWORD)" in installed.stdout
+        run = hook(url, RECALL_LOGIN_PASSWORD=PASSWORD)
+        assert run.returncode == 0 and "Sourdough starter" in run.stdout
+
+        code, checks = doctor(url, home, RECALL_LOGIN_PASSWORD=PASSWORD)
+    failed = {name: c for name, c in checks.items() if c["status"] == "fail"}
+    assert code == 0 and not failed, failed
+    assert checks["trilium default"]["facts"]["version"]  # /app-info, read by the engine
+    assert checks["hook"]["detail"] == f"installed, sends to {url}"
+    assert "sent Sourdough starter" in checks["last hook request"]["detail"]
+    assert checks["test recall"]["status"] == "ok"
+    assert checks["failed notes default"]["lines"] == [
+        "Broken export (brokenNote01): Trilium answered 200 with no body"
+    ]
+    assert PASSWORD not in json.dumps(checks)  # secrets masked
+
+
+def test_a_wrong_trilium_token_names_the_variable_to_fix(tmp_path: Path) -> None:
+    with served(notebook(), tmp_path / "data", token="wrong_token") as (url, _):
+        code, checks = doctor(url, tmp_path)
+    assert code == 1
+    trilium = checks["trilium default"]
+    assert trilium["status"] == "fail" and trilium["detail"].endswith("refuses the ETAPI token")
+    assert (
+        trilium["fix"] == "create a token in Trilium (Options → ETAPI) and set TRILIUM_ETAPI_TOKEN"
+    )
+
+
+def test_a_wrong_password_is_refused_with_the_fix(tmp_path: Path) -> None:
+    with served(notebook(), tmp_path / "data", login_password=PASSWORD) as (url, _):
+        installed = install(url, tmp_path, RECALL_LOGIN_PASSWORD="not-the-password")
+        code, checks = doctor(url, tmp_path, RECALL_LOGIN_PASSWORD="not-the-password")
+    assert "FAIL  password  refused (RECALL_LOGIN_PASSWORD)" in installed.stdout
+    assert code == 1 and checks["password"]["status"] == "fail"
+    assert checks["password"]["fix"] == (
+        "RECALL_LOGIN_PASSWORD here differs from the engine's RECALL_LOGIN_PASSWORD"
+    )
+
+
+def test_engine_down_still_checks_trilium_and_the_index_file(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    trilium = notebook()
+    with served(trilium, data) as (url, _):
+        wait_ok(url)
+        trilium_url = trilium.url()
+        down = closed_port_url()
+        env = {"RECALL_DATA_DIR": str(data), "TRILIUM_URL": trilium_url,
+               "TRILIUM_ETAPI_TOKEN": "failure_token"}  # fmt: skip
+        code, checks = doctor(down, tmp_path, **env)
+        run = hook(down)
+    assert code == 1
+    assert checks["engine"]["detail"] == f"{down} does not answer (connection refused)"
+    assert checks["engine"]["fix"].startswith("start it: `trilium-recall serve`")
+    assert checks["trilium default"]["status"] == "ok"
+    assert checks["index default"]["status"] == "ok"
+    assert checks["index default"]["detail"].startswith("2 notes, 2 sections")
+    assert (run.returncode, run.stdout) == (0, "") and "ConnectionRefusedError" in run.stderr
+
+
+def test_a_hook_pointing_at_the_wrong_port_is_named(tmp_path: Path) -> None:
+    wrong = closed_port_url()
+    with served(notebook(), tmp_path / "data") as (url, _):
+        wait_ok(url)
+        install(wrong, tmp_path)
+        code, checks = doctor(url, tmp_path)
+    assert code == 1
+    assert checks["hook"]["detail"] == f"the hook sends to {wrong}, but the engine is at {url}"
+    assert checks["hook"]["fix"] == (
+        f"trilium-recall install-hook with RECALL_URL={url} (it replaces ours)"
+    )
+
+
+def test_the_installed_hook_reaches_its_engine_whatever_claude_code_inherits(
+    tmp_path: Path,
+) -> None:
+    """The command install-hook writes carries the engine URL and the password file: run as
+    Claude Code runs it (sh -c), with a RECALL_URL pointing elsewhere and no password in the
+    environment, it still gets the passages."""
+    secret = tmp_path / "password"
+    secret.write_text(PASSWORD + "\n")
+    with served(notebook(), tmp_path / "data", login_password=PASSWORD) as (url, _):
+        wait_ok(url)
+        installed = install(url, tmp_path, RECALL_PASSWORD_FILE=str(secret))
+        assert "ok    password  accepted (from RECALL_PASSWORD_FILE)" in installed.stdout
+        settings = json.loads((tmp_path / ".claude" / "settings.json").read_text())
+        command = settings["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
+        body = json.dumps({"hook_event_name": "UserPromptSubmit", "prompt": PROMPT})
+        run = subprocess.run(
+            ["sh", "-c", command],
+            input=body,
+            env=scrubbed_env(RECALL_URL=closed_port_url(), RECALL_HOOK_DEBUG="1"),
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    assert run.returncode == 0, run.stderr
+    context = json.loads(run.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "Sourdough starter" in context

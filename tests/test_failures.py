@@ -1,0 +1,297 @@
+"""Each injected failure, and what the user sees on HTTP, MCP, the CLI, the hook and `doctor`:
+never a bare 500 or a traceback on the client side, never index data lost that the next sync
+cannot rebuild. The index heals itself: a damaged file, one from a newer schema or another
+model's is moved aside (kept) and rebuilt."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import apsw
+import httpx
+import pytest
+
+from conftest import OPEN, HashEmbedder, make_settings
+from engine_process import serve_in_thread
+from procs import HOOK_COMMANDS, scrubbed_env
+from test_mcp import mcp_session
+from trilium_recall import engine as engine_module
+from trilium_recall.app import create_app
+from trilium_recall.config import Instance
+from trilium_recall.engine import Engine
+from trilium_recall.errors import (
+    BadRequest,
+    EngineStarting,
+    IndexBusy,
+    IndexUnusable,
+    StoreError,
+    TriliumBadResponse,
+)
+from trilium_recall.http_errors import BUG, error_answer
+from trilium_recall.standin import FakeTrilium
+from trilium_recall.store import Store
+from trilium_recall.vectors import VectorIndex
+
+TOKEN = "failure_token"
+PROMPT = "how do I feed the sourdough starter"
+
+
+def notebook() -> FakeTrilium:
+    fake = FakeTrilium(token=TOKEN)
+    fake.add_note("sourdough001", "Sourdough starter", content="<p>Feed the sourdough starter "
+                  "rye flour twice a day.</p>")  # fmt: skip
+    fake.add_note("brokenNote01", "Broken export", content="<p>never readable</p>")
+    fake.add_note("bikeTyres001", "Bike tyres", content="<p>Road tyres at 5.5 bar.</p>")
+    return fake
+
+
+class OtherModel(HashEmbedder):
+    name = "another-model"
+
+
+@contextmanager
+def served(
+    trilium: FakeTrilium,
+    data: Path,
+    embedder: HashEmbedder | None = None,
+    token: str = TOKEN,
+    **settings: object,
+) -> Iterator[tuple[str, Engine]]:
+    """The app over a real Engine syncing `trilium`; one note's content always fails to read."""
+    trilium.start()
+    try:
+        instance = Instance("default", trilium.url(), _secret(token))
+        engine = Engine(
+            make_settings(data, instances={"default": instance}, **settings),
+            embedder or HashEmbedder(),
+            OPEN,
+        )
+        client = engine.syncers["default"].client
+        real_content = client.content
+
+        async def content(note_id: str) -> str:
+            if note_id == "brokenNote01":
+                raise TriliumBadResponse("Trilium answered 200 with no body")
+            return await real_content(note_id)
+
+        client.content = content  # type: ignore[method-assign]
+        with serve_in_thread(create_app(engine)) as url:
+            yield url, engine
+    finally:
+        trilium.delay = 0
+        trilium.stop()
+
+
+def _secret(value: str):
+    from pydantic import SecretStr
+
+    return SecretStr(value)
+
+
+def wait_ok(url: str) -> dict:
+    deadline = time.monotonic() + 60
+    while (health := httpx.get(f"{url}/health").json())["status"] != "ok":
+        assert time.monotonic() < deadline, health
+        time.sleep(0.05)
+    return health
+
+
+def cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """The CLI with `env`, run in HOME (or /) so no project's .claude/settings.json is read."""
+    return subprocess.run(
+        [sys.executable, "-m", "trilium_recall.cli", *args],
+        env=scrubbed_env(**env),
+        cwd=env.get("HOME", "/"),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def hook(url: str, prompt: str = PROMPT, **env: str) -> subprocess.CompletedProcess[str]:
+    command = HOOK_COMMANDS["trilium-recall-hook"] + ["--url", url]
+    body = json.dumps({"hook_event_name": "UserPromptSubmit", "prompt": prompt, "session_id": "s"})
+    return subprocess.run(
+        command,
+        input=body,
+        env=scrubbed_env(RECALL_HOOK_DEBUG="1", **env),
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+
+
+def assert_json_reason(answer: httpx.Response, status: int) -> str:
+    assert answer.status_code == status, answer.text
+    assert answer.headers["content-type"] == "application/json"
+    assert "Traceback" not in answer.text
+    return answer.json()["error"]
+
+
+# ---------------------------------------------------------------- the index heals itself
+
+
+def _garbage(path: Path) -> bytes:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"this is not a database\n" * 200)
+    return path.read_bytes()
+
+
+def _future_schema(path: Path) -> bytes:
+    Store(path).close()
+    db = apsw.Connection(str(path))
+    db.execute("PRAGMA user_version = 99")
+    db.close()
+    return path.read_bytes()
+
+
+def _other_model(path: Path) -> bytes:
+    Store(path, VectorIndex(OtherModel.dim, OtherModel.name)).close()
+    return path.read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("damage", "why"),
+    [
+        (_garbage, "is damaged (file is not a database)"),
+        (_future_schema, "was written by a newer trilium-recall (schema 99"),
+        (_other_model, "was built with another-model (384 dimensions); this engine embeds with"),
+    ],
+    ids=["damaged", "schema-from-the-future", "model-change"],
+)
+def test_an_unusable_index_is_moved_aside_and_rebuilt(
+    tmp_path: Path, damage, why: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "recall.sqlite3"
+    before = damage(path)
+    if damage is _garbage:  # the CLI names it and says what serve will do
+        done = cli("status", env={"RECALL_DATA_DIR": str(tmp_path)})
+        assert done.returncode == 2 and "Traceback" not in done.stderr
+        assert done.stderr.strip().endswith(
+            "is damaged (file is not a database): "
+            "start `trilium-recall serve` (again): it moves the file aside and rebuilds"
+        )
+    with served(notebook(), tmp_path) as (url, engine):
+        assert engine.moved_aside is not None
+        health = wait_ok(url)
+        assert health["instances"]["default"]["notes"] == 2  # the broken note is not counted
+        doctor = httpx.get(f"{url}/ui/doctor").json()["checks"]
+    kept = list(tmp_path.glob("recall.sqlite3.broken-*"))
+    assert [p.name for p in kept] == [engine.moved_aside[0].name]
+    assert kept[0].read_bytes() == before  # kept as it was, never deleted
+    assert why in caplog.text and "moved it to recall.sqlite3.broken-" in caplog.text
+    moved = next(c for c in doctor if c["name"] == "index file")
+    assert moved["status"] == "warn" and why in moved["lines"][0]
+
+
+# ---------------------------------------------------------------- failed notes, listed
+
+
+def test_a_note_that_failed_is_listed_with_its_reason_on_page_doctor_and_log(tmp_path):
+    with served(notebook(), tmp_path) as (url, _):
+        wait_ok(url)
+        failed = httpx.get(f"{url}/ui/status").json()["instances"]["default"]["failed"]
+        checks = {c["name"]: c for c in httpx.get(f"{url}/ui/doctor").json()["checks"]}
+    assert [(f["note_id"], f["title"], f["reason"]) for f in failed] == [
+        ("brokenNote01", "Broken export", "Trilium answered 200 with no body")
+    ]
+    assert checks["failed notes default"]["status"] == "warn"
+    assert checks["failed notes default"]["lines"] == [
+        "Broken export (brokenNote01): Trilium answered 200 with no body"
+    ]
+    done = cli("log", env={"RECALL_DATA_DIR": str(tmp_path)})
+    assert "Notes of default that failed to index (1):" in done.stdout
+    assert "Broken export (brokenNote01, " in done.stdout
+    assert "): Trilium answered 200 with no body" in done.stdout
+    status = json.loads(cli("status", env={"RECALL_DATA_DIR": str(tmp_path)}).stdout)
+    assert status["default"]["failed"][0]["reason"] == "Trilium answered 200 with no body"
+
+
+# ---------------------------------------------------------------- errors mapped once per surface
+
+
+async def test_while_the_first_build_runs_recall_is_503_with_retry_after(tmp_path) -> None:
+    trilium = notebook()
+    trilium.delay = 5.0  # every ETAPI answer: the first build cannot finish during the test
+    with served(trilium, tmp_path) as (url, _):
+        answer = httpx.post(f"{url}/recall", json={"prompt": PROMPT})
+        reason = assert_json_reason(answer, 503)
+        assert reason == "The notes index is still being built; try again in a minute."
+        assert answer.headers["retry-after"] == "5"
+        run = hook(url)
+        assert (run.returncode, run.stdout) == (0, "")  # the prompt goes on untouched
+        assert f"engine answered HTTP 503: {reason}" in run.stderr
+        async with mcp_session(url) as mcp:
+            result = await mcp.session.call_tool("recall", {"query": PROMPT})
+        assert not result.is_error and result.content[0].text == reason
+
+
+async def test_a_bug_in_a_stage_is_a_json_500_without_its_details(tmp_path, monkeypatch) -> None:
+    with served(notebook(), tmp_path) as (url, _):
+        wait_ok(url)
+
+        def broken(*args: object, **kwargs: object) -> None:
+            raise RuntimeError("secret internals")
+
+        monkeypatch.setattr(engine_module, "recall", broken)
+        answer = httpx.post(f"{url}/recall", json={"prompt": PROMPT})
+        assert assert_json_reason(answer, 500) == BUG
+        assert "secret internals" not in answer.text
+        run = hook(url)
+        assert (run.returncode, run.stdout) == (0, "")
+        assert f"engine answered HTTP 500: {BUG}" in run.stderr
+        async with mcp_session(url) as mcp:
+            result = await mcp.session.call_tool("recall", {"query": PROMPT})
+        text = result.content[0].text
+        assert result.is_error and text.endswith(BUG) and "secret internals" not in text
+
+
+async def test_a_locked_index_still_answers_within_the_budget(tmp_path, caplog) -> None:
+    """Another process holds the index's write lock: /recall cannot remember what it sent in
+    this session, but still answers within its budget (the note may come again); reads go on
+    (WAL), and the next answer after the lock is released is remembered again."""
+    with served(notebook(), tmp_path) as (url, _):
+        wait_ok(url)
+        body = {"prompt": PROMPT, "session_id": "locked-session"}
+        other = apsw.Connection(str(tmp_path / "recall.sqlite3"))
+        other.execute("BEGIN IMMEDIATE")
+        try:
+            for _ in range(2):  # not remembered: the same note both times, each in time
+                answer = httpx.post(f"{url}/recall", json=body, timeout=60)
+                assert answer.status_code == 200 and answer.json()["status"] == "sent"
+                assert answer.json()["passages"][0]["title"] == "Sourdough starter"
+            async with mcp_session(url) as mcp:
+                result = await mcp.session.call_tool("recall", {"query": PROMPT})
+            assert not result.is_error and "Sourdough starter" in result.content[0].text
+        finally:
+            other.execute("ROLLBACK")
+            other.close()
+        assert "is locked by another process; try again in a moment: this answer is not " in (
+            caplog.text
+        )
+        assert httpx.post(f"{url}/recall", json=body).json()["status"] == "sent"
+        assert httpx.post(f"{url}/recall", json=body).json()["status"] == "silent"  # remembered
+
+
+@pytest.mark.parametrize(
+    ("error", "status", "reason"),
+    [
+        (BadRequest("'prompt' is required"), 400, "'prompt' is required"),
+        (IndexBusy("f is locked"), 503, "f is locked"),
+        (StoreError("disk full while writing f"), 503, "disk full while writing f"),
+        (IndexUnusable("f is damaged"), 503, f"f is damaged: {IndexUnusable.FIX}"),
+        (EngineStarting("still being built"), 503, "still being built"),
+        (RuntimeError("internals"), 500, BUG),
+    ],
+)  # fmt: skip
+def test_one_mapping_from_error_to_http_answer(error: Exception, status: int, reason: str):
+    answer = error_answer(error)
+    assert (answer.status_code, json.loads(answer.body)["error"]) == (status, reason)
+    assert ("retry-after" in answer.headers) == (status == 503)
