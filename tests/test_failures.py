@@ -257,7 +257,9 @@ async def test_a_locked_index_still_answers_within_the_budget(tmp_path, caplog) 
     """Another process holds the index's write lock: /recall cannot remember what it sent in
     this session, but still answers within its budget (the note may come again); reads go on
     (WAL), and the next answer after the lock is released is remembered again."""
-    with served(notebook(), tmp_path) as (url, _):
+    # The product's default budget: how long the session write waits for the lock comes from it
+    # (the tests' generous one would make every answer here wait a minute).
+    with served(notebook(), tmp_path, time_budget_ms=1200.0) as (url, _):
         wait_ok(url)
         body = {"prompt": PROMPT, "session_id": "locked-session"}
         other = apsw.Connection(str(tmp_path / "recall.sqlite3"))
