@@ -19,6 +19,7 @@ from threadpoolctl import threadpool_limits
 from .classify import Rules
 from .config import Settings
 from .embed import E5Embedder, Embedder
+from .features import Features
 from .gate import GateThresholds
 from .generic import GenericPrompts
 from .recall import RecallResult, building, recall
@@ -218,6 +219,7 @@ class Engine:
                 **self.store.counts(name),
                 "last_sync": saved.get("last_sync"),
                 "last_full": saved.get("last_full"),
+                "trilium": Features.from_state(saved).to_json(),
                 "error": error,
                 "progress": {"done": syncer.status.done, "total": syncer.status.total},
             }
