@@ -190,6 +190,9 @@ class FakeTrilium:
                 )  # fmt: skip
             note.content, note.modified = content, moment
 
+    def note_ids(self) -> list[str]:
+        return list(self._tree.notes)  # a copy, made atomically under the GIL
+
     def backdate(self, note_id: str, modified: datetime) -> None:
         """Set utcDateModified back, as any ETAPI client could if upstream PR #11434 merges."""
         with self._lock:
@@ -299,8 +302,7 @@ class FakeTrilium:
                     )
 
     def erase_deleted(self, older_than: timedelta = newest.ERASE_AFTER) -> None:
-        """Erase deleted notes older than `older_than`, as Trilium does after 7 days."""
-        with self._lock:
+        with self._lock:  # as Trilium does 7 days after a deletion
             self._ledger.erase(datetime.now(UTC), older_than)
 
     # ------------------------------------------------------------ internals
