@@ -302,8 +302,8 @@ class FakeTrilium:
                     )
 
     def erase_deleted(self, older_than: timedelta = newest.ERASE_AFTER) -> None:
-        with self._lock:  # as Trilium does 7 days after a deletion
-            self._ledger.erase(datetime.now(UTC), older_than)
+        with self._lock:  # as Trilium does 7 days after a deletion; stamps may run ahead
+            self._ledger.erase(max(datetime.now(UTC), self._last_stamp), older_than)
 
     # ------------------------------------------------------------ internals
 
