@@ -9,7 +9,6 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
@@ -19,25 +18,25 @@ import yaml
 from openapi_core import OpenAPI
 
 from test_fake_trilium import _spec_pair
+from trilium_recall.demo import NOTEBOOK_DIR
 from trilium_recall.standin import FakeTrilium
 from trilium_recall.standin.newest import HISTORY_LIMIT
 
 TOKEN = "newestToken_secret"
-NOTEBOOK = Path(str(files("trilium_recall") / "demo_notebook"))
 OLD = datetime(2020, 2, 2, 12, 0, tzinfo=UTC)
 
 
 @pytest.fixture
 def newest() -> Iterator[FakeTrilium]:
     with FakeTrilium(TOKEN, version="0.105") as fake:
-        fake.load_notebook_dir(NOTEBOOK)
+        fake.load_notebook_dir(NOTEBOOK_DIR)
         yield fake
 
 
 @pytest.fixture
 def old() -> Iterator[FakeTrilium]:
     with FakeTrilium(TOKEN) as fake:
-        fake.load_notebook_dir(NOTEBOOK)
+        fake.load_notebook_dir(NOTEBOOK_DIR)
         yield fake
 
 
@@ -156,7 +155,7 @@ def test_protected_titles_and_revisions(http: httpx.Client, newest: FakeTrilium)
 
 
 def test_standalone_process_speaks_the_newest(http: httpx.Client) -> None:
-    command = [sys.executable, "-m", "trilium_recall.standin", "--notebook", str(NOTEBOOK),
+    command = [sys.executable, "-m", "trilium_recall.standin", "--notebook", str(NOTEBOOK_DIR),
                "--token", TOKEN, "--trilium-version", "0.105"]  # fmt: skip
     with subprocess.Popen(command, stdout=subprocess.PIPE, text=True) as process:
         try:

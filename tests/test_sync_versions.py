@@ -6,7 +6,6 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Iterator
 from datetime import timedelta
-from importlib.resources import files
 from pathlib import Path
 
 import pytest
@@ -14,11 +13,11 @@ import pytest
 from change_kinds import KINDS, OLD, ChangeKind, finds, note_row, seed
 from conftest import HashEmbedder
 from test_sync import TOKEN, Harness
+from trilium_recall.demo import NOTEBOOK_DIR
 from trilium_recall.standin import FakeTrilium
 from trilium_recall.standin.etapi import Reply, error_reply
 
 VERSIONS = ("0.93", "0.105")
-NOTEBOOK = Path(str(files("trilium_recall") / "demo_notebook"))
 TICKS = 3  # ticks tried before a change is left to the full comparison
 FULL = None  # "seen at the next full comparison, not by the minute tick"
 # Ticks until searchable, per version. Where the server tells nothing (moves and label edits
@@ -42,7 +41,7 @@ EXPECTED = {
 @pytest.fixture(params=VERSIONS)
 def trilium(request: pytest.FixtureRequest) -> Iterator[FakeTrilium]:
     fake = FakeTrilium(token=TOKEN, version=request.param)
-    fake.load_notebook_dir(NOTEBOOK)
+    fake.load_notebook_dir(NOTEBOOK_DIR)
     seed(fake)
     fake.start()
     yield fake
