@@ -365,13 +365,12 @@ async def run_forever(
     while True:
         started = time.monotonic()
         try:
-            if started >= next_full or not syncer.build_complete:
-                report = await syncer.full()
+            full = started >= next_full or not syncer.build_complete
+            report = await (syncer.full() if full else syncer.tick())
+            if report.full:  # also a tick that compared in full (over 500 recent changes)
                 next_full = started + full_seconds
                 if after_full is not None and report.changed:
                     await after_full()
-            else:
-                await syncer.tick()
         except (TriliumError, StoreError, apsw.Error):
             pass  # already recorded in status; retry on the next tick
         except Exception:  # a bug must not stop syncing for good
