@@ -102,6 +102,8 @@ def test_signing_in_sets_a_strict_http_only_cookie_and_opens_the_page(engine) ->
         status = http.get(f"{engine.url}/ui/status")
         assert status.status_code == 200 and status.headers["cache-control"] == "no-store"
         assert status.json()["status"] == "ok"
+        trilium = status.json()["instances"]["default"]["trilium"]  # what the page shows
+        assert trilium == {"version": "0.93.0", "features": ["blobId"]}
         # A signed-in browser is sent on from the sign-in page.
         assert http.get(f"{engine.url}/ui/login").headers["location"] == "/"
 
