@@ -254,3 +254,18 @@ async def test_a_note_without_blob_id_is_reread_by_the_full_comparison(
     await harness.syncer.full()
     assert finds(harness.store, "chgBackAAAAA", "riverstone")
     assert len(_warnings(caplog, "chgBackAAAAA is listed without a blobId")) == 1
+
+
+async def test_unwrapped_divs_are_read_again_but_not_embedded_again(
+    harness: Harness, trilium: FakeTrilium
+) -> None:
+    """0.105 unwraps an old text note's <div>s on its next edit: a new blobId, the same text."""
+    trilium.set_content("chgEditAAAAA", "<div><p>The quillfeather procedure, kept.</p></div>")
+    await harness.syncer.tick()
+    harness.embedder.passage_calls.clear()
+    before = len(trilium.requests)
+    trilium.set_content("chgEditAAAAA", "<p>The quillfeather procedure, kept.</p>")
+    report = await harness.syncer.tick()
+    assert report.indexed == 1  # the blobId moved: the content was read again…
+    assert any(p.endswith("/chgEditAAAAA/content") for _, p in trilium.requests[before:])
+    assert harness.embedder.passage_calls == []  # …and its text was already embedded
