@@ -7,13 +7,23 @@ too, in its tables); only a server speaking 0.105 answers the routes that show t
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from .etapi import BranchRecord, NoteRecord, NoteTree, Reply, error_reply, local_text, utc_text
+from .etapi import (
+    BranchRecord,
+    NoteRecord,
+    NoteTree,
+    Reply,
+    blob_id,
+    error_reply,
+    local_text,
+    utc_text,
+)
 
 VERSIONS = ("0.93", "0.105")
 APP_INFO = {  # what `GET /app-info` says besides utcDateTime, per version
@@ -73,6 +83,39 @@ class DeletedNote:
 class Ledger:
     revisions: dict[str, RevisionRecord] = field(default_factory=dict)
     deleted: dict[str, DeletedNote] = field(default_factory=dict)
+
+    def snapshot(self, note: NoteRecord, moment: datetime) -> None:
+        """Save a revision of the note as it is, before an edit."""
+        revision_id = hashlib.sha1(f"{note.note_id}:{moment}".encode()).hexdigest()[:12]
+        self.revisions[revision_id] = RevisionRecord(
+            revision_id, note.note_id, note.title, note.type, note.mime, note.content,
+            note.is_protected, moment, blob_id(note.content),
+        )  # fmt: skip
+
+    def record_deletion(
+        self, removed: list[tuple[NoteRecord, list[BranchRecord]]], moment: datetime
+    ) -> None:
+        """Deletion dates each note now (then it 404s); one deleteId for the whole group."""
+        delete_id = hashlib.sha1(f"{removed[0][0].note_id}:{moment}".encode()).hexdigest()[:12]
+        for note, branches in removed:
+            note.modified = moment
+            self.deleted[note.note_id] = DeletedNote(note, branches, delete_id, moment)
+
+    def restore(self, note_id: str, tree: NoteTree, moment: datetime) -> None:
+        """Undelete a note with everything deleted alongside it, dated now."""
+        gone = self.deleted.get(note_id)
+        if gone is None:
+            raise KeyError(f"no deleted note {note_id!r}")
+        group = [d for d in self.deleted.values() if d.delete_id == gone.delete_id]
+        for deleted in group:
+            del self.deleted[deleted.note.note_id]
+            deleted.note.modified = moment
+            tree.notes[deleted.note.note_id] = deleted.note
+        for branch in (b for d in group for b in d.branches):
+            if {branch.note_id, branch.parent_id} <= tree.notes.keys():
+                tree.add_branch(
+                    branch.note_id, branch.parent_id, branch.prefix, branch.position, moment
+                )
 
     def erase(self, now: datetime, older_than: timedelta) -> None:
         """Erase deletions older than `older_than`: their rows leave the history for good."""

@@ -3,7 +3,7 @@
 It reproduces the behaviours of shared/trilium/TRILIUM-FACTS.md: the three auth header forms,
 inherited attributes, hidden and archived filtering, protected notes, and which edits bump a
 note's utcDateModified. Tests and the demo mode change it through this Python API while it serves.
-`version="0.105"` makes it answer as the newest Trilium does (newest.py): its app-info, recent
+`version="0.105"` makes it answer as the newest Trilium does (py): its app-info, recent
 changes with deletions until they are erased, revisions, its note types, and imports that keep
 the source's old dates. Run standalone: `python -m trilium_recall.standin --port N [--zip P]
 [--notebook D] [--trilium-version 0.105]`.
@@ -22,8 +22,7 @@ from typing import Any, Self
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from ..trilium import NOTE_ID
-from . import newest
-from .etapi import AttributeRecord, NoteRecord, NoteTree, Reply, answer, blob_id, error_reply
+from .etapi import AttributeRecord, NoteRecord, NoteTree, Reply, answer, error_reply
 from .export import (
     SeedAttribute,
     SeedNote,
@@ -32,6 +31,14 @@ from .export import (
     seed_attribute,
 )
 from .handler import Handler, authorized
+from .newest import (
+    APP_INFO,
+    ERASE_AFTER,
+    GONE_TYPES,
+    VERSIONS,
+    Ledger,
+)
+from .newest import answer as newest_answer
 
 SEED_BASE_TIME = datetime(2024, 1, 1, tzinfo=UTC)  # seeded notes get this + n seconds
 _MS = timedelta(milliseconds=1)
@@ -50,11 +57,11 @@ class FakeTrilium:
     def __init__(
         self, token: str = "fakeTokenId_fakeSecret", *, port: int = 0, version: str = "0.93"
     ) -> None:
-        if version not in newest.VERSIONS:
-            raise ValueError(f"the stand-in speaks Trilium {newest.VERSIONS}, not {version!r}")
+        if version not in VERSIONS:
+            raise ValueError(f"the stand-in speaks Trilium {VERSIONS}, not {version!r}")
         self.version = version
-        self.app_version = str(newest.APP_INFO[version]["appVersion"])  # a fault may change it
-        self._ledger = newest.Ledger()
+        self.app_version = str(APP_INFO[version]["appVersion"])  # a fault may change it
+        self._ledger = Ledger()
         self._token = token
         self._port = port
         self._lock = threading.RLock()
@@ -154,7 +161,7 @@ class FakeTrilium:
         is_protected: bool = False,
         prefix: str | None = None,
     ) -> None:
-        if type in newest.GONE_TYPES[self.version]:
+        if type in GONE_TYPES[self.version]:
             raise ValueError(f"Trilium {self.version} has no note type {type!r}")
         attrs = [seed_attribute(raw, (i + 1) * 10) for i, raw in enumerate(attributes)]
         with self._lock:
@@ -183,15 +190,12 @@ class FakeTrilium:
             note = self._require(note_id)
             moment = self._stamp()
             if revision:
-                revision_id = hashlib.sha1(f"{note_id}:{moment}".encode()).hexdigest()[:12]
-                self._ledger.revisions[revision_id] = newest.RevisionRecord(
-                    revision_id, note_id, note.title, note.type, note.mime, note.content,
-                    note.is_protected, moment, blob_id(note.content),
-                )  # fmt: skip
+                self._ledger.snapshot(note, moment)
             note.content, note.modified = content, moment
 
     def note_ids(self) -> list[str]:
-        return list(self._tree.notes)  # a copy, made atomically under the GIL
+        with self._lock:
+            return list(self._tree.notes)
 
     def backdate(self, note_id: str, modified: datetime) -> None:
         """Set utcDateModified back, as any ETAPI client could if upstream PR #11434 merges."""
@@ -275,33 +279,14 @@ class FakeTrilium:
             self._require(note_id)
             if note_id in ("root", "_hidden"):
                 raise ValueError(f"{note_id!r} cannot be deleted")
-            moment = self._stamp()  # deletion dates each note now, then it 404s
-            delete_id = hashlib.sha1(f"{note_id}:{moment}".encode()).hexdigest()[:12]
-            for note, branches in self._tree.delete(note_id):
-                note.modified = moment
-                self._ledger.deleted[note.note_id] = newest.DeletedNote(
-                    note, branches, delete_id, moment
-                )
+            self._ledger.record_deletion(self._tree.delete(note_id), self._stamp())
 
     def undelete(self, note_id: str) -> None:
         """Bring back a deleted note with everything deleted alongside it, dated now."""
         with self._lock:
-            gone = self._ledger.deleted.get(note_id)
-            if gone is None:
-                raise KeyError(f"no deleted note {note_id!r}")
-            group = [d for d in self._ledger.deleted.values() if d.delete_id == gone.delete_id]
-            moment = self._stamp()
-            for deleted in group:
-                del self._ledger.deleted[deleted.note.note_id]
-                deleted.note.modified = moment
-                self._tree.notes[deleted.note.note_id] = deleted.note
-            for branch in (b for d in group for b in d.branches):
-                if {branch.note_id, branch.parent_id} <= self._tree.notes.keys():
-                    self._tree.add_branch(
-                        branch.note_id, branch.parent_id, branch.prefix, branch.position, moment
-                    )
+            self._ledger.restore(note_id, self._tree, self._stamp())
 
-    def erase_deleted(self, older_than: timedelta = newest.ERASE_AFTER) -> None:
+    def erase_deleted(self, older_than: timedelta = ERASE_AFTER) -> None:
         with self._lock:  # as Trilium does 7 days after a deletion; stamps may run ahead
             self._ledger.erase(max(datetime.now(UTC), self._last_stamp), older_than)
 
@@ -387,8 +372,8 @@ class FakeTrilium:
             return error_reply(401, "NOT_AUTHENTICATED", "Not authenticated")
         with self._lock:
             if self.version != "0.93" and method == "GET":
-                self._ledger.erase(datetime.now(UTC), newest.ERASE_AFTER)
-                reply = newest.answer(self._ledger, self._tree, path, query)
+                self._ledger.erase(datetime.now(UTC), ERASE_AFTER)
+                reply = newest_answer(self._ledger, self._tree, path, query)
                 if reply is not None:
                     return reply
             return answer(self._tree, method, path, query, self._app_info())
@@ -396,5 +381,5 @@ class FakeTrilium:
     def _app_info(self) -> dict[str, Any]:
         """utcDateTime is fixed at server start, as in Trilium."""
         started = self._started_at.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
-        return {**newest.APP_INFO[self.version], "appVersion": self.app_version,
+        return {**APP_INFO[self.version], "appVersion": self.app_version,
                 "utcDateTime": started}  # fmt: skip
