@@ -139,7 +139,7 @@ async def test_quiet_tick_and_full_comparison_request_budget(
         ]
 
 
-async def test_content_is_read_only_when_the_blob_id_moves(
+async def test_content_is_read_only_for_a_new_blob_id_or_title(
     harness: Harness, trilium: FakeTrilium
 ) -> None:
     before = len(trilium.requests)
