@@ -36,6 +36,8 @@ def test_health_is_public_and_shows_counts_never_titles(demo_engine) -> None:
     assert counts["skipped"]["plumbing"] >= 6
     assert counts["progress"]["done"] == counts["progress"]["total"]
     assert counts["error"] is None and counts["last_full"]
+    # The stand-in answers as Trilium 0.93: no recent changes, blobIds (issue 25).
+    assert counts["trilium"] == {"version": "0.93.0", "features": ["blobId"]}
     assert "restic" not in str(health).lower()
 
 

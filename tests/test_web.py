@@ -240,6 +240,7 @@ def test_while_the_first_build_runs_the_page_says_so(tmp_path: Path) -> None:
         assert status["status"] == "starting" and status["building"] is True
         assert status["instances"]["default"]["notes"] == 0
         assert status["instances"]["default"]["subjects"] == []
+        assert status["instances"]["default"]["trilium"] == {"version": None, "features": []}
         csrf = {"X-CSRF-Token": csrf_of(page.text)}
         answer = httpx.post(f"{url}/ui/explain", json={"prompt": "tomatoes"}, headers=csrf)
         assert answer.status_code == 200
@@ -255,6 +256,7 @@ def test_the_demo_status_and_an_explained_prompt(demo_engine) -> None:
         assert sum(demo["areas"].values()) == demo["notes"]
         assert [s["title"] for s in demo["subjects"]][:3] == ["LLM Wiki", "Journal", "Homelab"]
         assert demo["skipped"]["archived"] == 4 and demo["last_full"] and demo["error"] is None
+        assert demo["trilium"] == {"version": "0.93.0", "features": ["blobId"]}  # issue 25
         assert status["gate"]["neighbour_cosine_gap"] == 0.015
         assert status["log"] == {
             "enabled": True,

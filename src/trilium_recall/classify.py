@@ -17,6 +17,13 @@ from .trilium import Note
 ROOT = "root"
 HIDDEN_ROOT = "_hidden"
 INDEXABLE_TYPES = ("text", "code")
+# Every type Trilium 0.93 to 0.105 knows (specs, demo.zip, ETAPI-NEWEST.md); any other is new to
+# us and skipped as "unknown type", so the page shows it apart from the ones skipped by design.
+KNOWN_TYPES = frozenset(
+    {"render", "file", "image", "search", "relationMap", "book", "noteMap", "mermaid", "webView",
+     "shortcut", "doc", "contentWidget", "launcher", "canvas", "mindMap", "geoMap", "aiChat",
+     "spreadsheet", "llmChat", *INDEXABLE_TYPES}
+)  # fmt: skip
 MAX_PATHS = 8  # clones can multiply paths; a handful is plenty for display and rules
 # Under the #calendarRoot note, or a day/month/year note of a journal kept elsewhere.
 JOURNAL_LABELS = ("calendarRoot", "dateNote", "monthNote", "yearNote")
@@ -95,7 +102,7 @@ def _skip_reason(note: Note, chains: list[list[Note]], rules: Rules) -> str | No
     if note.own_label("template") is not None or _is_plumbing(note, chains, rules):
         return "plumbing"
     if note.type not in INDEXABLE_TYPES:
-        return "type"
+        return "type" if note.type in KNOWN_TYPES else "unknown type"
     return None
 
 
@@ -136,7 +143,8 @@ def _area(note: Note, chain: list[Note], rules: Rules) -> str:
 
 
 def _breadcrumb(chain: list[Note]) -> str:
-    return " › ".join(note.title for note in reversed(chain))
+    # A protected ancestor's title is "[protected]" on the wire: it is left out of the path.
+    return " › ".join(note.title for note in reversed(chain) if not note.is_protected)
 
 
 def _hidden_stub() -> Note:

@@ -21,6 +21,7 @@ from .classify import Rules
 from .config import Settings
 from .embed import E5Embedder, Embedder
 from .errors import IndexUnusable
+from .features import Features
 from .gate import GateThresholds
 from .generic import GenericPrompts
 from .index_file import move_aside
@@ -247,6 +248,7 @@ class Engine:
                 **self.store.counts(name),
                 "last_sync": saved.get("last_sync"),
                 "last_full": saved.get("last_full"),
+                "trilium": Features.from_state(saved).to_json(),
                 "error": error,
                 "progress": {"done": syncer.status.done, "total": syncer.status.total},
             }

@@ -195,6 +195,18 @@ def m008_note_errors(db: apsw.Connection) -> None:
     )
 
 
+def m009_server_features(db: apsw.Connection) -> None:
+    """Per instance, what its Trilium is and offers (features.py), and how far the minute tick
+    has read its recent changes."""
+    db.execute(
+        """
+        ALTER TABLE instances ADD COLUMN trilium_version TEXT;   -- app-info's appVersion
+        ALTER TABLE instances ADD COLUMN sync_features TEXT;     -- JSON list, e.g. ["history"]
+        ALTER TABLE instances ADD COLUMN history_mark TEXT;      -- newest recent-change row read
+        """
+    )
+
+
 MIGRATIONS: list[Callable[[apsw.Connection], None]] = [
     m001_index,
     m002_oauth,
@@ -204,6 +216,7 @@ MIGRATIONS: list[Callable[[apsw.Connection], None]] = [
     m006_snippets,
     m007_activity,
     m008_note_errors,
+    m009_server_features,
 ]
 
 

@@ -13,8 +13,10 @@ import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+import numpy as np
+
 from .classify import Rules, Verdict, attribute_fingerprint, classify
-from .records import NoteRecord, text_hash
+from .records import NoteRecord, SectionInput, SnippetInput, text_hash
 from .sections import Section, extract_links, split_note
 from .snippets import Snippet, split_snippets
 from .trilium import Note
@@ -65,7 +67,10 @@ def plan(
     known: Mapping[str, NoteRecord],
     rules: Rules,
     instance: str,
+    *,
+    full: bool = False,
 ) -> Plan:
+    """`full`: a full comparison, which also re-reads the notes listed without a blobId."""
     decided = Plan()
     for note in notes:
         verdict = classify(note, tree, rules)
@@ -76,7 +81,7 @@ def plan(
                 decided.skipped.append(record)
             else:
                 decided.unchanged_skips += 1
-        elif needs_content(previous, record):
+        elif needs_content(previous, record) or (full and record.blob_id is None):
             decided.to_read.append((note, record))
         elif previous != record:
             decided.metadata.append(record)
@@ -149,3 +154,22 @@ def length_sorted_batches(texts: Sequence[str], size: int) -> list[list[int]]:
     its longest text, so mixing a heading-only snippet with a long one wastes most of a call."""
     order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
     return [order[start : start + size] for start in range(0, len(order), size)]
+
+
+def section_inputs(note: PreparedNote, vectors: dict[str, np.ndarray]) -> list[SectionInput]:
+    """What the store writes for a prepared note, given every snippet's vector."""
+    return [
+        SectionInput(
+            prepared.section.ordinal,
+            prepared.section.heading,
+            prepared.section.text,
+            prepared.hash,
+            [
+                SnippetInput(snippet.start, snippet.end, vectors[snippet_hash])
+                for snippet, snippet_hash in zip(
+                    prepared.snippets, prepared.snippet_hashes, strict=True
+                )
+            ],
+        )
+        for prepared in note.sections
+    ]

@@ -25,7 +25,9 @@ from .records import NoteRecord, SectionHit, SectionInput
 from .transactions import write_transaction
 from .vectors import VectorIndex
 
-SKIP_REASONS = ("archived", "hidden", "protected", "plumbing", "type", "error")
+SKIP_REASONS = (
+    "archived", "hidden", "protected", "plumbing", "type", "unknown type", "error",
+)  # fmt: skip
 
 
 @own_errors

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
@@ -22,8 +23,9 @@ from .classify import Rules
 from .config import Instance
 from .embed import Embedder
 from .errors import NoteNotFound, NoteProtected, StoreError, TriliumBadResponse, TriliumError
-from .prepare import PreparedNote, length_sorted_batches, plan, prepare
-from .records import NoteRecord, SectionInput, SnippetInput
+from .features import Features, News, OnceLog, detect, read_news, recent_changes
+from .prepare import PreparedNote, length_sorted_batches, plan, prepare, section_inputs
+from .records import NoteRecord
 from .store import Store
 from .trilium import Note, TriliumClient
 
@@ -57,6 +59,7 @@ class RunReport:
     deleted: int = 0
     skipped: int = 0
     failed: list[str] = field(default_factory=list)
+    full: bool = False  # a full comparison (also one a tick ran when recent changes overflowed)
 
     @property
     def changed(self) -> bool:
@@ -82,11 +85,18 @@ class Syncer:
         self.tree: dict[str, Note] = {}
         self.on_progress = on_progress
         self._lock = asyncio.Lock()
+        self._once = OnceLog(log)
+        self._where = f"Trilium instance {instance.name}"
         store.ensure_instance(instance.name, instance.url)
 
     @property
     def build_complete(self) -> bool:
         return bool(self.store.instance_state(self.instance.name).get("build_complete"))
+
+    @property
+    def features(self) -> Features:
+        """What the last full comparison detected (nothing before the first)."""
+        return Features.from_state(self.store.instance_state(self.instance.name))
 
     async def full(self) -> RunReport:
         """List every note, drop what vanished, (re)index what differs from the stored copy."""
@@ -94,7 +104,8 @@ class Syncer:
             return await self._guarded("full", self._full)
 
     async def tick(self) -> RunReport:
-        """Only notes modified since the watermark: content and title edits."""
+        """Notes modified since the watermark (content and title edits), and where the server
+        has recent changes, the deletions and revision snapshots since the last tick."""
         async with self._lock:
             if not self.tree:
                 return await self._guarded("full", self._full)
@@ -116,27 +127,49 @@ class Syncer:
             self.status.running = None
         self.status.error = None
         fields: dict[str, object] = {"last_sync": _now_iso(), "error": None}
-        if kind == "full":
+        if report.full:
             fields.update(last_full=_now_iso(), build_complete=1)
         self.store.update_instance(self.instance.name, **fields)
         return report
 
     async def _full(self) -> RunReport:
+        # Recent changes are read before the listing: a change in between is newer than the mark.
+        version, changes = await detect(self.client, self._where, self._once)
         notes = await self.client.all_notes()
         self.tree = {note.note_id: note for note in notes}
         known = self.store.known_notes(self.instance.name)
-        report = RunReport(listed=len(notes))
+        report = RunReport(listed=len(notes), full=True)
         for note_id in known.keys() - self.tree.keys():
             self.store.delete_note(self.instance.name, note_id)
             report.deleted += 1
-        await self._apply(notes, known, report)
+        for note in notes:
+            if note.blob_id is None:
+                message = f"{self._where}: note {note.note_id} is listed without a blobId"
+                self._once.warn(f"blob:{note.note_id}", message + "; re-read at each full run")
+        await self._apply(notes, known, report, full=True)
         self._advance_watermark(notes)
+        features = Features(version, changes is not None, any(n.blob_id for n in notes))
+        self.store.update_instance(
+            self.instance.name,
+            trilium_version=version,
+            sync_features=json.dumps(features.names()),
+            history_mark=read_news(changes, "").mark if changes is not None else None,
+        )
         return report
 
     async def _tick(self) -> RunReport:
         since = self._watermark_with_overlap()
         changed = await self.client.changed_since(since) if since else await self.client.all_notes()
+        news = await self._news()
+        if news is not None and news.truncated:
+            log.info("%s: over 500 changes since the last tick: full comparison", self._where)
+            return await self._full()
         known = self.store.known_notes(self.instance.name)
+        report = RunReport(listed=len(changed))
+        if news is not None:
+            self._drop(news.deleted, known, report)
+            fresh = {note.note_id for note in changed}
+            changed += await self._look_at(sorted(news.touched - fresh), fresh, known, report)
         affected = {note.note_id: note for note in changed}
         for note in changed:
             previous = self.tree.get(note.note_id)
@@ -145,18 +178,61 @@ class Syncer:
                 # A new title renames the breadcrumbs of the whole subtree.
                 for descendant in self._descendants(note.note_id):
                     affected.setdefault(descendant.note_id, descendant)
-        report = RunReport(listed=len(changed))
         await self._apply(list(affected.values()), known, report)
         self._advance_watermark(changed)
+        if news is not None:
+            self.store.update_instance(self.instance.name, history_mark=news.mark)
         return report
 
+    async def _news(self) -> News | None:
+        """Recent changes since the last tick, on a server that has them (one request)."""
+        if not self.features.history:
+            return None
+        changes = await recent_changes(self.client, self._where, self._once)
+        mark = str(self.store.instance_state(self.instance.name).get("history_mark") or "")
+        return read_news(changes, mark) if changes is not None else None
+
+    def _drop(self, ids: Iterable[str], known: dict[str, NoteRecord], report: RunReport) -> None:
+        for note_id in ids:
+            self.tree.pop(note_id, None)
+            if known.pop(note_id, None) is not None:
+                self.store.delete_note(self.instance.name, note_id)
+                report.deleted += 1
+
+    async def _look_at(
+        self, note_ids: list[str], fresh: set[str], known: dict[str, NoteRecord], report: RunReport
+    ) -> list[Note]:
+        """The notes recent changes name that the minute query did not list (a revision of a
+        backdated note, an undeletion…), minus those only the hidden subtree holds."""
+        found = []
+        for note_id in note_ids:
+            try:
+                note = await self.client.note(note_id)
+            except (NoteNotFound, TriliumBadResponse) as exc:
+                problem = f"{self._where}: recent change of note {note_id} unreadable: {exc}"
+                self._once.warn(f"look:{note_id}", problem + "; the full comparison repairs it")
+                if isinstance(exc, NoteNotFound):
+                    self._drop([note_id], known, report)
+                continue
+            if any(p in self.tree or p in fresh or p == "root" for p in note.parent_note_ids):
+                found.append(note)
+        return found
+
     async def _apply(
-        self, notes: Sequence[Note], known: dict[str, NoteRecord], report: RunReport
+        self,
+        notes: Sequence[Note],
+        known: dict[str, NoteRecord],
+        report: RunReport,
+        *,
+        full: bool = False,
     ) -> None:
         """Write what needs no content at once; read, split and embed the rest in rounds, the
         next round fetched and split while this one embeds."""
-        decided = plan(notes, self.tree, known, self.rules, self.instance.name)
+        decided = plan(notes, self.tree, known, self.rules, self.instance.name, full=full)
         for record in decided.skipped:
+            if record.skip_reason == "unknown type":
+                message = f"{self._where}: note {record.note_id} has unknown type {record.type!r}"
+                self._once.warn(f"type:{record.type}", message + ": skipped")
             self.store.save_note(record, [])
         for record in decided.metadata:
             self.store.save_note(record, None)
@@ -220,7 +296,7 @@ class Syncer:
             texts.update(note.snippet_texts())
         vectors = await self._embed_missing(texts)
         for note in prepared:
-            self.store.save_note(note.record, _section_inputs(note, vectors), note.links)
+            self.store.save_note(note.record, section_inputs(note, vectors), note.links)
             report.indexed += 1
 
     def _skip_as_error(self, record: NoteRecord, report: RunReport, why: str) -> None:
@@ -289,37 +365,18 @@ async def run_forever(
     while True:
         started = time.monotonic()
         try:
-            if started >= next_full or not syncer.build_complete:
-                report = await syncer.full()
+            full = started >= next_full or not syncer.build_complete
+            report = await (syncer.full() if full else syncer.tick())
+            if report.full:  # also a tick that compared in full (over 500 recent changes)
                 next_full = started + full_seconds
                 if after_full is not None and report.changed:
                     await after_full()
-            else:
-                await syncer.tick()
         except (TriliumError, StoreError, apsw.Error):
             pass  # already recorded in status; retry on the next tick
         except Exception:  # a bug must not stop syncing for good
             log.exception("sync of %s crashed; retrying next tick", syncer.instance.name)
             syncer.status.error = "internal error during sync (see log)"
         await asyncio.sleep(max(0.0, tick_seconds - (time.monotonic() - started)))
-
-
-def _section_inputs(note: PreparedNote, vectors: dict[str, np.ndarray]) -> list[SectionInput]:
-    return [
-        SectionInput(
-            prepared.section.ordinal,
-            prepared.section.heading,
-            prepared.section.text,
-            prepared.hash,
-            [
-                SnippetInput(snippet.start, snippet.end, vectors[snippet_hash])
-                for snippet, snippet_hash in zip(
-                    prepared.snippets, prepared.snippet_hashes, strict=True
-                )
-            ],
-        )
-        for prepared in note.sections
-    ]
 
 
 def _now_iso() -> str:

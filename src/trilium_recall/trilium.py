@@ -15,7 +15,7 @@ from typing import Literal, TypeVar
 from urllib.parse import quote, urlsplit
 
 import httpx
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, RootModel, ValidationError
 
 from .errors import (
     NoteNotFound,
@@ -99,6 +99,16 @@ class Branch:
 
 
 @dataclass(frozen=True)
+class Change:
+    """A recent-changes row: a creation, revision or deletion (unsaid); flags are as of now."""
+
+    note_id: str
+    utc_date: str
+    is_deleted: bool
+    is_protected: bool
+
+
+@dataclass(frozen=True)
 class AppInfo:
     app_version: str
     db_version: int
@@ -160,6 +170,16 @@ class _BranchWire(_Wire):
     notePosition: int
 
 
+class _ChangeWire(_Wire):
+    noteId: str
+    utcDate: str
+    current_isDeleted: bool = False  # 0/1 from SQLite on real servers: pydantic takes both
+    current_isProtected: bool = False
+
+
+_HistoryWire = RootModel[list[_ChangeWire]]
+
+
 class _AppInfoWire(_Wire):
     appVersion: str
     dbVersion: int
@@ -169,7 +189,7 @@ class _AppInfoWire(_Wire):
     buildRevision: str | None = None
 
 
-_Model = TypeVar("_Model", bound=_Wire)
+_Model = TypeVar("_Model", bound=BaseModel)
 
 
 # ---------------------------------------------------------------- the client
@@ -262,6 +282,13 @@ class TriliumClient:
         # orderDirection is broken server-side; ordering inside the query works.
         query = f"note.utcDateModified >= '{utc}' orderBy note.utcDateModified asc"
         return await self.search(query, include_archived=True)
+
+    async def recent_changes(self) -> list[Change]:
+        """`GET /notes/history` (0.102+), newest first, ≤ 500 rows; NoteNotFound before 0.102."""
+        response = await self._get("/notes/history", "recent changes")
+        rows = self._parse(response, _HistoryWire, "recent changes").root
+        flags = [(r.noteId, r.utcDate, r.current_isDeleted, r.current_isProtected) for r in rows]
+        return [Change(*row) for row in flags]
 
     async def note(self, note_id: str) -> Note:
         path = f"/notes/{quote(_checked_id(note_id), safe='')}"

@@ -7,6 +7,7 @@ faults. The tests, the benchmarks, the eval and the demo notebook run against it
 itself only ever talks to it through the same ETAPI client as to a real Trilium.
 
     python -m trilium_recall.standin --zip demo.zip     # serve an export on a free port
+    python -m trilium_recall.standin --notebook DIR --trilium-version 0.105   # as the newest
 """
 
 from .server import FakeTrilium

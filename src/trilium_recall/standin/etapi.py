@@ -14,15 +14,6 @@ from datetime import datetime, timedelta
 from typing import Any
 
 LOCAL_OFFSET = timedelta(hours=2)  # the fake's "local" zone, so local and UTC dates differ
-APP_INFO = {
-    "appVersion": "0.93.0",
-    "dbVersion": 229,
-    "syncVersion": 35,
-    "buildDate": "2025-04-04T22:24:00Z",
-    "buildRevision": "0000000000000000000000000000000000000000",
-    "dataDirectory": "/home/node/trilium-data",
-    "clipperProtocolVersion": "1.0",
-}
 JSON_TYPE = "application/json; charset=utf-8"
 _TEMPLATE_RELATIONS = ("template", "inherit")
 _TEMPLATE_MARKERS = ("template", "workspaceTemplate")
@@ -75,6 +66,7 @@ class NoteRecord:
     created: datetime
     modified: datetime
     attributes: list[AttributeRecord] = field(default_factory=list)
+    blob_missing: bool = False  # a fault: the listing leaves blobId out
 
 
 @dataclass
@@ -148,19 +140,22 @@ class NoteTree:
             path.append(parents[0])
         return tuple(reversed(path))
 
-    def delete(self, note_id: str) -> None:
-        """Remove a note, relations pointing at it, and children left without a parent."""
+    def delete(self, note_id: str) -> list[tuple[NoteRecord, list[BranchRecord]]]:
+        """Remove a note, relations pointing at it, and children left without a parent;
+        return each removed note with the branches it lost."""
         children = [b.note_id for b in self.child_branches(note_id)]
-        for branch in self.parent_branches(note_id) + self.child_branches(note_id):
+        branches = self.parent_branches(note_id) + self.child_branches(note_id)
+        for branch in branches:
             self.remove_branch(branch.branch_id)
-        del self.notes[note_id]
+        removed = [(self.notes.pop(note_id), branches)]
         for note in self.notes.values():
             note.attributes = [
                 a for a in note.attributes if not (a.type == "relation" and a.value == note_id)
             ]
         for child in children:
             if child in self.notes and not self.parent_branches(child):
-                self.delete(child)
+                removed += self.delete(child)
+        return removed
 
 
 class _Views:
@@ -217,7 +212,7 @@ class _Views:
         note = self.tree.notes[note_id]
         parents = self.tree.parent_branches(note_id)
         children = self.tree.child_branches(note_id)
-        return {
+        fields = {
             "noteId": note.note_id,
             "isProtected": note.is_protected,
             "title": "[protected]" if note.is_protected else note.title,
@@ -234,6 +229,9 @@ class _Views:
             "childBranchIds": [b.branch_id for b in children],
             "attributes": [_attribute_json(a) for a in self.attributes(note_id)],
         }
+        if note.blob_missing:
+            del fields["blobId"]
+        return fields
 
 
 def _attribute_json(attr: AttributeRecord) -> dict[str, Any]:
@@ -291,7 +289,11 @@ _ROUTES = (
 
 
 def answer(
-    tree: NoteTree, method: str, path: str, query: dict[str, list[str]], started: datetime
+    tree: NoteTree,
+    method: str,
+    path: str,
+    query: dict[str, list[str]],
+    app_info: dict[str, Any],
 ) -> Reply:
     """The reply of an authenticated request (the caller holds the tree's lock)."""
     for name, pattern in _ROUTES:
@@ -300,9 +302,8 @@ def answer(
             continue
         if method != "GET":
             return error_reply(405, "METHOD_NOT_ALLOWED", f"Method '{method}' not allowed here.")
-        if name == "app-info":  # utcDateTime is fixed at server start, as in Trilium
-            started_text = started.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
-            return _ok({**APP_INFO, "utcDateTime": started_text})
+        if name == "app-info":
+            return _ok(app_info)
         if name == "search":
             return _search(_Views(tree), query)
         return _one(_Views(tree), name, match["id"])

@@ -3,20 +3,20 @@
 It reproduces the behaviours of shared/trilium/TRILIUM-FACTS.md: the three auth header forms,
 inherited attributes, hidden and archived filtering, protected notes, and which edits bump a
 note's utcDateModified. Tests and the demo mode change it through this Python API while it serves.
-Run standalone: `python -m trilium_recall.standin --port N [--zip P] [--notebook D]`.
+`version="0.105"` makes it answer as the newest Trilium does (py): its app-info, recent
+changes with deletions until they are erased, revisions, its note types, and imports that keep
+the source's old dates. Run standalone: `python -m trilium_recall.standin --port N [--zip P]
+[--notebook D] [--trilium-version 0.105]`.
 """
 
 from __future__ import annotations
 
-import argparse
-import base64
 import hashlib
-import hmac
 import threading
 from collections.abc import Iterable
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Self
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -30,6 +30,15 @@ from .export import (
     read_notebook_dir,
     seed_attribute,
 )
+from .handler import Handler, authorized
+from .newest import (
+    APP_INFO,
+    ERASE_AFTER,
+    GONE_TYPES,
+    VERSIONS,
+    Ledger,
+)
+from .newest import answer as newest_answer
 
 SEED_BASE_TIME = datetime(2024, 1, 1, tzinfo=UTC)  # seeded notes get this + n seconds
 _MS = timedelta(milliseconds=1)
@@ -45,7 +54,14 @@ _SYSTEM_NOTES = (  # (id, parent, title, type, content): the hidden subtree ever
 class FakeTrilium:
     """In-memory note tree with root and `_hidden`, served over real HTTP. Thread-safe."""
 
-    def __init__(self, token: str = "fakeTokenId_fakeSecret", *, port: int = 0) -> None:
+    def __init__(
+        self, token: str = "fakeTokenId_fakeSecret", *, port: int = 0, version: str = "0.93"
+    ) -> None:
+        if version not in VERSIONS:
+            raise ValueError(f"the stand-in speaks Trilium {VERSIONS}, not {version!r}")
+        self.version = version
+        self.app_version = str(APP_INFO[version]["appVersion"])  # a fault may change it
+        self._ledger = Ledger()
         self._token = token
         self._port = port
         self._lock = threading.RLock()
@@ -61,6 +77,7 @@ class FakeTrilium:
         self.delay: float = 0.0
         self.fail_status: int | None = None
         self.malformed: bool = False
+        self.path_faults: dict[str, Reply] = {}  # this reply for this path, authenticated or not
         self.requests: list[tuple[str, str]] = []
         self._insert(SeedNote("root", "root"), self._seed_time())
         self._tree.add_branch("root", "none", None, 0, SEED_BASE_TIME)  # Trilium's root branch
@@ -80,7 +97,7 @@ class FakeTrilium:
         with self._lock:
             if self._server is None:
                 self._stopping.clear()
-                server = ThreadingHTTPServer(("127.0.0.1", self._port), _Handler)
+                server = ThreadingHTTPServer(("127.0.0.1", self._port), Handler)
                 server.daemon_threads = True
                 server.fake = self  # type: ignore[attr-defined]
                 self._port = server.server_address[1]
@@ -144,6 +161,8 @@ class FakeTrilium:
         is_protected: bool = False,
         prefix: str | None = None,
     ) -> None:
+        if type in GONE_TYPES[self.version]:
+            raise ValueError(f"Trilium {self.version} has no note type {type!r}")
         attrs = [seed_attribute(raw, (i + 1) * 10) for i, raw in enumerate(attributes)]
         with self._lock:
             self._require(parent_id)
@@ -153,11 +172,46 @@ class FakeTrilium:
 
     # ------------------------------------------------------------ edits
 
-    def set_content(self, note_id: str, content: str) -> None:
-        """A content edit: new blobId, utcDateModified bumped."""
+    def import_note(
+        self, note_id: str, title: str, *, created: datetime, modified: datetime, **kwargs: Any
+    ) -> None:
+        """A note as the ENEX/Notion/Obsidian… importers write it: 0.104 and later keep the
+        source's old dates (`setDateCreatedAndModified`), 0.93 dates it now."""
+        with self._lock:
+            self.add_note(note_id, title, **kwargs)
+            if self.version != "0.93":
+                note = self._tree.notes[note_id]
+                note.created, note.modified = created, modified
+
+    def set_content(self, note_id: str, content: str, *, revision: bool = False) -> None:
+        """A content edit: new blobId, utcDateModified bumped; with `revision`, a snapshot of
+        the old content is saved first (the history lists it; a plain edit is not there)."""
         with self._lock:
             note = self._require(note_id)
-            note.content, note.modified = content, self._stamp()
+            moment = self._stamp()
+            if revision:
+                self._ledger.snapshot(note, moment)
+            note.content, note.modified = content, moment
+
+    def note_ids(self) -> list[str]:
+        with self._lock:
+            return list(self._tree.notes)
+
+    def backdate(self, note_id: str, modified: datetime) -> None:
+        """Set utcDateModified back, as any ETAPI client could if upstream PR #11434 merges."""
+        with self._lock:
+            self._require(note_id).modified = modified
+
+    def protect(self, note_id: str) -> None:
+        """Protect a note: its title turns to `[protected]`, its content unreadable; dated now."""
+        with self._lock:
+            note = self._require(note_id)
+            note.is_protected, note.modified = True, self._stamp()
+
+    def drop_blob_id(self, note_id: str) -> None:
+        """A fault: the note is listed without its blobId."""
+        with self._lock:
+            self._require(note_id).blob_missing = True
 
     def set_title(self, note_id: str, title: str) -> None:
         """A title edit bumps utcDateModified; blobId stays (it hashes the content only)."""
@@ -225,7 +279,16 @@ class FakeTrilium:
             self._require(note_id)
             if note_id in ("root", "_hidden"):
                 raise ValueError(f"{note_id!r} cannot be deleted")
-            self._tree.delete(note_id)
+            self._ledger.record_deletion(self._tree.delete(note_id), self._stamp())
+
+    def undelete(self, note_id: str) -> None:
+        """Bring back a deleted note with everything deleted alongside it, dated now."""
+        with self._lock:
+            self._ledger.restore(note_id, self._tree, self._stamp())
+
+    def erase_deleted(self, older_than: timedelta = ERASE_AFTER) -> None:
+        with self._lock:  # as Trilium does 7 days after a deletion; stamps may run ahead
+            self._ledger.erase(max(datetime.now(UTC), self._last_stamp), older_than)
 
     # ------------------------------------------------------------ internals
 
@@ -301,74 +364,22 @@ class FakeTrilium:
             return error_reply(self.fail_status, "FAKE_FAILURE", "Injected failure.")
         if self.malformed:
             return Reply(200, b'{"results": [{"noteId": "abc", ')
-        if not self._authorized(authorization):
-            return error_reply(401, "NOT_AUTHENTICATED", "Not authenticated")
         parts = urlsplit(target)
-        query = parse_qs(parts.query, keep_blank_values=True)
+        path, query = unquote(parts.path), parse_qs(parts.query, keep_blank_values=True)
+        if path in self.path_faults:
+            return self.path_faults[path]
+        if not authorized(authorization, self._token):
+            return error_reply(401, "NOT_AUTHENTICATED", "Not authenticated")
         with self._lock:
-            return answer(self._tree, method, unquote(parts.path), query, self._started_at)
+            if self.version != "0.93" and method == "GET":
+                self._ledger.erase(datetime.now(UTC), ERASE_AFTER)
+                reply = newest_answer(self._ledger, self._tree, path, query)
+                if reply is not None:
+                    return reply
+            return answer(self._tree, method, path, query, self._app_info())
 
-    def _authorized(self, header: str | None) -> bool:
-        """`<token>`, `Bearer <token>`, or Basic with user `etapi` and the token as password."""
-        token = header or ""
-        if token.startswith("Bearer "):
-            token = token.removeprefix("Bearer ").strip()
-        elif token.startswith("Basic "):
-            try:
-                decoded = base64.b64decode(token.removeprefix("Basic "), validate=True).decode()
-            except (ValueError, UnicodeDecodeError):
-                return False
-            user, _, token = decoded.partition(":")
-            if user != "etapi":
-                return False
-        return bool(token) and hmac.compare_digest(token.encode(), self._token.encode())
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.0"  # one request per connection: stop() leaves no live keep-alive
-
-    def _serve(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        if length:
-            self.rfile.read(length)
-        fake: FakeTrilium = self.server.fake  # type: ignore[attr-defined]
-        reply = fake._answer(self.command, self.path, self.headers.get("Authorization"))
-        if reply is None:
-            self.close_connection = True
-            return
-        self.send_response(reply.status)
-        self.send_header("Content-Type", reply.content_type)
-        self.send_header("Content-Length", str(len(reply.body)))
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(reply.body)
-
-    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = _serve
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Silent: the request log is `FakeTrilium.requests`."""
-
-
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description="Serve a fake Trilium ETAPI on 127.0.0.1.")
-    parser.add_argument("--port", type=int, default=0)
-    parser.add_argument("--zip", type=Path, help="seed from a Trilium export zip")
-    parser.add_argument("--notebook", type=Path, help="seed from a notebook.json directory")
-    parser.add_argument("--token", default="fakeTokenId_fakeSecret")
-    args = parser.parse_args(argv)
-    fake = FakeTrilium(args.token, port=args.port)
-    if args.zip:
-        fake.load_export_zip(args.zip)
-    if args.notebook:
-        fake.load_notebook_dir(args.notebook)
-    print(f"READY {fake.start()}", flush=True)
-    try:
-        threading.Event().wait()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        fake.stop()
-
-
-if __name__ == "__main__":
-    main()
+    def _app_info(self) -> dict[str, Any]:
+        """utcDateTime is fixed at server start, as in Trilium."""
+        started = self._started_at.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+        return {**APP_INFO[self.version], "appVersion": self.app_version,
+                "utcDateTime": started}  # fmt: skip

@@ -98,6 +98,13 @@ async function loadStatus() {
   setTimeout(loadStatus, busy ? 3000 : 30000);
 }
 
+// The version app-info gave and the sync features detected at the last full comparison.
+function trilium(info) {
+  if (!info || !info.version) return "not yet asked";
+  const features = info.features.length ? info.features.join(", ") : "no recent changes, no blobId";
+  return `${info.version} · ${features}`;
+}
+
 function instanceCard(name, data) {
   const state = data.error ? "degraded" : data.last_full ? "ok" : "starting";
   const skipped = Object.entries(data.skipped || {}).map(([why, n]) => `${why} ${n}`).join(" · ");
@@ -106,6 +113,7 @@ function instanceCard(name, data) {
     el("dt", {}, "By area"), el("dd", {}, areaBar(data.areas || {})),
     el("dt", {}, "Skipped"), el("dd", {}, skipped || "none"),
     el("dt", {}, "Failed"), el("dd", {}, failedList(data.failed || [])),
+    el("dt", {}, "Trilium"), el("dd", {}, trilium(data.trilium)),
     el("dt", {}, "Last tick"), el("dd", {}, when(data.last_sync)),
     el("dt", {}, "Last full comparison"), el("dd", {}, when(data.last_full)),
   );
