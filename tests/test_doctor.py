@@ -7,6 +7,8 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from conftest import PASSWORD
 from procs import closed_port_url, scrubbed_env
 from test_failures import PROMPT, cli, hook, notebook, served, wait_ok
@@ -22,10 +24,11 @@ def install(url: str, home: Path, **env: str) -> subprocess.CompletedProcess[str
     return cli("install-hook", "--url", url, env={"HOME": str(home), **env})
 
 
-def test_a_working_setup_passes_every_check(tmp_path: Path) -> None:
+@pytest.mark.parametrize("version", ["0.93", "0.105"])
+def test_a_working_setup_passes_every_check(tmp_path: Path, version: str) -> None:
     home = tmp_path / "home"
     home.mkdir()
-    with served(notebook(), tmp_path / "data", login_password=PASSWORD) as (url, _):
+    with served(notebook(version), tmp_path / "data", login_password=PASSWORD) as (url, _):
         wait_ok(url)
         installed = install(url, home, RECALL_LOGIN_PASSWORD=PASSWORD)
         assert installed.returncode == 0, installed.stderr
@@ -37,7 +40,12 @@ def test_a_working_setup_passes_every_check(tmp_path: Path) -> None:
         code, checks = doctor(url, home, RECALL_LOGIN_PASSWORD=PASSWORD)
     failed = {name: c for name, c in checks.items() if c["status"] == "fail"}
     assert code == 0 and not failed, failed
-    assert checks["trilium default"]["facts"]["version"]  # /app-info, read by the engine
+    assert checks["trilium default"]["facts"]["version"].startswith(version)  # /app-info
+    # What the last full comparison found the server to offer the sync (history from 0.102).
+    [synced] = checks["index default"]["lines"]
+    assert synced.startswith(f"synced from Trilium {version}") and synced.count("history") == (
+        version == "0.105"
+    ), synced
     assert checks["hook"]["detail"] == f"installed, sends to {url}"
     assert "sent Sourdough starter" in checks["last hook request"]["detail"]
     assert checks["test recall"]["status"] == "ok"

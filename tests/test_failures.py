@@ -42,8 +42,8 @@ TOKEN = "failure_token"
 PROMPT = "how do I feed the sourdough starter"
 
 
-def notebook() -> FakeTrilium:
-    fake = FakeTrilium(token=TOKEN)
+def notebook(version: str = "0.93") -> FakeTrilium:
+    fake = FakeTrilium(token=TOKEN, version=version)
     fake.add_note("sourdough001", "Sourdough starter", content="<p>Feed the sourdough starter "
                   "rye flour twice a day.</p>")  # fmt: skip
     fake.add_note("brokenNote01", "Broken export", content="<p>never readable</p>")

@@ -17,6 +17,7 @@ from typing import Any, Literal
 from .claude_settings import hook_url, installed_hooks, settings_path
 from .config import DEFAULT_INSTANCE, Instance, load_settings, unknown_variables
 from .errors import ConfigError, TriliumAuthError, TriliumError, TriliumUnavailable
+from .features import Features
 from .overview import failed_notes
 from .store import Store
 from .trilium import TriliumClient
@@ -29,8 +30,8 @@ FAILED_SHOWN = 20  # per instance, in a check's lines (the page and `status` lis
 
 @dataclass(frozen=True)
 class Check:
-    """One answer. `facts` holds what a program reads (an instance's URL and version now, its
-    sync features later) beside the line a person reads."""
+    """One answer. `facts` holds what a program reads (an instance's URL and version) beside the
+    line a person reads; the index check's lines name the sync features the Trilium offers."""
 
     name: str
     status: Status
@@ -124,6 +125,7 @@ def index_state(store: Store, names: Sequence[str]) -> dict[str, dict[str, Any]]
             **store.counts(name),
             **{k: saved.get(k) for k in ("last_sync", "last_full", "build_complete", "error")},
             "failed": failed_notes(store, name),
+            "trilium": Features.from_state(saved).to_json(),
         }
     return state
 
@@ -147,9 +149,18 @@ def index_checks(
             fix = None if running else "start the engine: `trilium-recall serve` builds it"
             checks.append(Check(f"index {name}", "warn", f"{counts}; {detail}", fix))
         else:
-            checks.append(Check(f"index {name}", "ok", f"{counts}; {times}"))
+            checks.append(Check(f"index {name}", "ok", f"{counts}; {times}", lines=_synced(s)))
         checks.append(_failed(name, s["failed"]))
     return checks
+
+
+def _synced(state: Mapping[str, Any]) -> tuple[str, ...]:
+    """What the last full comparison found the Trilium to be and to offer the sync."""
+    trilium = state.get("trilium") or {}
+    if not trilium.get("version"):
+        return ()
+    offered = ", ".join(trilium.get("features") or []) or "none beyond the 0.93 baseline"
+    return (f"synced from Trilium {trilium['version']}; sync features: {offered}",)
 
 
 def _failed(name: str, failed: Sequence[Mapping[str, Any]]) -> Check:
