@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from .calibration import Reference
 from .gate import CandidateSignals, PromptSignals, PromptVerdict
 from .generic import GenericMatch
 from .records import SectionHit
@@ -84,6 +85,9 @@ class SearchTrace:
     verdict: PromptVerdict | None = None
     candidates: list[Candidate] = field(default_factory=list)
     substitutions: list[str] = field(default_factory=list)
+    reference: Reference = field(default_factory=Reference)  # the notebook's (calibration.py)
+    language: str | None = None  # the prompt's, when told (languages.py)
+    foreign: bool = False  # a language the notebook does not hold
     keyword_ms: float = 0.0
     embed_ms: float = 0.0
     total_ms: float = 0.0
@@ -111,11 +115,15 @@ class SearchTrace:
                 "coverage": round(signals.coverage, 3),
                 "terms": signals.terms,
                 "zscore": round(signals.zscore, 2),
+                "scaled_margin": round(signals.scaled_margin, 4),
+                "language": self.language,
+                "foreign_language": signals.foreign,
                 "score": round(self.verdict.score, 3),
                 "parts": {k: round(v, 3) for k, v in self.verdict.parts.items()},
                 "about_notes": self.verdict.about_notes,
                 "why": self.verdict.reason,
             },
+            "reference_points": self.reference.to_json(),
             "keyword_ms": round(self.keyword_ms, 1),
             "embed_ms": round(self.embed_ms, 1),
             "search_ms": round(self.total_ms, 1),

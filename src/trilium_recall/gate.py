@@ -23,6 +23,10 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+# How far prompts about the notes stand above generic chatter (margin) where a notebook gives
+# no reference point of its own (calibration.py): the median over the seven eval corpora.
+DEFAULT_SPREAD = 0.05
+
 
 @dataclass(frozen=True)
 class GateThresholds:
@@ -37,6 +41,14 @@ class GateThresholds:
     keyword_coverage: float
     neighbour_cosine_gap: float
     neighbour_coverage: float
+    # A prompt in another language than the notes has no keyword agreement by construction:
+    # its agreement term is replaced by this fitted constant (0 keeps the agreement term).
+    foreign_weight: float = 0.0
+    # A candidate fusion ranks above a passing one passes too (issue 23, Build 3).
+    fusion_order: bool = False
+    # The margin read in units of this notebook's spread between generic prompts and prompts
+    # about its notes (calibration.py), times the default spread, rather than as it is.
+    calibrated_margin: bool = False
     strictness: float = 0.0
 
     def with_strictness(self, strictness: float) -> GateThresholds:
@@ -57,6 +69,7 @@ FITTED = GateThresholds(
     keyword_coverage=0.646,
     neighbour_cosine_gap=0.015,
     neighbour_coverage=0.5,
+    fusion_order=True,
 )
 
 
@@ -72,11 +85,18 @@ class PromptSignals:
     coverage: float  # best share of the prompt's IDF weight one section matched
     terms: int  # distinct prompt terms in that section
     zscore: float  # top_cosine against the prompt's cosine over every snippet
+    foreign: bool = False  # the prompt's language is none of the notebook's (languages.py)
+    spread: float = DEFAULT_SPREAD  # about-level minus generic level here (calibration.py)
 
     @property
     def margin(self) -> float:
         """How much closer the notes are than generic chatter, above this index's usual."""
         return self.top_cosine - self.generic_cosine - self.offset
+
+    @property
+    def scaled_margin(self) -> float:
+        """The margin in this notebook's own units (see GateThresholds.calibrated_margin)."""
+        return self.margin / self.spread * DEFAULT_SPREAD
 
 
 @dataclass(frozen=True)
@@ -98,9 +118,11 @@ def judge_prompt(signals: PromptSignals, t: GateThresholds) -> PromptVerdict:
     """Logistic score over the prompt's signals; a strong keyword match passes regardless."""
     parts = {
         "bias": t.bias - t.strictness,
-        "margin": t.margin_weight * signals.margin,
-        "agreement": t.agreement_weight * signals.agreement,
+        "margin": t.margin_weight
+        * (signals.scaled_margin if t.calibrated_margin else signals.margin),
+        "agreement": 0.0 if signals.foreign else t.agreement_weight * signals.agreement,
         "zscore": t.zscore_weight * signals.zscore,
+        "foreign language": t.foreign_weight if signals.foreign else 0.0,
     }
     score = math.fsum(parts.values())
     if score >= 0:
@@ -114,7 +136,8 @@ def judge_prompt(signals: PromptSignals, t: GateThresholds) -> PromptVerdict:
 def judge_candidates(
     candidates: Sequence[CandidateSignals], prompt: PromptVerdict, t: GateThresholds
 ) -> list[tuple[bool, str]]:
-    """(passed, reason) per candidate, relative to the best of them."""
+    """(passed, reason) per candidate (given best fused first), relative to the best of them;
+    with `fusion_order`, a candidate fusion ranks above a passing one is not dropped."""
     if not candidates:
         return []
     if not prompt.about_notes:
@@ -134,6 +157,14 @@ def judge_candidates(
             verdicts.append(
                 (False, f"weaker: cosine {gap:.3f} below the best (max {t.neighbour_cosine_gap})")
             )
+    if t.fusion_order:
+        last = max((i for i, (passed, _) in enumerate(verdicts) if passed), default=-1)
+        verdicts = [
+            (True, f"fusion ranks it above a passing note ({reason})")
+            if i < last and not ok
+            else (ok, reason)
+            for i, (ok, reason) in enumerate(verdicts)
+        ]
     return verdicts
 
 

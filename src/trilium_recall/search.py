@@ -11,15 +11,17 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
+from .calibration import Reference
 from .candidates import NO_KEYWORDS, Candidate, KeywordHits, SearchResult, SearchTrace
 from .config import Settings
 from .embed import Embedder
 from .gate import FITTED, GateThresholds, PromptSignals, judge_candidates, judge_prompt
 from .generic import GenericMatch, GenericPrompts
+from .languages import is_foreign, prompt_language
 from .store import Store
 from .summary import summaries_for_sources
 from .tokens import fts_query, matched_terms, prompt_terms
@@ -74,8 +76,33 @@ def search(
     """Steps: keyword hits ∥ query vector → meaning hits → RRF → area weight → best section per
     note → prompt decision → candidate decisions → summary stands in for source → top `limit`
     not already sent (`exclude`)."""
+    gathered = gather(store, embedder, generic, settings, prompt, instance)
+    return decide(store, settings, gathered, gate or gate_thresholds(settings), limit, exclude)
+
+
+@dataclass(frozen=True)
+class Gathered:
+    """Everything search knows before the gate decides: the same for every gate setting."""
+
+    candidates: list[Candidate]
+    trace: SearchTrace
+    query_vector: np.ndarray
+    started: float
+
+
+def gather(
+    store: Store,
+    embedder: Embedder,
+    generic: GenericPrompts,
+    settings: Settings,
+    prompt: str,
+    instance: str | None = None,
+) -> Gathered:
+    """Keyword hits ∥ query vector → meaning hits → RRF → area weight → best section per note."""
     started = time.perf_counter()
-    trace = SearchTrace(keyword=keyword_hits(store, prompt))
+    trace = SearchTrace(keyword=keyword_hits(store, prompt), reference=generic.reference)
+    trace.language = prompt_language(prompt)
+    trace.foreign = is_foreign(trace.language, generic.reference.languages)
     trace.keyword_ms = (time.perf_counter() - started) * 1000
     embedding_started = time.perf_counter()
     query_vector = embedder.query(prompt)
@@ -83,10 +110,23 @@ def search(
     trace.neighbours = meaning_hits(store, query_vector)
     trace.generic = generic.closest(query_vector)
     candidates = fuse(store, settings, trace.keyword, trace.neighbours, query_vector, instance)
-    candidates = _judge(candidates, trace, generic.offset, gate or gate_thresholds(settings))
+    return Gathered(candidates, trace, query_vector, started)
+
+
+def decide(
+    store: Store,
+    settings: Settings,
+    gathered: Gathered,
+    gate: GateThresholds,
+    limit: int = 3,
+    exclude: frozenset[tuple[str, str]] = frozenset(),
+) -> SearchResult:
+    """Prompt decision → candidate decisions → summary stands in for source → top `limit`."""
+    trace = replace(gathered.trace, substitutions=[])
+    candidates = _judge(gathered.candidates, trace, gate)
     trace.candidates = candidates
-    chosen = summaries_for_sources(store, settings, query_vector, candidates, trace)
-    trace.total_ms = (time.perf_counter() - started) * 1000
+    chosen = summaries_for_sources(store, settings, gathered.query_vector, candidates, trace)
+    trace.total_ms = (time.perf_counter() - gathered.started) * 1000
     passages = [c for c in chosen if c.passed and c.key not in exclude]
     return SearchResult(passages[:limit], trace)
 
@@ -139,7 +179,8 @@ def prompt_signals(
     candidates: Sequence[Candidate],
     neighbours: Neighbours,
     generic: GenericMatch,
-    offset: float,
+    reference: Reference,
+    foreign: bool = False,
 ) -> PromptSignals:
     top = max(candidates, key=lambda c: c.cosine, default=None)
     strongest = max(candidates, key=lambda c: c.coverage, default=None)
@@ -148,18 +189,22 @@ def prompt_signals(
         top_cosine=top_cosine,
         generic_cosine=generic.cosine,
         generic_prompt=generic.prompt,
-        offset=offset,
+        offset=reference.generic_level,
         agreement=top.coverage if top else 0.0,
         coverage=strongest.coverage if strongest else 0.0,
         terms=len(strongest.matched_terms) if strongest else 0,
         zscore=neighbours.zscore(top_cosine) if top else 0.0,
+        foreign=foreign,
+        spread=reference.spread,
     )
 
 
 def _judge(
-    candidates: list[Candidate], trace: SearchTrace, offset: float, gate: GateThresholds
+    candidates: list[Candidate], trace: SearchTrace, gate: GateThresholds
 ) -> list[Candidate]:
-    trace.signals = prompt_signals(candidates, trace.neighbours, trace.generic, offset)
+    trace.signals = prompt_signals(
+        candidates, trace.neighbours, trace.generic, trace.reference, trace.foreign
+    )
     trace.verdict = judge_prompt(trace.signals, gate)
     verdicts = judge_candidates([c.signals() for c in candidates], trace.verdict, gate)
     judged = [
