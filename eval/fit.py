@@ -13,6 +13,7 @@ from dataclasses import replace
 import numpy as np
 
 from trilium_recall.gate import FITTED, GateThresholds, PromptSignals
+from trilium_recall.search import LANDED_RANKING, RANKING, Ranking
 
 # Share of the training corpora's unrelated prompts the fitted bias keeps silent. Above the
 # held-out target (0.96) because a threshold fitted on six corpora loosens on a seventh.
@@ -43,6 +44,10 @@ class Variant(enum.Enum):
     def base(self) -> GateThresholds:
         return LANDED if self is Variant.LANDED else FITTED
 
+    @property
+    def ranking(self) -> Ranking:
+        return LANDED_RANKING if self is Variant.LANDED else RANKING
+
 
 def features(signals: PromptSignals, base: GateThresholds, variant: Variant) -> list[float]:
     """The landed gate's three signals; the new one reads the margin as `base` says, drops
@@ -51,7 +56,7 @@ def features(signals: PromptSignals, base: GateThresholds, variant: Variant) -> 
         return [signals.margin, signals.agreement, signals.zscore]
     margin = signals.scaled_margin if base.calibrated_margin else signals.margin
     agreement = 0.0 if signals.foreign else signals.agreement
-    return [margin, agreement, signals.zscore, float(signals.foreign)]
+    return [margin, agreement, signals.zscore, float(signals.foreign), float(signals.phrase)]
 
 
 def logistic(
@@ -99,6 +104,7 @@ def fit_gate(
         agreement_weight=round(float(weights[1]), 4),
         zscore_weight=round(float(weights[2]), 4),
         foreign_weight=round(float(weights[3]), 4) if len(weights) > 3 else 0.0,
+        phrase_weight=round(float(weights[4]), 4) if len(weights) > 4 else 0.0,
         keyword_terms=KEYWORD_TERMS,
         keyword_coverage=round(min(1.0, keyword_coverage + 0.05), 3),
     )

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from evaluate import fit, load_all, opened, product, score
+from evaluate import fit, labelled_signals, load_all, opened, product, score
 from fit import Variant, fit_gate
 
 TRAIN_SILENCES = (0.85, 0.90, 0.93, 0.95, 0.97, 0.99)
@@ -24,8 +24,8 @@ def main() -> None:
     for name, corpus in corpora.items():
         train = [c for n, c in corpora.items() if n != name]
         fitted = fit(train, Variant.NEW)
-        answerable = [c.signals(i) for c in train for i in c.answerable]
-        unrelated = [c.signals(i) for c in train for i in c.unrelated]
+        ranking = Variant.NEW.ranking
+        answerable, unrelated = labelled_signals(train, ranking)
         for target in (*TRAIN_SILENCES, None):
             gate = (
                 opened(fitted)
@@ -35,7 +35,7 @@ def main() -> None:
                     neighbour_cosine_gap=fitted.neighbour_cosine_gap,
                 )
             )
-            row = score([corpus], product(gate))
+            row = score([corpus], product(gate, ranking))
             label = "open" if target is None else f"{target:.2f}"
             print(
                 f"| {name} | {label} | {row['hit@3']:.3f} | {row['silence']:.3f} "

@@ -49,7 +49,14 @@ def test_a_prompt_passes_on_its_score_and_each_signal_s_share_adds_up() -> None:
     verdict = judge_prompt(signals(agreement=0.25), GATE)  # -2 + 100·0.04 + 4·0.25 = +3
     assert verdict.about_notes
     assert verdict.parts == pytest.approx(
-        {"bias": -2.0, "margin": 4.0, "agreement": 1.0, "zscore": 0.0, "foreign language": 0.0}
+        {
+            "bias": -2.0,
+            "margin": 4.0,
+            "agreement": 1.0,
+            "zscore": 0.0,
+            "foreign language": 0.0,
+            "code phrase": 0.0,
+        }
     )
     assert verdict.score == pytest.approx(3.0)
     assert verdict.reason == "about the notes: score +3.00"

@@ -21,6 +21,8 @@ class KeywordHits:
     idf: dict[str, float]
     fts_query: str
     hits: list[tuple[int, float]]  # (section id, bm25), best first
+    phrases: list[str] = field(default_factory=list)  # the prompt's code as FTS5 phrases
+    phrase_hits: list[tuple[int, float]] = field(default_factory=list)  # sections holding one
 
     def coverage(self, terms: Sequence[str]) -> float:
         """Share of the prompt's IDF weight that `terms` carry."""
@@ -38,6 +40,7 @@ class Candidate:
     hit: SectionHit
     keyword_rank: int | None
     meaning_rank: int | None
+    phrase_rank: int | None  # among sections holding the prompt's code phrases
     cosine: float  # of the section's best snippet
     snippet_id: int | None
     matched_terms: tuple[str, ...]
@@ -48,6 +51,7 @@ class Candidate:
     passed: bool = False
     reason: str = ""
     stands_for: str | None = None  # note id of the source this summary stands in for
+    windowed: bool = False  # a long section: keywords counted around its best snippet only
 
     @property
     def key(self) -> tuple[str, str]:
@@ -64,6 +68,7 @@ class Candidate:
             "area": self.hit.area,
             "keyword_rank": self.keyword_rank,
             "meaning_rank": self.meaning_rank,
+            "phrase_rank": self.phrase_rank,
             "cosine": round(self.cosine, 4),
             "matched_terms": list(self.matched_terms),
             "coverage": round(self.coverage, 2),
@@ -73,6 +78,9 @@ class Candidate:
             "passed": self.passed,
             "why": self.reason,
             "stands_for": self.stands_for,
+            "keywords_counted_in": "text around the matched snippet (long section)"
+            if self.windowed
+            else "whole section",
         }
 
 
@@ -99,6 +107,8 @@ class SearchTrace:
             "terms": self.keyword.terms,
             "idf": {term: round(weight, 2) for term, weight in self.keyword.idf.items()},
             "fts_query": self.keyword.fts_query,
+            "code_phrases": self.keyword.phrases,
+            "phrase_hits": len(self.keyword.phrase_hits),
             "keyword_hits": len(self.keyword.hits),
             "meaning_hits": len(self.neighbours.hits),
             "cosine_mean": round(self.neighbours.mean, 4),

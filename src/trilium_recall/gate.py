@@ -44,6 +44,8 @@ class GateThresholds:
     # A prompt in another language than the notes has no keyword agreement by construction:
     # its agreement term is replaced by this fitted constant (0 keeps the agreement term).
     foreign_weight: float = 0.0
+    # Added when the best fused note holds the prompt's pasted code or quoted text as a phrase.
+    phrase_weight: float = 0.0
     # A candidate fusion ranks above a passing one passes too (issue 23, Build 3).
     fusion_order: bool = False
     # The margin read in units of this notebook's spread between generic prompts and prompts
@@ -86,6 +88,7 @@ class PromptSignals:
     terms: int  # distinct prompt terms in that section
     zscore: float  # top_cosine against the prompt's cosine over every snippet
     foreign: bool = False  # the prompt's language is none of the notebook's (languages.py)
+    phrase: bool = False  # the best fused note holds one of the prompt's code phrases
     spread: float = DEFAULT_SPREAD  # about-level minus generic level here (calibration.py)
 
     @property
@@ -123,6 +126,7 @@ def judge_prompt(signals: PromptSignals, t: GateThresholds) -> PromptVerdict:
         "agreement": 0.0 if signals.foreign else t.agreement_weight * signals.agreement,
         "zscore": t.zscore_weight * signals.zscore,
         "foreign language": t.foreign_weight if signals.foreign else 0.0,
+        "code phrase": t.phrase_weight if signals.phrase else 0.0,
     }
     score = math.fsum(parts.values())
     if score >= 0:
