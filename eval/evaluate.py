@@ -42,12 +42,25 @@ SETS = HERE / "sets"
 NEIGHBOUR_GAPS = (0.01, 0.015, 0.02, 0.03)
 
 
+QUERY_CACHE = HERE / ".index" / "queries.npz"
+
+
 class CachedEmbedder:
-    """The real model, each query embedded once per run."""
+    """The real model, each query embedded once (kept in eval/.index/queries.npz across runs:
+    on 2 shared cores the prompts' embeddings are most of a run)."""
 
     def __init__(self, model: E5Embedder) -> None:
         self.model, self.name, self.dim = model, model.name, model.dim
         self._seen: dict[str, np.ndarray] = {}
+        if QUERY_CACHE.is_file():
+            with np.load(QUERY_CACHE) as data:
+                if str(data["model"]) == model.name:
+                    self._seen = dict(zip(data["texts"].tolist(), data["vectors"], strict=True))
+
+    def save(self) -> None:
+        texts = list(self._seen)
+        vectors = np.stack([self._seen[t] for t in texts])
+        np.savez(QUERY_CACHE, model=self.name, texts=np.array(texts), vectors=vectors)
 
     def query(self, text: str) -> np.ndarray:
         if text not in self._seen:
@@ -316,15 +329,22 @@ def load_all(names: Sequence[str] = CORPORA) -> dict[str, Corpus]:
         sys.exit(f"eval skipped: the shared corpora are not there ({', '.join(absent)})")
     model = E5Embedder()
     EMBEDDER = CachedEmbedder(model)
-    return {name: load(name, model) for name in names}
+    corpora = {name: load(name, model) for name in names}
+    for corpus in corpora.values():  # every prompt embedded now, so the cache holds them all
+        corpus.gather(Variant.NEW.ranking)
+    EMBEDDER.save()
+    return corpora
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--fit", action="store_true", help="print the FITTED block")
     parser.add_argument("--misses", action="store_true", help="list each held-out fold's misses")
+    parser.add_argument(
+        "--corpora", default=",".join(CORPORA), help="comma-separated subset (default: all seven)"
+    )
     args = parser.parse_args()
-    corpora = load_all()
+    corpora = load_all(args.corpora.split(","))
     every = list(corpora.values())
     if args.fit:
         print(f"FITTED = {fit(every, Variant.NEW)!r}\n")
@@ -345,6 +365,16 @@ def main() -> None:
         rows["keyword only: bm25 over whole notes"] = score([corpus], keyword_baseline)
         held_out[name] = rows
     print(targets_table(held_out))
+    print("| corpus | generic level | about-level | spread | languages | from |")
+    print("|---|---|---|---|---|---|")
+    for name, corpus in corpora.items():
+        r = corpus.generic.reference
+        about = "–" if r.about_level is None else f"{r.about_level:+.4f}"
+        print(
+            f"| {name} | {r.generic_level:+.4f} | {about} | {r.spread:.4f} "
+            f"| {', '.join(r.languages)} | {r.reason} |"
+        )
+    print()
     for name, rows in held_out.items():
         print(table(f"{name} (held out: fitted on the other six)", rows))
     for name, value in skip_accuracy(every).items():

@@ -7,7 +7,7 @@ from dataclasses import replace
 import pytest
 
 from trilium_recall.gate import (
-    DEFAULT_SPREAD,
+    SPREAD_UNIT,
     CandidateSignals,
     GateThresholds,
     PromptSignals,
@@ -155,7 +155,7 @@ def test_a_prompt_in_another_language_is_not_asked_for_keyword_agreement() -> No
 def test_a_calibrated_margin_is_read_in_the_notebook_s_own_spread() -> None:
     wide = signals(spread=0.10)  # this notebook's about-level stands 0.10 above generic chatter
     assert wide.margin == pytest.approx(0.04)
-    assert wide.scaled_margin == pytest.approx(0.04 / 0.10 * DEFAULT_SPREAD)
+    assert wide.scaled_margin == pytest.approx(0.04 / 0.10 * SPREAD_UNIT)
     plain = judge_prompt(wide, GATE)
     scaled = judge_prompt(wide, replace(GATE, calibrated_margin=True))
     assert plain.parts["margin"] == pytest.approx(100.0 * 0.04)

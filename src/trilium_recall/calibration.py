@@ -71,10 +71,10 @@ def pseudo_prompts(store: Store, count: int = PSEUDO_PROMPTS) -> tuple[list[str]
         "AND s.note_id = n.note_id) ORDER BY n.instance, n.note_id"
     ).fetchall()
     step = max(1, len(rows) // count)
-    prompts = []
+    prompts: list[str] = []
     for title, heading in rows[::step][:count]:
-        last = (heading or "").rsplit(" › ", 1)[-1]
-        prompts.append(title if last in ("", title) else f"{title}: {last}")
+        last = str(heading or "").rsplit(" › ", 1)[-1]
+        prompts.append(str(title) if last in ("", title) else f"{title}: {last}")
     return prompts, len(rows)
 
 
