@@ -1,8 +1,13 @@
-"""The three evaluation corpora, each served by the fake Trilium and indexed with the real model.
+"""The seven evaluation corpora, each served by the fake Trilium and indexed with the real model.
 
 - `demo_zip`: Trilium's own demo notebook, a real HTML export (../shared/trilium/demo.zip);
 - `notebook`: the built-in demo notebook of this package (an LLM wiki, a journal, tech notes);
-- `devdocs`: Trilium's developer guide and release notes, a real export (devdocs.zip).
+- `devdocs`: Trilium's developer guide and release notes, a real export (devdocs.zip);
+- `gnucash`, `gimp`, `handbook`, `skycultures`: four notebooks from other domains
+  (../shared/corpora/<name>/, see its README), each with its labelled `prompts.jsonl`.
+
+The shared folder is `RECALL_SHARED_DIR` or `shared` beside the checkout (as for the tests);
+`missing()` names what is absent so the scripts can stop with a reason.
 
 Each index lives in `eval/.index/<corpus>/`, so a re-run only embeds text it has not seen.
 """
@@ -10,6 +15,8 @@ Each index lives in `eval/.index/<corpus>/`, so a re-run only embeds text it has
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -27,7 +34,10 @@ from trilium_recall.trilium import TriliumClient
 from trilium_recall.vectors import VectorIndex
 
 HERE = Path(__file__).resolve().parent
-SHARED = HERE.parents[1] / "shared" / "trilium"
+SHARED_DIR = Path(os.environ.get("RECALL_SHARED_DIR") or HERE.parents[1] / "shared")
+SHARED = SHARED_DIR / "trilium"
+CORPORA_DIR = SHARED_DIR / "corpora"
+OTHER_DOMAINS = ("gnucash", "gimp", "handbook", "skycultures")
 TOKEN = "eval_token"
 INSTANCE = "eval"
 
@@ -35,8 +45,20 @@ LOADERS: dict[str, Callable[[FakeTrilium], None]] = {
     "demo_zip": lambda fake: fake.load_export_zip(SHARED / "demo.zip"),
     "notebook": lambda fake: fake.load_notebook_dir(NOTEBOOK_DIR),
     "devdocs": lambda fake: fake.load_export_zip(SHARED / "devdocs.zip"),
+    **{
+        name: (lambda fake, name=name: fake.load_notebook_dir(CORPORA_DIR / name))
+        for name in OTHER_DOMAINS
+    },
 }
 CORPORA = tuple(LOADERS)
+
+
+def missing() -> list[str]:
+    """The shared files the eval needs that are not there (empty when it can run)."""
+    needed = [SHARED / "demo.zip", SHARED / "devdocs.zip"]
+    for name in OTHER_DOMAINS:
+        needed += [CORPORA_DIR / name / "notebook.json", CORPORA_DIR / name / "prompts.jsonl"]
+    return [str(path) for path in needed if not path.is_file()]
 
 
 def corpus_settings(data_dir: Path, url: str = "http://eval.invalid") -> Settings:
@@ -76,3 +98,24 @@ async def _sync(settings: Settings, url: str, embedder: Embedder) -> None:
         )
     finally:
         store.close()
+
+
+def labelled_set(name: str, sets_dir: Path) -> tuple[list[dict], list[dict]]:
+    """(answerable, unrelated) of one corpus, in one shape whatever the file's: answerable items
+    carry `prompt`, `expected` (note ids) and `lang` (None where the set does not say);
+    unrelated ones `prompt` and `kind` ("near-miss" for the prompts that share the notes'
+    words or subject, as the shared sets label them)."""
+    if name not in OTHER_DOMAINS:
+        data = json.loads((sets_dir / f"{name}.json").read_text())
+        answerable = [{**item, "lang": None} for item in data["answerable"]]
+        return answerable, data["unrelated"]
+    rows = [json.loads(line) for line in (CORPORA_DIR / name / "prompts.jsonl").open()]
+    answerable = [
+        {"prompt": r["prompt"], "expected": r["expect"], "lang": r["lang"], "id": r["id"]}
+        for r in rows
+        if r["expect"]
+    ]
+    unrelated = [
+        {"prompt": r["prompt"], "kind": r["kind"], "id": r["id"]} for r in rows if not r["expect"]
+    ]
+    return answerable, unrelated

@@ -7,6 +7,7 @@ from dataclasses import replace
 import pytest
 
 from trilium_recall.gate import (
+    SPREAD_UNIT,
     CandidateSignals,
     GateThresholds,
     PromptSignals,
@@ -48,7 +49,14 @@ def test_a_prompt_passes_on_its_score_and_each_signal_s_share_adds_up() -> None:
     verdict = judge_prompt(signals(agreement=0.25), GATE)  # -2 + 100·0.04 + 4·0.25 = +3
     assert verdict.about_notes
     assert verdict.parts == pytest.approx(
-        {"bias": -2.0, "margin": 4.0, "agreement": 1.0, "zscore": 0.0}
+        {
+            "bias": -2.0,
+            "margin": 4.0,
+            "agreement": 1.0,
+            "zscore": 0.0,
+            "foreign language": 0.0,
+            "code phrase": 0.0,
+        }
     )
     assert verdict.score == pytest.approx(3.0)
     assert verdict.reason == "about the notes: score +3.00"
@@ -114,3 +122,41 @@ def test_no_candidate_passes_when_the_prompt_is_not_about_the_notes() -> None:
     verdicts = judge_candidates([CandidateSignals(0.80, 0.9, 5)], rejected, GATE)
     assert verdicts == [(False, "prompt is not about the notes")]
     assert judge_candidates([], rejected, GATE) == []
+
+
+def test_with_fusion_order_a_candidate_ranked_above_a_passing_one_is_not_dropped() -> None:
+    """Issue 23: the 2nd by fusion was dropped for a cosine gap while the 3rd passed."""
+    about = judge_prompt(signals(), GATE)
+    ranked = [  # best fused first
+        CandidateSignals(cosine=0.90, coverage=0.2, terms=1),
+        CandidateSignals(cosine=0.86, coverage=0.1, terms=1),  # 0.04 below: dropped alone
+        CandidateSignals(cosine=0.89, coverage=0.1, terms=1),  # passes on meaning
+        CandidateSignals(cosine=0.84, coverage=0.1, terms=1),  # below every passing one
+    ]
+    landed = judge_candidates(ranked, about, GATE)
+    ordered = judge_candidates(ranked, about, replace(GATE, fusion_order=True))
+    assert [passed for passed, _ in landed] == [True, False, True, False]
+    assert [passed for passed, _ in ordered] == [True, True, True, False]
+    assert ordered[1][1].startswith("fusion ranks it above a passing note (weaker: cosine 0.040")
+    assert ordered[3] == landed[3]
+
+
+def test_a_prompt_in_another_language_is_not_asked_for_keyword_agreement() -> None:
+    gate = replace(GATE, foreign_weight=1.5)
+    english = judge_prompt(signals(agreement=0.25), gate)
+    foreign = judge_prompt(signals(agreement=0.25, foreign=True), gate)
+    assert english.parts["agreement"] == pytest.approx(1.0)
+    assert english.parts["foreign language"] == 0.0
+    assert foreign.parts["agreement"] == 0.0
+    assert foreign.parts["foreign language"] == pytest.approx(1.5)
+    assert foreign.score == pytest.approx(english.score + 0.5)
+
+
+def test_a_calibrated_margin_is_read_in_the_notebook_s_own_spread() -> None:
+    wide = signals(spread=0.10)  # this notebook's about-level stands 0.10 above generic chatter
+    assert wide.margin == pytest.approx(0.04)
+    assert wide.scaled_margin == pytest.approx(0.04 / 0.10 * SPREAD_UNIT)
+    plain = judge_prompt(wide, GATE)
+    scaled = judge_prompt(wide, replace(GATE, calibrated_margin=True))
+    assert plain.parts["margin"] == pytest.approx(100.0 * 0.04)
+    assert scaled.parts["margin"] == pytest.approx(100.0 * wide.scaled_margin)

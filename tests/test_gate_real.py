@@ -25,7 +25,8 @@ class Index:
         self.embedder = E5Embedder()
         self.store = Store(demo_engine.data_dir / "recall.sqlite3", VectorIndex(384))
         self.store.load_vectors()
-        self.generic = GenericPrompts.load(self.embedder, self.store).calibrated(self.store.vectors)
+        generic = GenericPrompts.load(self.embedder, self.store)
+        self.generic = generic.calibrated(self.store.vectors, self.store, self.embedder)
         self.settings = make_settings(demo_engine.data_dir)
 
     def ask(self, prompt: str, gate: GateThresholds = FITTED) -> SearchResult:
@@ -101,3 +102,10 @@ def test_explain_shows_the_prompt_signals_and_every_drop_reason(index) -> None:
     assert explained["closest_generic_prompt"]
     assert all(c["why"] for c in explained["candidates"])
     assert any(c["why"].startswith("weaker: ") for c in explained["candidates"])
+    assert set(prompt["parts"]) >= {"foreign language", "code phrase"}
+    assert prompt["language"] == "en" and prompt["foreign_language"] is False
+    reference = explained["reference_points"]
+    assert reference["why"].endswith("notes") and reference["pseudo_prompts"] > 0
+    assert "en" in reference["languages"]
+    # The notebook's prompts about its notes sit above generic chatter: a spread of its own.
+    assert reference["about_level"] > reference["generic_level"]

@@ -241,3 +241,36 @@ def test_deadline_passed_returns_nothing_and_marks_nothing(
     late = recall(store, embedder, generic, settings, "restic backup", session_id="s", deadline=0.0)
     assert (late.passages, late.context) == ([], "")
     assert store.already_sent("s", 3600) == set()
+
+
+def test_a_section_holding_the_prompt_s_code_phrase_ranks_first_and_explain_says_so(
+    store, embedder, generic, tmp_path
+) -> None:
+    """Issue 23, Build 8: `shared_buffers` is the phrase "shared buffers"; a note that only has
+    both words apart ranks below the one that holds the identifier."""
+    add_note(store, embedder, "apart", "Buffers", [("Buffers", "buffers are shared by workers")])
+    add_note(store, embedder, "exact", "Postgres", [("Postgres", "set shared_buffers to 4GB")])
+    add_note(store, embedder, "other", "Cache", [("Cache", "the cache is shared too")])
+    settings = make_settings(tmp_path)
+    result = search(store, embedder, generic, settings, "what should shared_buffers be", gate=OPEN)
+    assert result.passages[0].hit.note_id == "exact"
+    assert result.trace.keyword.phrases == ['"shared buffers"']
+    shown = {c["note_id"]: c for c in result.trace.to_json()["candidates"]}
+    assert shown["exact"]["phrase_rank"] == 1 and shown["apart"]["phrase_rank"] is None
+    assert result.trace.signals is not None and result.trace.signals.phrase
+
+
+def test_a_long_table_counts_its_keywords_around_the_matched_row_only(
+    store, embedder, generic, tmp_path
+) -> None:
+    """Issue 23, Build 7: a long list of shortcuts matches a word of almost any prompt."""
+    rows = [f"Ctrl+{chr(65 + i % 26)}{i}: tool number {i} toggles panel {i}" for i in range(120)]
+    rows[60] = "Ctrl+Shift+J: export the layer as png"
+    rows[110] = "Ctrl+K: crop the selection"
+    add_note(store, embedder, "table", "Shortcuts", [("Shortcuts", "\n".join(rows))])
+    settings = make_settings(tmp_path)
+    result = search(store, embedder, generic, settings, "export layer png crop", gate=OPEN)
+    table = result.trace.candidates[0]
+    assert table.windowed and "crop" not in table.matched_terms
+    assert set(table.matched_terms) >= {"export", "layer", "png"}
+    assert result.trace.to_json()["candidates"][0]["keywords_counted_in"].startswith("text around")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from conftest import add_note
 from trilium_recall.tokens import (
     FTS_TOKENIZER,
+    code_phrases,
     fts_query,
     matched_terms,
     prompt_terms,
@@ -66,3 +67,21 @@ def test_matched_terms_keep_prompt_order_and_read_every_text() -> None:
 
 def test_fts_query_quotes_every_term_so_operators_stay_text() -> None:
     assert fts_query(["near(", "or", 'a"b']) == '"near(" OR "or" OR "a""b"'
+
+
+def test_pasted_code_and_quoted_text_become_phrases_split_where_fts5_splits() -> None:
+    assert code_phrases("why does os.path.join drop my first arg") == ['"os path join"']
+    assert code_phrases("set shared_buffers in postgresql.conf") == [
+        '"shared buffers"',
+        '"postgresql conf"',
+    ]
+    assert code_phrases('got KeyError and "permission denied (publickey)"') == [
+        '"keyerror"',
+        '"permission denied publickey"',
+    ]
+    assert code_phrases("run `git rebase -i` and pass --no-verify") == [
+        '"git rebase i"',
+        '"no verify"',
+    ]
+    assert code_phrases("how do I make a nice picture of it") == []
+    assert code_phrases('the error "NEAR(a b) OR *c"') == ['"near a b or c"']  # plain words

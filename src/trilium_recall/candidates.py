@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from .calibration import Reference
 from .gate import CandidateSignals, PromptSignals, PromptVerdict
 from .generic import GenericMatch
 from .records import SectionHit
@@ -20,6 +21,8 @@ class KeywordHits:
     idf: dict[str, float]
     fts_query: str
     hits: list[tuple[int, float]]  # (section id, bm25), best first
+    phrases: list[str] = field(default_factory=list)  # the prompt's code as FTS5 phrases
+    phrase_hits: list[tuple[int, float]] = field(default_factory=list)  # sections holding one
 
     def coverage(self, terms: Sequence[str]) -> float:
         """Share of the prompt's IDF weight that `terms` carry."""
@@ -37,6 +40,7 @@ class Candidate:
     hit: SectionHit
     keyword_rank: int | None
     meaning_rank: int | None
+    phrase_rank: int | None  # among sections holding the prompt's code phrases
     cosine: float  # of the section's best snippet
     snippet_id: int | None
     matched_terms: tuple[str, ...]
@@ -47,6 +51,7 @@ class Candidate:
     passed: bool = False
     reason: str = ""
     stands_for: str | None = None  # note id of the source this summary stands in for
+    windowed: bool = False  # a long section: keywords counted around its best snippet only
 
     @property
     def key(self) -> tuple[str, str]:
@@ -63,6 +68,7 @@ class Candidate:
             "area": self.hit.area,
             "keyword_rank": self.keyword_rank,
             "meaning_rank": self.meaning_rank,
+            "phrase_rank": self.phrase_rank,
             "cosine": round(self.cosine, 4),
             "matched_terms": list(self.matched_terms),
             "coverage": round(self.coverage, 2),
@@ -72,6 +78,9 @@ class Candidate:
             "passed": self.passed,
             "why": self.reason,
             "stands_for": self.stands_for,
+            "keywords_counted_in": "text around the matched snippet (long section)"
+            if self.windowed
+            else "whole section",
         }
 
 
@@ -84,6 +93,9 @@ class SearchTrace:
     verdict: PromptVerdict | None = None
     candidates: list[Candidate] = field(default_factory=list)
     substitutions: list[str] = field(default_factory=list)
+    reference: Reference = field(default_factory=Reference)  # the notebook's (calibration.py)
+    language: str | None = None  # the prompt's, when told (languages.py)
+    foreign: bool = False  # a language the notebook does not hold
     keyword_ms: float = 0.0
     embed_ms: float = 0.0
     total_ms: float = 0.0
@@ -95,6 +107,8 @@ class SearchTrace:
             "terms": self.keyword.terms,
             "idf": {term: round(weight, 2) for term, weight in self.keyword.idf.items()},
             "fts_query": self.keyword.fts_query,
+            "code_phrases": self.keyword.phrases,
+            "phrase_hits": len(self.keyword.phrase_hits),
             "keyword_hits": len(self.keyword.hits),
             "meaning_hits": len(self.neighbours.hits),
             "cosine_mean": round(self.neighbours.mean, 4),
@@ -111,11 +125,15 @@ class SearchTrace:
                 "coverage": round(signals.coverage, 3),
                 "terms": signals.terms,
                 "zscore": round(signals.zscore, 2),
+                "scaled_margin": round(signals.scaled_margin, 4),
+                "language": self.language,
+                "foreign_language": signals.foreign,
                 "score": round(self.verdict.score, 3),
                 "parts": {k: round(v, 3) for k, v in self.verdict.parts.items()},
                 "about_notes": self.verdict.about_notes,
                 "why": self.verdict.reason,
             },
+            "reference_points": self.reference.to_json(),
             "keyword_ms": round(self.keyword_ms, 1),
             "embed_ms": round(self.embed_ms, 1),
             "search_ms": round(self.total_ms, 1),

@@ -19,6 +19,7 @@ from rich.progress import Progress
 
 from .activity import Activity, parse_since, recent
 from .app import create_app, server_options
+from .candidates import SearchTrace
 from .claude_settings import install_hook, uninstall_hook
 from .config import PASSWORD_FILE_VAR, Instance, Settings, is_http_url, load_settings
 from .demo import demo_settings, start_demo_trilium, try_it
@@ -250,17 +251,34 @@ def _print_explain(result: RecallResult) -> None:
         f"z {signals.zscore:.1f}\n"
         "  score = " + " + ".join(f"{name} {part:+.2f}" for name, part in verdict.parts.items())
     )
+    _print_reference(trace)
     for c in trace.candidates[:10]:
         ranks = f"keyword #{c.keyword_rank or '-'} · meaning #{c.meaning_rank or '-'}"
+        if c.phrase_rank:
+            ranks += f" · code phrase #{c.phrase_rank}"
+        window = " around the matched snippet (long section)" if c.windowed else ""
         print(
             f"\n{'PASS' if c.passed else 'drop'}  {c.hit.title}  ({c.hit.area} × {c.weight:.2f})"
             f"  score {c.score:.4f}\n      {ranks} · fused {c.fused:.4f} · cosine {c.cosine:.3f}"
-            f" · terms {', '.join(c.matched_terms) or '-'} ({c.coverage:.0%})\n      {c.reason}"
+            f" · terms{window} {', '.join(c.matched_terms) or '-'} ({c.coverage:.0%})"
+            f"\n      {c.reason}"
         )
     for line in trace.substitutions:
         print(f"\nsummary for source: {line}")
     sent = len(result.passages)
     print(f"\n{sent} passage(s) sent" if sent else "\nsilent: nothing passed the gate")
+
+
+def _print_reference(trace: SearchTrace) -> None:
+    """This notebook's reference points (calibration.py) and the prompt's language."""
+    r = trace.reference
+    about = "none (shipped default spread)" if r.about_level is None else f"{r.about_level:+.3f}"
+    foreign = " (another language than the notes: no keyword agreement asked)"
+    print(
+        f"  this notebook: generic level {r.generic_level:+.3f}, about-level {about} "
+        f"({r.reason}); languages {', '.join(r.languages) or 'not told'}; prompt language "
+        f"{trace.language or 'not told'}{foreign if trace.foreign else ''}"
+    )
 
 
 def _clip(text: str, limit: int) -> str:

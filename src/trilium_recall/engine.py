@@ -153,14 +153,22 @@ class Engine:
         # connection of its own: the syncer uses self.store on the event loop meanwhile.
         store = Store(self.settings.db_path)
         try:
-            return GenericPrompts.load(self.embedder, store).calibrated(self.vectors)
+            generic = GenericPrompts.load(self.embedder, store)
+            return generic.calibrated(self.vectors, store, self.embedder)
         finally:
             store.close()
 
     async def recalibrate(self) -> None:
-        """After a full sync: how close generic prompts come to the index as it is now."""
+        """After a full sync: the notebook's reference points as the index is now."""
         if self.generic is not None:
-            self.generic = await asyncio.to_thread(self.generic.calibrated, self.vectors)
+            self.generic = await asyncio.to_thread(self._recalibrated, self.generic)
+
+    def _recalibrated(self, generic: GenericPrompts) -> GenericPrompts:
+        store = Store(self.settings.db_path)  # its own connection, as in _read_generic
+        try:
+            return generic.calibrated(self.vectors, store, self.embedder)
+        finally:
+            store.close()
 
     async def _after_full(self) -> None:
         await self.recalibrate()

@@ -18,6 +18,7 @@ from importlib import resources
 
 import numpy as np
 
+from .calibration import Reference, reference
 from .embed import Embedder
 from .errors import StoreError
 from .records import text_hash
@@ -64,12 +65,20 @@ def shipped_vectors(prompts: list[str], model: str) -> np.ndarray | None:
 
 class GenericPrompts:
     """The bank's query vectors, the closest one to a prompt, and how close generic prompts
-    come to this index (`offset`, from `calibrated()`)."""
+    come to this index (`offset`, from `calibrated()`), with the notebook's other reference
+    points (`reference`, calibration.py) when calibrated with the index and the model."""
 
-    def __init__(self, prompts: list[str], vectors: np.ndarray, offset: float = 0.0) -> None:
+    def __init__(
+        self,
+        prompts: list[str],
+        vectors: np.ndarray,
+        offset: float = 0.0,
+        reference: Reference | None = None,
+    ) -> None:
         self.prompts = prompts
         self.vectors = np.asarray(vectors, dtype=np.float32).reshape(len(prompts), -1)
         self.offset = offset
+        self.reference = reference or Reference(offset)
 
     @classmethod
     def load(cls, embedder: Embedder, store: Store) -> GenericPrompts:
@@ -95,16 +104,27 @@ class GenericPrompts:
         best = int(np.argmax(scores))
         return GenericMatch(float(scores[best]), self.prompts[best])
 
-    def calibrated(self, vectors: VectorIndex) -> GenericPrompts:
+    def calibrated(
+        self, vectors: VectorIndex, store: Store | None = None, embedder: Embedder | None = None
+    ) -> GenericPrompts:
         """A copy whose `offset` is the mean margin generic prompts themselves reach on this
         index: their best snippet's cosine minus their closest *other* bank prompt's. Notes of
         developer documentation sit nearer to coding chatter than a cooking notebook does
         (offset -0.016 against -0.024, eval/RESULTS.md); the gate reads a prompt's margin
-        above this offset, so one threshold holds on both."""
+        above this offset, so one threshold holds on both. Given the index and the model, also
+        the notebook's other reference points (calibration.py)."""
         if not len(vectors) or len(self.prompts) < 2:
-            return self
+            why = "empty index" if not len(vectors) else "no generic-prompt bank"
+            points = Reference(self.offset, reason=f"{why}: shipped defaults")
+            return GenericPrompts(self.prompts, self.vectors, self.offset, points)
         picked = np.arange(0, len(self.prompts), max(1, len(self.prompts) // CALIBRATION_PROMPTS))
         nearest = self.vectors[picked] @ self.vectors.T
         nearest[np.arange(len(picked)), picked] = -1.0  # a prompt is not its own neighbour
         margins = vectors.best_cosines(self.vectors[picked]) - nearest.max(axis=1)
-        return GenericPrompts(self.prompts, self.vectors, float(margins.mean()))
+        offset = float(margins.mean())
+        points = (
+            Reference(offset, reason="no index given: shipped defaults")
+            if store is None or embedder is None
+            else reference(store, embedder, vectors, self.vectors, offset)
+        )
+        return GenericPrompts(self.prompts, self.vectors, offset, points)

@@ -7,6 +7,7 @@ while FTS5 indexes `shared` and `buffers`: a count of 0 and a maximal IDF for a 
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Sequence
 
@@ -15,6 +16,16 @@ import apsw
 # Must equal the `tokenize =` option of the sections_fts table (m001_index); a test checks it.
 FTS_TOKENIZER = ("unicode61", ("remove_diacritics", "2"))
 MAX_TERMS = 24
+MAX_PHRASES = 6
+# What a developer pastes: `quoted code`, "quoted text", dotted or underscored identifiers
+# (os.path.join, shared_buffers, std::vector), CamelCase names (KeyError), --flags and paths.
+_CODE = re.compile(
+    r"`([^`\n]{2,80})`"
+    r"|\"([^\"\n]{3,80})\""
+    r"|((?:--?)?[A-Za-z_][\w-]*(?:(?:\.|::|/|_)[\w-]+)+(?:\(\))?)"
+    r"|\b([a-z]*[A-Z][a-z0-9]+[A-Z]\w*)"
+    r"|(--[a-z][\w-]+)"
+)
 STOP_WORDS = frozenset(
     """a about above after again against all am an and any are as at be because been before being
     below between both but by can could did do does doing down during each few for from further
@@ -62,3 +73,14 @@ def matched_terms(terms: Sequence[str], *texts: str) -> tuple[str, ...]:
     """The prompt terms that occur in any of `texts`, in prompt order."""
     found = {token for text in texts for token in tokenize(text)}
     return tuple(term for term in terms if term in found)
+
+
+def code_phrases(prompt: str) -> list[str]:
+    """The prompt's code and quoted text as FTS5 phrase queries, split where FTS5 splits
+    (`shared_buffers` is the phrase "shared buffers"): evidence stronger than loose words."""
+    phrases: dict[str, None] = {}
+    for match in _CODE.finditer(prompt):
+        tokens = tokenize(next(group for group in match.groups() if group))
+        if tokens and (len(tokens) > 1 or match.group(3) or match.group(4)):
+            phrases['"' + " ".join(t.replace('"', '""') for t in tokens) + '"'] = None
+    return list(phrases)[:MAX_PHRASES]

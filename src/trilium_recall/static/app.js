@@ -261,13 +261,24 @@ function promptDecision(trace, gate) {
       + `prompt ${fixed(trace.generic_cosine, 3)} − generic level here ${signed(p.generic_offset, 3)}`
       + ` · agreement ${percent(p.agreement)} · z ${fixed(p.zscore, 1)}`),
     el("p", { className: "muted" }, `Closest generic prompt: “${trace.closest_generic_prompt}”`),
+    el("p", { className: "muted" }, referencePoints(trace.reference_points, p)),
     el("p", { className: "muted" }, `Or on keywords alone: at least ${gate.keyword_terms} terms `
       + `carrying ${percent(gate.keyword_coverage)} of the weight; the best note matched `
       + `${p.terms} carrying ${percent(p.coverage)}.`),
   ];
 }
 
-const PART_NAMES = { bias: "start (bias)", margin: "margin", agreement: "agreement", zscore: "stands out (z)" };
+// This notebook's own reference points (calibration.py) and the prompt's language.
+function referencePoints(r, p) {
+  const about = r.about_level === null ? "none (shipped default spread)" : signed(r.about_level, 3);
+  const language = p.language ? `prompt language ${p.language}` : "prompt language not told";
+  return `This notebook: generic prompts reach ${signed(r.generic_level, 3)}, prompts about `
+    + `its notes ${about} (${r.why}); languages ${r.languages.join(", ") || "not told"}; `
+    + `${language}${p.foreign_language ? " — another language than the notes: no keyword "
+    + "agreement asked" : ""}.`;
+}
+
+const PART_NAMES = { bias: "start (bias)", margin: "margin", agreement: "agreement", zscore: "stands out (z)", "foreign language": "other language", "code phrase": "code phrase" };
 
 // A waterfall: each signal moves the score from the bias; the prompt passes when it ends ≥ 0.
 function scoreChart(parts, score) {
@@ -318,11 +329,13 @@ function candidates(list, gate) {
       el("td", { className: "title" }, c.title,
         c.heading && c.heading !== c.title ? el("div", { className: "heading" }, c.heading) : null,
         el("div", { className: "heading" }, `${c.area} × ${c.area_weight}`
-          + (c.stands_for ? ` · stands for ${c.stands_for}` : ""))),
+          + (c.stands_for ? ` · stands for ${c.stands_for}` : "")
+          + (c.phrase_rank ? ` · code phrase #${c.phrase_rank}` : ""))),
       el("td", { className: "chart" }, dotChart(gap, gapScale, gate.neighbour_cosine_gap, "below",
         `${fixed(c.cosine, 3)} (gap ${fixed(gap, 3)})`, c.passed)),
       el("td", { className: "chart" }, dotChart(c.coverage, 1, gate.keyword_coverage, "above",
-        `${c.matched_terms.length} terms, ${percent(c.coverage)}`, c.passed)),
+        `${c.matched_terms.length} terms, ${percent(c.coverage)}`
+        + (c.keywords_counted_in === "whole section" ? "" : " around the matched snippet"), c.passed)),
       el("td", { className: "num" }, fixed(c.score, 4)),
       el("td", { className: "why" }, c.why),
     );

@@ -1,0 +1,55 @@
+"""What the per-notebook calibration (calibration.py) costs: the bank's offset, the notebook's
+languages and its pseudo-prompts embedded fresh (no cache), on each eval index.
+
+    python bench/bench_calibration.py [corpus ...]     # default: every built eval index
+
+Compare with the time of that index's first build (eval's build log): issue 23 asks that
+calibration add at most 10 % to a first build.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+from trilium_recall.calibration import pseudo_prompts
+from trilium_recall.embed import E5Embedder
+from trilium_recall.generic import GenericPrompts
+from trilium_recall.languages import notebook_languages
+from trilium_recall.store import Store
+from trilium_recall.vectors import VectorIndex
+
+INDEXES = Path(__file__).resolve().parents[1] / "eval" / ".index"
+
+
+def main() -> None:
+    names = sys.argv[1:] or sorted(p.name for p in INDEXES.iterdir() if p.is_dir())
+    model = E5Embedder()
+    print("| index | snippets | bank offset s | languages ms | pseudo-prompts | embed + match s |")
+    print("|---|---|---|---|---|---|")
+    for name in names:
+        store = Store(INDEXES / name / "recall.sqlite3", VectorIndex(model.dim, model.name))
+        store.load_vectors()
+        generic = GenericPrompts.load(model, store)
+        started = time.perf_counter()
+        generic.calibrated(store.vectors)  # the bank's offset alone, as before issue 23
+        offset_s = time.perf_counter() - started
+        started = time.perf_counter()
+        notebook_languages(store.term_document_counts)
+        languages_ms = (time.perf_counter() - started) * 1000
+        started = time.perf_counter()
+        prompts, _ = pseudo_prompts(store)
+        queries = model.queries(prompts)  # fresh: the index's cache is not read
+        store.vectors.best_cosines(queries)
+        pseudo_s = time.perf_counter() - started
+        print(
+            f"| {name} | {len(store.vectors)} | {offset_s:.2f} | {languages_ms:.1f} "
+            f"| {len(prompts)} | {pseudo_s:.2f} |"
+        )
+        store.close()
+    model.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,78 @@
+"""Issue 23's search pipeline against the landed one, in-process, same run: gather + decide for
+every labelled prompt of an eval index, query vectors read from eval's cache (the model's time
+is the same for both), the two alternating prompt by prompt.
+
+    python bench/bench_pipeline.py notebook handbook
+
+"landed" is `search.LANDED_RANKING` with the landed gate (eval/fit.py `LANDED`): no code-phrase
+query, no evidence windows, no fusion-order rule. The language check runs in both.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "eval"))
+from corpora import HERE, corpus_settings, labelled_set
+from fit import LANDED
+
+from trilium_recall.gate import FITTED
+from trilium_recall.generic import GenericPrompts
+from trilium_recall.search import LANDED_RANKING, RANKING, decide, gather
+from trilium_recall.store import Store
+from trilium_recall.vectors import VectorIndex
+
+
+class Cached:
+    name, dim = "multilingual-e5-small", 384
+
+    def __init__(self) -> None:
+        with np.load(HERE / ".index" / "queries.npz") as data:
+            self.seen = dict(zip(data["texts"].tolist(), data["vectors"], strict=True))
+
+    def query(self, text: str) -> np.ndarray:
+        return self.seen[text]
+
+
+def main() -> None:
+    embedder = Cached()
+    for name in sys.argv[1:]:
+        store = Store(HERE / ".index" / name / "recall.sqlite3", VectorIndex(384))
+        store.load_vectors()
+        settings = corpus_settings(HERE / ".index" / name)
+        generic = GenericPrompts.load(embedder, store).calibrated(store.vectors)  # type: ignore[arg-type]
+        answerable, unrelated = labelled_set(name, HERE / "sets")
+        prompts = [i["prompt"] for i in answerable + unrelated if i["prompt"] in embedder.seen]
+        times: dict[str, list[float]] = {"landed": [], "new": []}
+        for _ in range(3):
+            for prompt in prompts:
+                for label, ranking, gate in (
+                    ("landed", LANDED_RANKING, LANDED),
+                    ("new", RANKING, FITTED),
+                ):
+                    started = time.perf_counter()
+                    decide(
+                        store,
+                        settings,
+                        gather(store, embedder, generic, settings, prompt, None, ranking),
+                        gate,
+                    )  # type: ignore[arg-type]
+                    times[label].append((time.perf_counter() - started) * 1000)
+        p50 = {k: statistics.median(v) for k, v in times.items()}
+        p95 = {k: float(np.percentile(v, 95)) for k, v in times.items()}
+        print(
+            f"| {name} | {len(prompts)} × 3 | {p50['landed']:.2f} / {p95['landed']:.2f} "
+            f"| {p50['new']:.2f} / {p95['new']:.2f} | {p50['new'] - p50['landed']:+.2f} |"
+        )
+        store.close()
+
+
+if __name__ == "__main__":
+    print("| index | prompts | landed p50 / p95 ms | new p50 / p95 ms | p50 difference ms |")
+    print("|---|---|---|---|---|")
+    main()

@@ -1,0 +1,110 @@
+"""Per-notebook reference points (calibration.py) and the prompt's language (languages.py):
+fast, over a real SQLite index with the deterministic HashEmbedder."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import add_note, make_settings
+from trilium_recall.calibration import MIN_NOTES, pseudo_prompts
+from trilium_recall.gate import DEFAULT_SPREAD
+from trilium_recall.generic import GenericPrompts
+from trilium_recall.languages import is_foreign, notebook_languages, prompt_language
+from trilium_recall.search import search
+
+BANK = ["fix the failing unit test", "what is the capital of france", "write a haiku about rain"]
+ENGLISH = [
+    ("Backups", "The restic repository is checked every night and the snapshots are pruned."),
+    ("Router", "The router is a small box and the firewall is set up with nftables rules."),
+    ("Sourdough", "Feed the starter the night before and bake the loaf in a hot oven."),
+    ("Tomatoes", "The tomatoes in the garden need water and the leaves are tied up."),
+    ("Taxes", "The receipts for the year are kept in a folder and the forms are filed in May."),
+    ("Cameras", "The camera is set to manual and the lens is cleaned before the trip."),
+]
+
+
+@pytest.mark.parametrize(
+    ("prompt", "language"),
+    [
+        ("how do i restore the restic backup from last week", "en"),
+        ("wie stelle ich das Backup von letzter Woche wieder her, das ist nicht klar", "de"),
+        ("comment est-ce que je restaure la sauvegarde avec restic pour mon serveur", "fr"),
+        ("¿cómo restauro la copia de seguridad con restic en mi servidor?", "es"),
+        ("バックアップを復元する方法", "cjk"),
+        ("restic snapshots --json", None),  # no function words: unsure
+    ],
+)
+def test_a_prompt_s_language_from_its_function_words_or_script(prompt, language) -> None:
+    assert prompt_language(prompt) == language
+
+
+def test_a_notebook_holds_the_languages_enough_of_its_sections_are_written_in() -> None:
+    counts = {"the": 90, "and": 80, "und": 5, "ist": 4, "les": 30, "est": 1}
+
+    def document_counts(words):
+        return 100, {w: counts.get(w, 0) for w in words}
+
+    assert notebook_languages(document_counts) == ("en", "de")
+    assert notebook_languages(lambda words: (0, {})) == ()
+    assert is_foreign("de", ("en",)) and not is_foreign("de", ("en", "de"))
+    assert not is_foreign(None, ("en",)) and not is_foreign("fr", ())
+
+
+def _calibrated(store, embedder) -> GenericPrompts:
+    return GenericPrompts(BANK, embedder.queries(BANK)).calibrated(store.vectors, store, embedder)
+
+
+def test_reference_points_come_from_the_notebook_s_own_notes(store, embedder) -> None:
+    for index, (title, text) in enumerate(ENGLISH):
+        add_note(store, embedder, f"n{index}", title, [(title, text)])
+    generic = _calibrated(store, embedder)
+    reference = generic.reference
+    prompts, notes = pseudo_prompts(store)
+    assert notes == len(ENGLISH) and sorted(prompts) == sorted(t for t, _ in ENGLISH)
+    assert reference.pseudo_prompts == len(ENGLISH)
+    assert reference.languages == ("en",)
+    assert reference.generic_level == pytest.approx(generic.offset)
+    # A title is closer to its own note than to the bank: prompts about the notes sit above it.
+    assert reference.about_level is not None and reference.about_level > reference.generic_level
+    assert reference.spread == pytest.approx(reference.about_level - reference.generic_level)
+    assert reference.to_json()["why"] == f"{len(ENGLISH)} pseudo-prompts from 6 notes"
+
+
+@pytest.mark.parametrize("notes", [0, 1])
+def test_an_empty_or_one_note_notebook_keeps_the_shipped_defaults_and_says_why(
+    store, embedder, tmp_path, notes
+) -> None:
+    for index, (title, text) in enumerate(ENGLISH[:notes]):
+        add_note(store, embedder, f"n{index}", title, [(title, text)])
+    generic = _calibrated(store, embedder)
+    reference = generic.reference
+    assert reference.about_level is None and reference.spread == DEFAULT_SPREAD
+    assert "shipped defaults" in reference.reason
+    if notes:
+        assert reference.reason.startswith(f"1 notes (fewer than {MIN_NOTES})")
+    result = search(store, embedder, generic, make_settings(tmp_path), "restore the backup")
+    assert result.trace.to_json()["reference_points"]["why"] == reference.reason
+
+
+def test_a_notebook_in_one_language_prompted_in_another_is_told_and_shown(
+    store, embedder, tmp_path
+) -> None:
+    for index, (title, text) in enumerate(ENGLISH):
+        add_note(store, embedder, f"n{index}", title, [(title, text)])
+    generic = _calibrated(store, embedder)
+    settings = make_settings(tmp_path)
+    german = search(store, embedder, generic, settings, "wie ist das mit dem Sauerteig und Ofen")
+    english = search(store, embedder, generic, settings, "how is the sourdough baked in the oven")
+    shown = german.trace.to_json()["prompt"]
+    assert shown["language"] == "de" and shown["foreign_language"] is True
+    assert english.trace.to_json()["prompt"]["foreign_language"] is False
+
+
+def test_a_notebook_of_code_notes_calibrates_without_a_language(store, embedder) -> None:
+    code = "for f in *.log; do gzip -9 $f; done\nrsync -az ./ host:/srv/"
+    for index in range(MIN_NOTES):
+        add_note(store, embedder, f"c{index}", f"script{index}.sh", [("", code)])
+    reference = _calibrated(store, embedder).reference
+    assert reference.languages == ()
+    assert reference.pseudo_prompts == MIN_NOTES and reference.about_level is not None
+    assert not is_foreign(prompt_language("wie komprimiere ich die logs und dann"), ())
