@@ -27,12 +27,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from engine_bench import percentile
 
 from engine_process import EngineProcess
-from trilium_recall.activity import ActivityLog
 from trilium_recall.config import load_settings
-from trilium_recall.demo import NOTEBOOK_DIR
-from trilium_recall.recall import Passage, RecallResult
-from trilium_recall.standin import FakeTrilium
-from trilium_recall.store import Store
+from trilium_recall.demo.mode import NOTEBOOK_DIR
+from trilium_recall.demo.standin import FakeTrilium
+from trilium_recall.index.store import Store
+from trilium_recall.search.recall import Passage, RecallResult
+from trilium_recall.server.activity import ActivityLog
 
 PASSWORD = "bench-password-not-secret"
 PROMPTS = [

@@ -1,5 +1,5 @@
-"""What the per-notebook calibration (calibration.py) costs: the bank's offset, the notebook's
-languages and its pseudo-prompts embedded fresh (no cache), on each eval index.
+"""What the per-notebook calibration (search/calibration.py) costs: the bank's offset, the
+notebook's languages and its pseudo-prompts embedded fresh (no cache), on each eval index.
 
     python bench/bench_calibration.py [corpus ...]     # default: every built eval index
 
@@ -13,12 +13,12 @@ import sys
 import time
 from pathlib import Path
 
-from trilium_recall.calibration import pseudo_prompts
-from trilium_recall.embed import E5Embedder
-from trilium_recall.generic import GenericPrompts
-from trilium_recall.languages import notebook_languages
-from trilium_recall.store import Store
-from trilium_recall.vectors import VectorIndex
+from trilium_recall.index.embed import E5Embedder
+from trilium_recall.index.store import Store
+from trilium_recall.index.vectors import VectorIndex
+from trilium_recall.search.calibration import pseudo_prompts
+from trilium_recall.search.languages import notebook_languages
+from trilium_recall.search.null_bank import GenericPrompts
 
 INDEXES = Path(__file__).resolve().parents[1] / "eval" / ".index"
 

@@ -98,7 +98,7 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=60)
     parser.add_argument("--loop", type=float, default=8.0, help="seconds of the 4-client loop")
     args = parser.parse_args()
-    from trilium_recall.demo import DEMO_TOKEN, start_demo_trilium
+    from trilium_recall.demo.mode import DEMO_TOKEN, start_demo_trilium
 
     fake = start_demo_trilium()
     with tempfile.TemporaryDirectory(prefix="recall-env-") as work:

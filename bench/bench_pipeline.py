@@ -21,11 +21,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "eval"))
 from corpora import HERE, corpus_settings, labelled_set
 from fit import LANDED
 
-from trilium_recall.gate import FITTED
-from trilium_recall.generic import GenericPrompts
-from trilium_recall.search import LANDED_RANKING, RANKING, decide, gather
-from trilium_recall.store import Store
-from trilium_recall.vectors import VectorIndex
+from trilium_recall.index.store import Store
+from trilium_recall.index.vectors import VectorIndex
+from trilium_recall.search.gate import FITTED
+from trilium_recall.search.hybrid import LANDED_RANKING, RANKING, decide, gather
+from trilium_recall.search.null_bank import GenericPrompts
 
 
 class Cached:

@@ -17,7 +17,7 @@ from corpus import PROMPTS
 from engine_bench import _client, engine_env, recall_once, start_engine, wait_ready
 
 from engine_process import EngineProcess
-from trilium_recall.demo import DEMO_TOKEN, start_demo_trilium
+from trilium_recall.demo.mode import DEMO_TOKEN, start_demo_trilium
 
 AFTER = 30
 

@@ -30,8 +30,8 @@ from report import load_average, machine
 from change_kinds import KINDS, finds, note_row, seed
 from conftest import HashEmbedder
 from test_sync import TOKEN, Harness
-from trilium_recall.demo import NOTEBOOK_DIR
-from trilium_recall.standin import FakeTrilium
+from trilium_recall.demo.mode import NOTEBOOK_DIR
+from trilium_recall.demo.standin import FakeTrilium
 
 VERSIONS = ("0.93", "0.105")
 FOLDERS = 50

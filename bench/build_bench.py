@@ -14,11 +14,14 @@ import numpy as np
 from corpus import sorted_batches
 from pydantic import SecretStr
 
-from trilium_recall.classify import Rules
 from trilium_recall.config import Instance, Settings, load_settings
-from trilium_recall.embed import E5Embedder
-from trilium_recall.generic import GenericPrompts
-from trilium_recall.search import (
+from trilium_recall.demo.standin import FakeTrilium
+from trilium_recall.index.embed import E5Embedder
+from trilium_recall.index.store import Store
+from trilium_recall.index.terms import matched_terms
+from trilium_recall.index.vectors import VectorIndex
+from trilium_recall.notes.classify import Rules
+from trilium_recall.search.hybrid import (
     KEYWORD_K,
     KEYWORD_WEIGHT,
     MEANING_K,
@@ -28,12 +31,9 @@ from trilium_recall.search import (
     rrf,
     search,
 )
-from trilium_recall.standin import FakeTrilium
-from trilium_recall.store import Store
-from trilium_recall.sync import EMBED_BATCH, RunReport, Syncer
-from trilium_recall.tokens import matched_terms
-from trilium_recall.trilium import TriliumClient
-from trilium_recall.vectors import VectorIndex
+from trilium_recall.search.null_bank import GenericPrompts
+from trilium_recall.sync.syncer import EMBED_BATCH, RunReport, Syncer
+from trilium_recall.trilium.client import TriliumClient
 
 T = TypeVar("T")
 INSTANCE = "default"  # the name `trilium-recall serve` gives a single TRILIUM_URL instance

@@ -21,7 +21,7 @@ from old_engine import compare, start_old
 from report import load_average
 
 from engine_process import EngineProcess
-from trilium_recall.demo import DEMO_TOKEN, start_demo_trilium
+from trilium_recall.demo.mode import DEMO_TOKEN, start_demo_trilium
 
 
 def answers(engine: EngineProcess) -> list[list[str]]:

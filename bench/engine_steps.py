@@ -37,7 +37,7 @@ from report import Report, Row, load_average, load_row, p50_p99
 from tables import latency_rows, loop_row, restart_rows, rss_row, took_embed
 
 from engine_process import EngineProcess
-from trilium_recall.demo import DEMO_TOKEN, start_demo_trilium
+from trilium_recall.demo.mode import DEMO_TOKEN, start_demo_trilium
 
 
 def demo_engine(plan: Plan, work: Path, report: Report) -> None:

@@ -12,15 +12,15 @@ from importlib import resources
 
 import numpy as np
 
-from trilium_recall.embed import E5Embedder
-from trilium_recall.generic import VECTORS_FILE, bank_key, bank_prompts
+from trilium_recall.index.embed import E5Embedder
+from trilium_recall.search.null_bank import VECTORS_FILE, bank_key, bank_prompts
 
 
 def main() -> None:
     embedder = E5Embedder()
     prompts = bank_prompts()
     vectors = embedder.queries(prompts)
-    target = resources.files("trilium_recall").joinpath(VECTORS_FILE)
+    target = resources.files("trilium_recall.search").joinpath(VECTORS_FILE)
     with open(str(target), "wb") as handle:
         np.savez_compressed(handle, key=bank_key(prompts, embedder.name), vectors=vectors)
     print(f"{len(prompts)} prompts → {target}")

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import apsw
 
-from trilium_recall.store import Store
-from trilium_recall.tokens import FTS_TOKENIZER, fts_query, prompt_terms
+from trilium_recall.index.store import Store
+from trilium_recall.index.terms import FTS_TOKENIZER, fts_query, prompt_terms
 
 
 class WholeNotes:

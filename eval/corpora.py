@@ -23,15 +23,15 @@ from pathlib import Path
 
 from pydantic import SecretStr
 
-from trilium_recall.classify import Rules
 from trilium_recall.config import Instance, Settings, load_settings
-from trilium_recall.demo import NOTEBOOK_DIR
-from trilium_recall.embed import Embedder
-from trilium_recall.standin import FakeTrilium
-from trilium_recall.store import Store
-from trilium_recall.sync import Syncer
-from trilium_recall.trilium import TriliumClient
-from trilium_recall.vectors import VectorIndex
+from trilium_recall.demo.mode import NOTEBOOK_DIR
+from trilium_recall.demo.standin import FakeTrilium
+from trilium_recall.index.embed import Embedder
+from trilium_recall.index.store import Store
+from trilium_recall.index.vectors import VectorIndex
+from trilium_recall.notes.classify import Rules
+from trilium_recall.sync.syncer import Syncer
+from trilium_recall.trilium.client import TriliumClient
 
 HERE = Path(__file__).resolve().parent
 SHARED_DIR = Path(os.environ.get("RECALL_SHARED_DIR") or HERE.parents[1] / "shared")

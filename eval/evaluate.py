@@ -12,7 +12,7 @@ Search runs once per prompt (`search.gather`); every gate setting only re-decide
 (`search.decide`), so a fold costs milliseconds.
 
     python eval/evaluate.py                 # tables (markdown) on stdout
-    python eval/evaluate.py --fit           # also print the FITTED block for gate.py
+    python eval/evaluate.py --fit           # also print the FITTED block for search/gate.py
     python eval/evaluate.py --misses        # each held-out fold's misses and prompts that spoke
 """
 
@@ -31,12 +31,12 @@ from corpora import CORPORA, HERE, corpus_settings, labelled_set, missing, open_
 from fit import Variant, fit_gate
 
 from trilium_recall.config import Settings
-from trilium_recall.embed import E5Embedder
-from trilium_recall.gate import GateThresholds, PromptSignals
-from trilium_recall.generic import GenericPrompts
-from trilium_recall.search import Gathered, Ranking, decide, gather, prompt_signals
-from trilium_recall.skip import skip_reason, triage
-from trilium_recall.store import Store
+from trilium_recall.index.embed import E5Embedder
+from trilium_recall.index.store import Store
+from trilium_recall.search.gate import GateThresholds, PromptSignals
+from trilium_recall.search.hybrid import Gathered, Ranking, decide, gather, prompt_signals
+from trilium_recall.search.null_bank import GenericPrompts
+from trilium_recall.search.triage import skip_reason, triage
 
 SETS = HERE / "sets"
 NEIGHBOUR_GAPS = (0.01, 0.015, 0.02, 0.03)

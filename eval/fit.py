@@ -12,8 +12,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from trilium_recall.gate import FITTED, GateThresholds, PromptSignals
-from trilium_recall.search import LANDED_RANKING, RANKING, Ranking
+from trilium_recall.search.gate import FITTED, GateThresholds, PromptSignals
+from trilium_recall.search.hybrid import LANDED_RANKING, RANKING, Ranking
 
 # Share of the training corpora's unrelated prompts the fitted bias keeps silent. Above the
 # held-out target (0.96) because a threshold fitted on six corpora loosens on a seventh.

@@ -29,11 +29,11 @@ from mcp.client.streamable_http import streamable_http_client
 from starlette.types import ASGIApp
 
 from conftest import HashEmbedder
-from trilium_recall.app import create_app, server_options
-from trilium_recall.auth import Authenticator
 from trilium_recall.config import Settings, load_settings
-from trilium_recall.engine import Engine as RecallEngine
-from trilium_recall.mcp import NO_MATCH
+from trilium_recall.server.app import create_app, server_options
+from trilium_recall.server.auth import Authenticator
+from trilium_recall.server.engine import Engine as RecallEngine
+from trilium_recall.server.mcp import NO_MATCH
 
 PASSWORD = "correct horse battery staple"
 CALLBACK = "http://127.0.0.1:9/callback"  # only ever read from a Location header here

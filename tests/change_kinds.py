@@ -11,8 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from trilium_recall.standin import FakeTrilium
-from trilium_recall.store import Store
+from trilium_recall.demo.standin import FakeTrilium
+from trilium_recall.index.store import Store
 
 OLD = datetime(2019, 5, 4, 8, 30, tzinfo=UTC)  # an imported note's dates, or a date set back
 SEEDED = datetime(2025, 1, 1, tzinfo=UTC)  # the seeded notes were last edited long ago

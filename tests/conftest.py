@@ -15,12 +15,12 @@ import pytest
 
 from chromium import CHROMIUM, CHROMIUM_ARGS
 from trilium_recall.config import Instance, Settings, load_settings
-from trilium_recall.gate import FITTED
-from trilium_recall.records import NoteRecord, SectionInput, SnippetInput
-from trilium_recall.sections import Section
-from trilium_recall.snippets import split_snippets
-from trilium_recall.store import Store
-from trilium_recall.vectors import VectorIndex
+from trilium_recall.index.store import Store
+from trilium_recall.index.vectors import VectorIndex
+from trilium_recall.notes.records import NoteRecord, SectionInput, SnippetInput
+from trilium_recall.notes.sections import Section
+from trilium_recall.notes.snippets import split_snippets
+from trilium_recall.search.gate import FITTED
 
 # The `engine` and `client` fixtures of the auth tests (a served app, an OAuth client).
 pytest_plugins = ["auth_flow"]
@@ -225,8 +225,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def demo_engine(tmp_path_factory):
     """Built once: ~15 s of embedding on 2 cores. Tests must not mutate its notebook."""
     from engine_process import EngineProcess
-    from trilium_recall.demo import NOTEBOOK_DIR
-    from trilium_recall.standin import FakeTrilium
+    from trilium_recall.demo.mode import NOTEBOOK_DIR
+    from trilium_recall.demo.standin import FakeTrilium
 
     trilium = FakeTrilium(token="demoEngine_token")
     trilium.load_notebook_dir(NOTEBOOK_DIR)
@@ -263,7 +263,7 @@ def browser():
 def notebook_zip(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The built-in demo notebook exported as Trilium would: the project's own demo.zip."""
     from export_zip import write_notebook_zip
-    from trilium_recall.demo import NOTEBOOK_DIR
+    from trilium_recall.demo.mode import NOTEBOOK_DIR
 
     folder = tmp_path_factory.mktemp("notebook-zip")
     return write_notebook_zip(NOTEBOOK_DIR, folder / "notebook.zip")

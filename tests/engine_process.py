@@ -17,11 +17,11 @@ from starlette.types import ASGIApp
 
 from conftest import HashEmbedder, make_settings
 from procs import free_port, scrubbed_env
-from trilium_recall.app import create_app
 from trilium_recall.config import Instance
-from trilium_recall.engine import Engine
-from trilium_recall.gate import GateThresholds
-from trilium_recall.standin import FakeTrilium
+from trilium_recall.demo.standin import FakeTrilium
+from trilium_recall.search.gate import GateThresholds
+from trilium_recall.server.app import create_app
+from trilium_recall.server.engine import Engine
 
 # Tests assert what an answer holds, not how fast it came: on a loaded machine (CI with every
 # core busy) embedding a prompt can outlast the default 1.2 s budget, and a late answer is empty.

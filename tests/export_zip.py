@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from trilium_recall.standin.export import SeedAttribute, SeedNote, read_notebook_dir
+from trilium_recall.demo.standin.export import SeedAttribute, SeedNote, read_notebook_dir
 
 # Trilium's exporter finds links with regular expressions, not a parser; so does this writer.
 _LINK = re.compile(r'href="[^"]*#root[a-zA-Z0-9_/]*/([a-zA-Z0-9_]+)/?"')

@@ -17,7 +17,9 @@ from conftest import OPEN, HashEmbedder, add_note, make_settings
 from engine_process import serve_in_thread
 from test_cli import run
 from test_mcp import mcp_session
-from trilium_recall.activity import (
+from trilium_recall.index.store import Store
+from trilium_recall.search.recall import Passage, RecallResult
+from trilium_recall.server.activity import (
     PROMPT_HEAD_CHARS,
     Activity,
     ActivityLog,
@@ -27,10 +29,8 @@ from trilium_recall.activity import (
     recent,
     write,
 )
-from trilium_recall.app import create_app
-from trilium_recall.engine import Engine
-from trilium_recall.recall import Passage, RecallResult
-from trilium_recall.store import Store
+from trilium_recall.server.app import create_app
+from trilium_recall.server.engine import Engine
 
 RESTIC_PROMPT = "how do i restore my restic backup"
 SILENT_PROMPT = "write a regex that matches ISO 8601 dates with optional milliseconds"
@@ -160,7 +160,7 @@ def refuse_writes(path: Path) -> None:
 
 
 def test_a_failing_write_is_a_warning_and_the_log_recovers(tmp_path, index, caplog) -> None:
-    caplog.set_level(logging.INFO, logger="trilium_recall.activity")
+    caplog.set_level(logging.INFO, logger="trilium_recall.server.activity")
     refuse_writes(index)
     log = ActivityLog(make_settings(tmp_path))
     log.record("api", "first", SENT)

@@ -18,8 +18,8 @@ from conftest import (
     add_note,
     make_settings,
 )
-from trilium_recall.engine import Engine
-from trilium_recall.store import Store
+from trilium_recall.index.store import Store
+from trilium_recall.server.engine import Engine
 
 
 def post(engine, body, **kwargs) -> httpx.Response:

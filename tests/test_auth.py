@@ -38,12 +38,12 @@ from auth_flow import (
     row_count,
     running_engine,
 )
-from trilium_recall.auth import Authenticator
+from trilium_recall.access.oauth import digest
+from trilium_recall.access.rate_limits import PASSWORD_PER_SOURCE
 from trilium_recall.config import load_settings
 from trilium_recall.errors import ConfigError
-from trilium_recall.limits import PASSWORD_PER_SOURCE
-from trilium_recall.oauth import digest
-from trilium_recall.store import Store
+from trilium_recall.index.store import Store
+from trilium_recall.server.auth import Authenticator
 
 
 def test_health_is_public(engine: Engine):

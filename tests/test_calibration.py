@@ -1,16 +1,16 @@
-"""Per-notebook reference points (calibration.py) and the prompt's language (languages.py):
-fast, over a real SQLite index with the deterministic HashEmbedder."""
+"""Per-notebook reference points (search/calibration.py) and the prompt's language
+(search/languages.py): fast, over a real SQLite index with the deterministic HashEmbedder."""
 
 from __future__ import annotations
 
 import pytest
 
 from conftest import add_note, make_settings
-from trilium_recall.calibration import MIN_NOTES, pseudo_prompts
-from trilium_recall.gate import DEFAULT_SPREAD
-from trilium_recall.generic import GenericPrompts
-from trilium_recall.languages import is_foreign, notebook_languages, prompt_language
-from trilium_recall.search import search
+from trilium_recall.search.calibration import MIN_NOTES, pseudo_prompts
+from trilium_recall.search.gate import DEFAULT_SPREAD
+from trilium_recall.search.hybrid import search
+from trilium_recall.search.languages import is_foreign, notebook_languages, prompt_language
+from trilium_recall.search.null_bank import GenericPrompts
 
 BANK = ["fix the failing unit test", "what is the capital of france", "write a haiku about rain"]
 ENGLISH = [

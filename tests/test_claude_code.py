@@ -27,7 +27,7 @@ from claude_mock import CLAUDE_CODE_VERSION, MODEL_REPLY, MessagesMock, install_
 from conftest import DemoEngine
 from test_mcp import mcp_session
 from trilium_recall.claude_settings import install_hook
-from trilium_recall.mcp import INSTRUCTIONS, RECALL_DESCRIPTION
+from trilium_recall.server.mcp import INSTRUCTIONS, RECALL_DESCRIPTION
 
 pytestmark = pytest.mark.slow
 

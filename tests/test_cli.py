@@ -15,7 +15,7 @@ from conftest import RESTIC_ANSWER
 from procs import free_port, scrubbed_env
 from trilium_recall.cli import _parser
 from trilium_recall.commands import COMMANDS as IMPLEMENTED
-from trilium_recall.standin import FakeTrilium
+from trilium_recall.demo.standin import FakeTrilium
 
 COMMANDS = [
     "serve",

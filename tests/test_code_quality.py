@@ -77,16 +77,17 @@ def test_imports_flow_one_way() -> None:
 
     for module in sorted(graph):
         visit(module, ())
-    assert len(order) == len(graph) and "store" in order and "recall" in order
+    assert len(order) == len(graph) and "index.store" in order and "search.recall" in order
 
 
 def test_only_the_demo_uses_the_trilium_stand_in() -> None:
     users = {
         module
         for module, imported in _imports().items()
-        if not module.startswith("standin") and any(m.startswith("standin") for m in imported)
+        if not module.startswith("demo.standin")
+        and any(m.startswith("demo.standin") for m in imported)
     }
-    assert users == {"demo"}
+    assert users == {"demo.mode"}
 
 
 def test_no_module_is_over_400_lines() -> None:

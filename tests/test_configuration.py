@@ -15,9 +15,9 @@ import pytest
 from engine_process import EngineProcess
 from procs import closed_port_url, free_port, scrubbed_env
 from trilium_recall.config import ENGINE_VARIABLES, load_settings
+from trilium_recall.demo.standin import FakeTrilium
+from trilium_recall.demo.standin.etapi import APP_INFO
 from trilium_recall.errors import ConfigError
-from trilium_recall.standin import FakeTrilium
-from trilium_recall.standin.etapi import APP_INFO
 
 PASSWORD = "configured-password-1"
 

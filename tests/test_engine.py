@@ -9,8 +9,8 @@ from pydantic import SecretStr
 
 from conftest import OPEN, HashEmbedder, make_settings
 from trilium_recall.config import Instance
-from trilium_recall.engine import Engine
-from trilium_recall.standin import FakeTrilium
+from trilium_recall.demo.standin import FakeTrilium
+from trilium_recall.server.engine import Engine
 
 
 def _trilium(token: str, title: str, text: str) -> FakeTrilium:

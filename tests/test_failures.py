@@ -21,10 +21,8 @@ from conftest import OPEN, HashEmbedder, make_settings
 from engine_process import serve_in_thread
 from procs import HOOK_COMMANDS, scrubbed_env
 from test_mcp import mcp_session
-from trilium_recall import engine as engine_module
-from trilium_recall.app import create_app
 from trilium_recall.config import Instance
-from trilium_recall.engine import Engine
+from trilium_recall.demo.standin import FakeTrilium
 from trilium_recall.errors import (
     BadRequest,
     EngineStarting,
@@ -33,10 +31,12 @@ from trilium_recall.errors import (
     StoreError,
     TriliumBadResponse,
 )
-from trilium_recall.http_errors import BUG, error_answer
-from trilium_recall.standin import FakeTrilium
-from trilium_recall.store import Store
-from trilium_recall.vectors import VectorIndex
+from trilium_recall.index.store import Store
+from trilium_recall.index.vectors import VectorIndex
+from trilium_recall.server import engine as engine_module
+from trilium_recall.server.app import create_app
+from trilium_recall.server.engine import Engine
+from trilium_recall.server.http_errors import BUG, error_answer
 
 TOKEN = "failure_token"
 PROMPT = "how do I feed the sourdough starter"

@@ -27,9 +27,9 @@ from werkzeug.test import EnvironBuilder
 from werkzeug.wrappers import Request
 
 from export_zip import write_export_zip
-from trilium_recall.demo import NOTEBOOK_DIR
-from trilium_recall.standin import FakeTrilium
-from trilium_recall.standin.export import SeedAttribute, SeedNote
+from trilium_recall.demo.mode import NOTEBOOK_DIR
+from trilium_recall.demo.standin import FakeTrilium
+from trilium_recall.demo.standin.export import SeedAttribute, SeedNote
 
 TOKEN = "fakeTokenId_fakeSecret"
 ALL = "note.noteId != ''"
@@ -542,7 +542,7 @@ def test_restart_on_the_same_port(fake: FakeTrilium) -> None:
 
 
 def test_standalone_process_prints_ready_and_serves(export: Export) -> None:
-    command = [sys.executable, "-m", "trilium_recall.standin", "--zip", str(export.zip),
+    command = [sys.executable, "-m", "trilium_recall.demo.standin", "--zip", str(export.zip),
                "--token", "cliToken_secret"]  # fmt: skip
     with subprocess.Popen(command, stdout=subprocess.PIPE, text=True) as process:
         try:

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from trilium_recall.gate import (
+from trilium_recall.search.gate import (
     SPREAD_UNIT,
     CandidateSignals,
     GateThresholds,

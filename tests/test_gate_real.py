@@ -8,12 +8,12 @@ from dataclasses import replace
 
 import pytest
 
-from trilium_recall.embed import E5Embedder
-from trilium_recall.gate import FITTED, GateThresholds
-from trilium_recall.generic import GenericPrompts
-from trilium_recall.search import SearchResult, search
-from trilium_recall.store import Store
-from trilium_recall.vectors import VectorIndex
+from trilium_recall.index.embed import E5Embedder
+from trilium_recall.index.store import Store
+from trilium_recall.index.vectors import VectorIndex
+from trilium_recall.search.gate import FITTED, GateThresholds
+from trilium_recall.search.hybrid import SearchResult, search
+from trilium_recall.search.null_bank import GenericPrompts
 
 pytestmark = pytest.mark.slow
 

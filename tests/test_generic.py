@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from conftest import HashEmbedder, add_note
-from trilium_recall.embed import E5Embedder
-from trilium_recall.generic import GenericPrompts, bank_prompts, shipped_vectors
+from trilium_recall.index.embed import E5Embedder
+from trilium_recall.search.null_bank import GenericPrompts, bank_prompts, shipped_vectors
 
 
 def test_the_shipped_vectors_are_for_this_bank_and_this_model() -> None:

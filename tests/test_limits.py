@@ -22,7 +22,7 @@ from auth_flow import (
     registered_client,
     running_engine,
 )
-from trilium_recall.limits import (
+from trilium_recall.access.rate_limits import (
     PASSWORD_OVERALL,
     PASSWORD_PER_SOURCE,
     PROVEN_SOURCE_SECONDS,

@@ -14,9 +14,10 @@ from mcp.client.streamable_http import streamable_http_client
 
 from conftest import HashEmbedder, make_settings
 from engine_process import app_over_trilium, serve_in_thread
-from trilium_recall.app import create_app
-from trilium_recall.engine import Engine
-from trilium_recall.mcp import (
+from trilium_recall.demo.standin import FakeTrilium
+from trilium_recall.server.app import create_app
+from trilium_recall.server.engine import Engine
+from trilium_recall.server.mcp import (
     INSTRUCTIONS,
     MAX_INSTRUCTIONS_BYTES,
     NO_MATCH,
@@ -24,8 +25,7 @@ from trilium_recall.mcp import (
     WHEN_TO_CALL,
     index_instructions,
 )
-from trilium_recall.overview import InstanceOverview, Subject
-from trilium_recall.standin import FakeTrilium
+from trilium_recall.server.overview import InstanceOverview, Subject
 
 
 class Connected:

@@ -20,10 +20,14 @@ from auth_flow import (
     row_count,
     running_engine,
 )
-from trilium_recall.client_metadata import MAX_CLIENT_NAME_CHARS, MAX_REDIRECT_URIS, MAX_URI_CHARS
-from trilium_recall.limits import REGISTER_OVERALL, REGISTER_PER_SOURCE
-from trilium_recall.oauth import MAX_CLIENTS
-from trilium_recall.oauth_routes import MAX_REGISTRATION_BYTES
+from trilium_recall.access.client_metadata import (
+    MAX_CLIENT_NAME_CHARS,
+    MAX_REDIRECT_URIS,
+    MAX_URI_CHARS,
+)
+from trilium_recall.access.oauth import MAX_CLIENTS
+from trilium_recall.access.oauth_routes import MAX_REGISTRATION_BYTES
+from trilium_recall.access.rate_limits import REGISTER_OVERALL, REGISTER_PER_SOURCE
 
 
 def register(url: str, headers: dict[str, str] | None = None, **metadata: Any) -> httpx.Response:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from conftest import add_note, make_settings
-from trilium_recall.overview import IndexOverview, InstanceOverview, Subject, overview
-from trilium_recall.store import Store
-from trilium_recall.vectors import VectorIndex
+from trilium_recall.index.store import Store
+from trilium_recall.index.vectors import VectorIndex
+from trilium_recall.server.overview import IndexOverview, InstanceOverview, Subject, overview
 
 
 def note(store, embedder, note_id: str, title: str, path: str, area: str = "other") -> None:

@@ -40,8 +40,8 @@ from faults import (
     start_engine,
     wait_until,
 )
-from trilium_recall.standin import FakeTrilium
-from trilium_recall.store import Store
+from trilium_recall.demo.standin import FakeTrilium
+from trilium_recall.index.store import Store
 
 pytestmark = pytest.mark.slow  # every test here runs the real engine and model
 

@@ -16,8 +16,8 @@ import pytest
 
 from auth_flow import OAuthClient, mcp_recall, recall
 from engine_process import EngineProcess, free_port
-from trilium_recall.oauth import digest
-from trilium_recall.standin import FakeTrilium
+from trilium_recall.access.oauth import digest
+from trilium_recall.demo.standin import FakeTrilium
 
 pytestmark = pytest.mark.slow
 

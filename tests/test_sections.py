@@ -6,7 +6,7 @@ import time
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from trilium_recall.sections import (
+from trilium_recall.notes.sections import (
     MAX_SECTION_TOKENS,
     Link,
     Section,

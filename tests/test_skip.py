@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from trilium_recall.skip import Triage, skip_reason, triage
+from trilium_recall.search.triage import Triage, skip_reason, triage
 
 
 @pytest.mark.parametrize(

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from trilium_recall.sections import Section, estimate_tokens
-from trilium_recall.snippets import (
+from trilium_recall.notes.sections import Section, estimate_tokens
+from trilium_recall.notes.snippets import (
     SNIPPET_MAX_TOKENS,
     SNIPPET_MIN_TOKENS,
     snippet_prefix,

@@ -18,9 +18,9 @@ import yaml
 from openapi_core import OpenAPI
 
 from test_fake_trilium import _spec_pair
-from trilium_recall.demo import NOTEBOOK_DIR
-from trilium_recall.standin import FakeTrilium
-from trilium_recall.standin.newest import HISTORY_LIMIT
+from trilium_recall.demo.mode import NOTEBOOK_DIR
+from trilium_recall.demo.standin import FakeTrilium
+from trilium_recall.demo.standin.newest import HISTORY_LIMIT
 
 TOKEN = "newestToken_secret"
 OLD = datetime(2020, 2, 2, 12, 0, tzinfo=UTC)
@@ -155,7 +155,7 @@ def test_protected_titles_and_revisions(http: httpx.Client, newest: FakeTrilium)
 
 
 def test_standalone_process_speaks_the_newest(http: httpx.Client) -> None:
-    command = [sys.executable, "-m", "trilium_recall.standin", "--notebook", str(NOTEBOOK_DIR),
+    command = [sys.executable, "-m", "trilium_recall.demo.standin", "--notebook", str(NOTEBOOK_DIR),
                "--token", TOKEN, "--trilium-version", "0.105"]  # fmt: skip
     with subprocess.Popen(command, stdout=subprocess.PIPE, text=True) as process:
         try:

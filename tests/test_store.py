@@ -11,9 +11,9 @@ import pytest
 
 from conftest import add_note
 from trilium_recall.errors import IndexUnusable, StoreError
-from trilium_recall.migrations import MIGRATIONS
-from trilium_recall.store import Store
-from trilium_recall.vectors import Match, VectorIndex
+from trilium_recall.index.migrations import MIGRATIONS
+from trilium_recall.index.store import Store
+from trilium_recall.index.vectors import Match, VectorIndex
 
 
 def _unit(*values: float) -> np.ndarray:
@@ -172,7 +172,7 @@ def test_the_index_is_private_to_its_owner_under_a_usual_umask(tmp_path, embedde
         name: 0o600 for name in ("recall.sqlite3", "recall.sqlite3-wal", "recall.sqlite3-shm")
     }
     assert (_mode(path.parent), _mode(path.parent.parent)) == (0o700, 0o700)
-    assert not [r for r in caplog.records if r.name == "trilium_recall.index_file"]
+    assert not [r for r in caplog.records if r.name == "trilium_recall.index.file"]
 
 
 def test_an_existing_looser_mode_is_warned_about_not_changed(tmp_path, caplog):
@@ -183,7 +183,7 @@ def test_an_existing_looser_mode_is_warned_about_not_changed(tmp_path, caplog):
     Store(data / "recall.sqlite3").close()
     (data / "recall.sqlite3").chmod(0o644)
     Store(data / "recall.sqlite3").close()
-    warnings = [r.getMessage() for r in caplog.records if r.name == "trilium_recall.index_file"]
+    warnings = [r.getMessage() for r in caplog.records if r.name == "trilium_recall.index.file"]
     assert warnings == [
         f"{data} is open to other users (mode 755): chmod 700 it, it holds your notes",
         f"{data / 'recall.sqlite3'} is open to other users (mode 644): chmod 600 it, "

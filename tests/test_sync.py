@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 
 from conftest import HashEmbedder, make_settings
-from trilium_recall.classify import Rules
 from trilium_recall.config import Instance
-from trilium_recall.standin import FakeTrilium
-from trilium_recall.store import Store
-from trilium_recall.sync import Syncer
-from trilium_recall.trilium import TriliumClient
-from trilium_recall.vectors import VectorIndex
+from trilium_recall.demo.standin import FakeTrilium
+from trilium_recall.index.store import Store
+from trilium_recall.index.vectors import VectorIndex
+from trilium_recall.notes.classify import Rules
+from trilium_recall.sync.syncer import Syncer
+from trilium_recall.trilium.client import TriliumClient
 
 TOKEN = "syncTest_secret"
 

@@ -13,9 +13,9 @@ import pytest
 from change_kinds import KINDS, OLD, ChangeKind, finds, note_row, seed
 from conftest import HashEmbedder
 from test_sync import TOKEN, Harness
-from trilium_recall.demo import NOTEBOOK_DIR
-from trilium_recall.standin import FakeTrilium
-from trilium_recall.standin.etapi import Reply, error_reply
+from trilium_recall.demo.mode import NOTEBOOK_DIR
+from trilium_recall.demo.standin import FakeTrilium
+from trilium_recall.demo.standin.etapi import Reply, error_reply
 
 VERSIONS = ("0.93", "0.105")
 TICKS = 3  # ticks tried before a change is left to the full comparison

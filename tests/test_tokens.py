@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from conftest import add_note
-from trilium_recall.tokens import (
+from trilium_recall.index.terms import (
     FTS_TOKENIZER,
     code_phrases,
     fts_query,

@@ -9,7 +9,8 @@ from collections.abc import AsyncIterator, Iterator
 import httpx
 import pytest
 
-from trilium_recall.demo import NOTEBOOK_DIR
+from trilium_recall.demo.mode import NOTEBOOK_DIR
+from trilium_recall.demo.standin import FakeTrilium
 from trilium_recall.errors import (
     ForbiddenRequest,
     NoteNotFound,
@@ -19,8 +20,7 @@ from trilium_recall.errors import (
     TriliumError,
     TriliumUnavailable,
 )
-from trilium_recall.standin import FakeTrilium
-from trilium_recall.trilium import AppInfo, Attribute, Branch, Note, TriliumClient
+from trilium_recall.trilium.client import AppInfo, Attribute, Branch, Note, TriliumClient
 
 TOKEN = "tok3nId_s3cretValueNeverShown"
 

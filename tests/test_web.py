@@ -17,10 +17,10 @@ import pytest
 
 from engine_process import app_over_trilium
 from test_auth import PASSWORD, running_engine
-from trilium_recall.limits import PASSWORD_PER_SOURCE
-from trilium_recall.standin import FakeTrilium
-from trilium_recall.web import CSP
-from trilium_recall.web_session import COOKIE, SESSION_SECONDS, WebSessions
+from trilium_recall.access.rate_limits import PASSWORD_PER_SOURCE
+from trilium_recall.access.web_sessions import COOKIE, SESSION_SECONDS, WebSessions
+from trilium_recall.demo.standin import FakeTrilium
+from trilium_recall.server.web import CSP
 
 JSON_ENDPOINTS = [("GET", "/ui/status"), ("GET", "/ui/activity"), ("POST", "/ui/explain")]
 RESTIC_PROMPT = "how do i restore my restic backup"

@@ -20,7 +20,7 @@ from playwright.sync_api import Browser, Page, expect
 from chromium import NEEDS_CHROMIUM
 from conftest import OPEN
 from engine_process import app_over_trilium
-from trilium_recall.standin import FakeTrilium
+from trilium_recall.demo.standin import FakeTrilium
 
 pytestmark = NEEDS_CHROMIUM
 

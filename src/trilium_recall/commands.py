@@ -17,20 +17,20 @@ import uvicorn
 from pydantic import SecretStr
 from rich.progress import Progress
 
-from .activity import Activity, parse_since, recent
-from .app import create_app, server_options
-from .candidates import SearchTrace
 from .claude_settings import install_hook, uninstall_hook
 from .config import PASSWORD_FILE_VAR, Instance, Settings, is_http_url, load_settings
-from .demo import demo_settings, start_demo_trilium, try_it
+from .demo.mode import demo_settings, start_demo_trilium, try_it
 from .doctor import engine_health, password_check, render, run_doctor
-from .engine import Engine
 from .errors import IndexUnusable, RecallError
-from .index_file import index_errors
-from .overview import failed_notes
-from .recall import RecallResult
-from .store import Store
-from .sync import SyncStatus
+from .index.file import index_errors
+from .index.store import Store
+from .search.candidates import SearchTrace
+from .search.recall import RecallResult
+from .server.activity import Activity, parse_since, recent
+from .server.app import create_app, server_options
+from .server.engine import Engine
+from .server.overview import failed_notes
+from .sync.syncer import SyncStatus
 
 log = logging.getLogger("trilium_recall")
 CLI_BUDGET_MS = 120_000  # search and explain wait for the answer; the hook's budget is not theirs
@@ -270,7 +270,7 @@ def _print_explain(result: RecallResult) -> None:
 
 
 def _print_reference(trace: SearchTrace) -> None:
-    """This notebook's reference points (calibration.py) and the prompt's language."""
+    """This notebook's reference points (search/calibration.py) and the prompt's language."""
     r = trace.reference
     about = "none (shipped default spread)" if r.about_level is None else f"{r.about_level:+.3f}"
     foreign = " (another language than the notes: no keyword agreement asked)"

@@ -88,14 +88,14 @@ class Settings(BaseModel):
     summary_relations: CommaList = ("derivedFrom", "source", "summaryOf")
 
     # Ranking: a multiplier per area (areas.py). The gate's numbers are fitted by
-    # eval/evaluate.py and live in gate.py; only its overall strictness is a setting.
+    # eval/evaluate.py and live in search/gate.py; only its overall strictness is a setting.
     area_weights: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
     gate_strictness: float = Field(default=0.0, ge=-5, le=5)
     max_passages: int = Field(default=3, ge=1, le=10)
     time_budget_ms: float = Field(default=1200.0, gt=0)
     session_ttl_hours: float = Field(default=24.0, gt=0)
 
-    # The activity log (activity.py): what each /recall and MCP call sent, bounded both ways.
+    # The activity log (server/activity.py): what each /recall and MCP call sent, bounded both ways.
     log_prompts: bool = True  # RECALL_LOG_PROMPTS=0: not even the first words of a prompt
     activity_max_rows: int = Field(default=10_000, ge=0)  # 0 turns the log off
     activity_max_days: float = Field(default=30.0, gt=0)

@@ -2,7 +2,7 @@
 
 What only a client can see is checked here: this shell's configuration, whether the engine
 answers where this configuration says it is, whether it takes the password, and the Claude
-Code hook in this machine's settings. The engine's own checks (checks.py: each Trilium,
+Code hook in this machine's settings. The engine's own checks (server/checks.py: each Trilium,
 the index, failed notes, the last hook request, a test recall) come from its `/ui/doctor`;
 when it does not answer, the ones that need no engine run here, on the index file.
 """
@@ -15,8 +15,11 @@ from collections.abc import Mapping, Sequence
 
 import httpx
 
-from .activity import recent
-from .checks import (
+from .config import Settings, load_settings
+from .errors import ConfigError
+from .index.store import Store
+from .server.activity import recent
+from .server.checks import (
     Check,
     Status,
     configuration,
@@ -26,9 +29,6 @@ from .checks import (
     last_hook_request,
     trilium_instance,
 )
-from .config import Settings, load_settings
-from .errors import ConfigError
-from .store import Store
 
 TIMEOUT_S = 10.0  # the engine's checks ask each Trilium (5 s at most) and run one recall
 MARK = {"ok": "ok  ", "warn": "warn", "fail": "FAIL"}

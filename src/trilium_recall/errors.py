@@ -56,7 +56,7 @@ class IndexBusy(StoreError):
 
 class IndexUnusable(StoreError):
     """The file is damaged, from a newer schema, or built by another embedding model: the
-    engine moves it aside and builds a fresh one when it starts (engine.py); the message says
+    engine moves it aside and builds a fresh one when it starts (server/engine.py); the message says
     why, `FIX` what the user can do."""
 
     FIX = "start `trilium-recall serve` (again): it moves the file aside and rebuilds"

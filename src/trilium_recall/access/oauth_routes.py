@@ -1,0 +1,272 @@
+"""The HTTP side of the OAuth server: the SDK's routes with our shims, and the login route.
+
+The SDK's handlers do the protocol over `oauth.OAuthProvider`; the shims here adapt them to how
+the provider stores things (client secrets hashed) and to open registration (no error redirects
+from /authorize). `LoginEndpoint` ties the login page (`login_page.py`, rendering only) to the
+pending requests, the password check and its rate limit.
+"""
+
+from __future__ import annotations
+
+import base64
+import hmac
+import logging
+from collections.abc import Awaitable, Callable
+from urllib.parse import parse_qsl, unquote, urlencode, urlparse
+
+from mcp.server.auth.routes import (
+    AUTHORIZATION_PATH,
+    REGISTRATION_PATH,
+    REVOCATION_PATH,
+    TOKEN_PATH,
+)
+from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, RequestBodyLimitMiddleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, RedirectResponse, Response
+from starlette.routing import BaseRoute, Route, request_response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from .login_page import (
+    LOGIN_PATH,
+    expired_page,
+    form_expired_page,
+    form_page,
+    parse_submission,
+    too_many_attempts_page,
+)
+from .oauth import digest
+from .pending_authorizations import Pending, PendingAuthorizations
+from .rate_limits import Attempt, SourceLimit, source_of
+
+logger = logging.getLogger(__name__)
+
+MAX_TOKEN_REQUEST_BYTES = DEFAULT_MAX_REQUEST_BODY_SIZE
+MAX_FORM_BYTES = 16 * 1024  # the login form is three short fields
+MAX_REGISTRATION_BYTES = 32 * 1024  # room for 10 redirect URIs of 2,000; claude.ai sends ~400
+
+
+class LoginEndpoint:
+    """GET shows the form, POST checks CSRF token and password, then redirects with a code."""
+
+    def __init__(
+        self,
+        try_password: Callable[[str, str], Attempt],
+        pending: PendingAuthorizations,
+        issue_code: Callable[[Pending], Awaitable[str]],
+    ) -> None:
+        """`try_password(candidate, source)`: the rate-limited password check."""
+        self._try_password = try_password
+        self._pending = pending
+        self._issue_code = issue_code
+
+    def routes(self) -> list[BaseRoute]:
+        return [
+            Route(LOGIN_PATH, self.show, methods=["GET"]),
+            Route(
+                LOGIN_PATH,
+                RequestBodyLimitMiddleware(request_response(self.submit), MAX_FORM_BYTES),
+                methods=["POST"],
+            ),
+        ]
+
+    async def show(self, request: Request) -> Response:
+        pending = self._pending.get(request.query_params.get("request", ""))
+        if pending is None:
+            return expired_page()
+        return _form(pending)
+
+    async def submit(self, request: Request) -> Response:
+        source = source_of(request.scope)
+        form = parse_submission(await request.form())
+        pending = self._pending.get(form.request_id)
+        if pending is None:
+            return expired_page()
+        if not hmac.compare_digest(form.csrf.encode(), pending.csrf.encode()):
+            logger.warning("sign-in from %s refused: missing or wrong form token", source)
+            return form_expired_page()
+        attempt = self._try_password(form.password, source)
+        if attempt.retry_after:
+            logger.warning("sign-in from %s refused: too many wrong passwords", source)
+            return too_many_attempts_page(attempt.retry_after)
+        if not attempt.ok:
+            logger.warning("wrong password on the sign-in page from %s", source)
+            return _form(pending, error="Wrong password. Try again.", status=403)
+        if self._pending.pop(pending.id) is None:  # a double submit already used it
+            return expired_page()
+        logger.info("sign-in for OAuth client %s", pending.client_id)
+        return RedirectResponse(
+            await self._issue_code(pending),
+            status_code=303,
+            headers={"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"},
+        )
+
+
+def _form(pending: Pending, error: str | None = None, status: int = 200) -> Response:
+    redirect_uri = str(pending.params.redirect_uri)
+    return form_page(pending.id, pending.csrf, pending.client_name, redirect_uri, error, status)
+
+
+def guard_sdk_route(route: BaseRoute, registrations: SourceLimit) -> BaseRoute:
+    """Wrap the SDK routes that need it: secrets hashed at /token and /revoke, no error
+    redirects from /authorize, and /register rate limited and small."""
+    if not isinstance(route, Route):
+        return route
+    app: ASGIApp
+    if route.path in (TOKEN_PATH, REVOCATION_PATH):
+        # The SDK's own limit goes first, so the hashing never buffers an unbounded body.
+        hashing = _HashClientSecret(route.app, public_revocation=route.path == REVOCATION_PATH)
+        app = RequestBodyLimitMiddleware(hashing, MAX_TOKEN_REQUEST_BYTES)
+    elif route.path == AUTHORIZATION_PATH:
+        app = _NoErrorRedirects(route.app)
+    elif route.path == REGISTRATION_PATH:
+        app = _LimitRegistration(route.app, registrations)
+    else:
+        return route
+    return Route(route.path, app, methods=sorted(route.methods or []))
+
+
+class _LimitRegistration:
+    """Anyone may register (RFC 7591), so registrations are counted per source and overall
+    (`limits.REGISTER_*`), and a body is at most MAX_REGISTRATION_BYTES (the SDK takes 4 MB)."""
+
+    def __init__(self, app: ASGIApp, limit: SourceLimit) -> None:
+        self.app = app
+        self._limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await self.app(scope, receive, send)  # CORS preflight
+            return
+        source = source_of(scope)
+        wait = self._limit.wait(source)
+        if wait:
+            # Not logged: a refusal per line would let a stranger fill the log instead.
+            answer = {"error": "too_many_requests", "error_description": "too many registrations"}
+            headers = {"Retry-After": str(wait)}
+            await JSONResponse(answer, 429, headers=headers)(scope, receive, send)
+            return
+        self._limit.add(source)
+        body = await _read_at_most(receive, MAX_REGISTRATION_BYTES)
+        if body is None:
+            answer = {
+                "error": "invalid_client_metadata",
+                "error_description": f"registration larger than {MAX_REGISTRATION_BYTES} bytes",
+            }
+            await JSONResponse(answer, 400)(scope, receive, send)
+            return
+        await self.app(scope, _replay(body, receive), send)
+
+
+async def _read_at_most(receive: Receive, limit: int) -> bytes | None:
+    """The request body, or None as soon as it passes `limit` bytes."""
+    body = bytearray()
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return bytes(body)
+        body += message.get("body", b"")
+        if len(body) > limit:
+            return None
+        if not message.get("more_body", False):
+            return bytes(body)
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """A `receive` that hands the app `body` (already read) and then the rest of the stream."""
+    replayed = False
+
+    async def replay() -> Message:
+        nonlocal replayed
+        if replayed:
+            return await receive()
+        replayed = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return replay
+
+
+class _NoErrorRedirects:
+    """The SDK sends /authorize errors to the client's redirect URI. Registration is open, so
+    anyone can register any https URI and use our host as an open redirect to it: an error
+    is answered here, as a 400, instead."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        answered = False
+
+        async def intercept(message: Message) -> None:
+            nonlocal answered
+            if answered:
+                return  # the redirect's own body
+            if message["type"] == "http.response.start" and 300 <= message["status"] < 400:
+                location = dict(message.get("headers", [])).get(b"location", b"")
+                query = dict(parse_qsl(urlparse(location.decode("latin-1")).query))
+                if "error" in query:
+                    answered = True
+                    body = {k: query[k] for k in ("error", "error_description") if k in query}
+                    headers = {"Cache-Control": "no-store"}
+                    await JSONResponse(body, 400, headers=headers)(scope, receive, send)
+                    return
+            await send(message)
+
+        await self.app(scope, receive, intercept)
+
+
+class _HashClientSecret:
+    """Replace the client secret a request carries by its digest, to match what the file holds.
+
+    Only form bodies pass (RFC 6749 §3.2 requires them): a multipart body would reach the SDK
+    unhashed, and a stolen digest must never work as the secret itself.
+
+    With `public_revocation`, a request without `client_secret` gets an empty one: the SDK's
+    revocation model requires the field (modelcontextprotocol/python-sdk#3508, still so in
+    mcp 2.3.0), so a public client could not revoke its own tokens as RFC 7009 §2.1 allows.
+    An empty secret authenticates only a client that has none.
+    """
+
+    def __init__(self, app: ASGIApp, public_revocation: bool = False) -> None:
+        self.app = app
+        self._public_revocation = public_revocation
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        headers = dict(scope["headers"])
+        content_type = headers.get(b"content-type", b"").lower()
+        if not content_type.startswith(b"application/x-www-form-urlencoded"):
+            answer = {
+                "error": "invalid_request",
+                "error_description": "send the request as application/x-www-form-urlencoded",
+            }
+            await JSONResponse(answer, status_code=400)(scope, receive, send)
+            return
+        body = await Request(scope, receive).body()
+        form = [
+            (key, digest(value) if key == "client_secret" and value else value)
+            for key, value in parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True)
+        ]
+        if self._public_revocation and all(key != "client_secret" for key, _ in form):
+            form.append(("client_secret", ""))
+        new_body = urlencode(form).encode()
+        headers[b"content-length"] = str(len(new_body)).encode()
+        if b"authorization" in headers:
+            headers[b"authorization"] = _hash_basic(headers[b"authorization"])
+        scope = {**scope, "headers": list(headers.items())}
+        await self.app(scope, _replay(new_body, receive), send)
+
+
+def _hash_basic(value: bytes) -> bytes:
+    """`Basic base64(id:secret)` → `Basic base64(id:digest(secret))`, decoded as the SDK does."""
+    if not value.startswith(b"Basic "):
+        return value
+    try:
+        decoded = base64.b64decode(value[6:]).decode("utf-8")
+    except (ValueError, UnicodeDecodeError):
+        return value
+    client_id, sep, secret = decoded.partition(":")
+    if not sep:
+        return value
+    return b"Basic " + base64.b64encode(f"{client_id}:{digest(unquote(secret))}".encode())

@@ -1,0 +1,173 @@
+"""Opening the index file: private to its owner, sqlite-vec loaded, migrations applied.
+
+The file holds every indexed note's text and the OAuth tables, so the data directory is created
+0700 and the database 0600 whatever the umask (SQLite gives its -wal and -shm files the mode of
+the database file); an existing looser mode is warned about, not changed: the owner may share
+it on purpose.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import logging
+import os
+import stat
+import time
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, ParamSpec, TypeVar
+
+import apsw
+import sqlite_vec
+
+from ..errors import IndexBusy, IndexUnusable, StoreError
+from .migrations import migrate
+from .transactions import BUSY_TIMEOUT_MS, write_transaction
+
+logger = logging.getLogger(__name__)
+
+DATA_DIR_MODE = 0o700
+DB_FILE_MODE = 0o600
+WAL_ATTEMPTS, WAL_RETRY_SECONDS = 50, 0.1
+_warned: set[Path] = set()  # each open Store (one per search thread) would warn again
+
+
+def open_db(path: Path) -> apsw.Connection:
+    """Open (creating if needed) the index file with sqlite-vec loaded and migrations applied."""
+    try:
+        _create_private(path)
+    except OSError as exc:
+        raise StoreError(f"cannot open the index at {path}: {exc}") from None
+    with index_errors(path):
+        db = apsw.Connection(str(path))
+        try:
+            db.enable_load_extension(True)
+            db.load_extension(sqlite_vec.loadable_path())
+            db.enable_load_extension(False)
+            db.set_busy_timeout(BUSY_TIMEOUT_MS)
+            _use_wal(db)
+            db.execute("PRAGMA synchronous = NORMAL")
+            migrate(db, path)
+        except BaseException:
+            db.close()
+            raise
+        return db
+
+
+@contextlib.contextmanager
+def index_errors(path: Path) -> Iterator[None]:
+    """Database errors as the package's own, each with what it means for the user."""
+    try:
+        yield
+    except apsw.Error as exc:
+        raise store_error(exc, path) from exc
+
+
+P = ParamSpec("P")
+T = TypeVar("T")
+C = TypeVar("C", bound=type)
+
+
+def _translated(method: Callable[P, T]) -> Callable[P, T]:
+    @functools.wraps(method)
+    def call(*args: P.args, **kwargs: P.kwargs) -> T:
+        owner: Any = args[0]  # the Store
+        with index_errors(owner.path):
+            return method(*args, **kwargs)
+
+    return call
+
+
+def own_errors(cls: C) -> C:
+    """Each public method raises the package's StoreError (index_file.store_error: busy,
+    damaged, disk full, ...), never apsw's own, so each surface maps one kind of error."""
+    for name, member in list(vars(cls).items()):
+        if callable(member) and not name.startswith("_") and name != "atomic":
+            setattr(cls, name, _translated(member))
+    return cls
+
+
+def store_error(exc: apsw.Error, path: Path) -> StoreError:
+    if isinstance(exc, apsw.BusyError | apsw.LockedError):
+        return IndexBusy(f"{path} is locked by another process; try again in a moment")
+    if isinstance(exc, apsw.CorruptError | apsw.NotADBError):
+        return IndexUnusable(f"{path} is damaged ({exc})")
+    if isinstance(exc, apsw.FullError):
+        return StoreError(f"disk full while writing {path}")
+    if isinstance(exc, apsw.ReadOnlyError):
+        return StoreError(f"{path} is read-only")
+    if isinstance(exc, apsw.CantOpenError):
+        return StoreError(f"cannot open the index at {path}: {exc}")
+    return StoreError(f"the index at {path} failed: {exc}")  # EIO, EFBIG: the reason matters
+
+
+def move_aside(path: Path) -> Path:
+    """Rename the index file (and its -wal and -shm, which belong to it) to
+    `<name>.broken-<UTC time>`: kept for a look, never deleted."""
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
+    target = path.with_name(f"{path.name}.broken-{stamp}")
+    for suffix in ("-wal", "-shm", ""):  # the main file last: a crash leaves it in place
+        part = path.with_name(path.name + suffix)
+        if part.exists():
+            part.rename(target.with_name(target.name + suffix))
+    return target
+
+
+def _use_wal(db: apsw.Connection, attempts: int = WAL_ATTEMPTS) -> None:
+    """Switch a new file to WAL (a no-op once it is). The switch needs the file to itself, and
+    SQLite answers BUSY at once rather than wait, so connections opening a new file together
+    (a test's threads, two processes) retry it for a few seconds."""
+    for _ in range(attempts - 1):
+        with contextlib.suppress(apsw.BusyError):
+            if db.execute("PRAGMA journal_mode = WAL").fetchone() == ("wal",):
+                return
+        time.sleep(WAL_RETRY_SECONDS)
+    db.execute("PRAGMA journal_mode = WAL")
+
+
+def ensure_vector_table(db: apsw.Connection, path: Path, dim: int, model: str) -> None:
+    """The snippet vector table, made with the embedder's dimension; the dimension and model
+    are recorded, and an index another model built is refused (its vectors, and the cache's,
+    mean nothing to this one)."""
+    recorded = dict(db.execute("SELECT key, value FROM index_meta WHERE key LIKE 'embedding_%'"))
+    built_dim, built_model = recorded.get("embedding_dim"), recorded.get("embedding_model")
+    if built_dim is not None and (
+        int(built_dim) != dim or (model and built_model not in (None, model))
+    ):
+        raise IndexUnusable(
+            f"{path} was built with {built_model or 'another model'} ({built_dim} dimensions); "
+            f"this engine embeds with {model or 'a model'} ({dim})"
+        )
+    if built_dim is not None and (built_model is not None or not model):
+        return  # readers never write: several open at once
+    with write_transaction(db):
+        db.execute(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS snippet_vectors USING vec0(embedding float[{dim}])"
+        )
+        meta = [("embedding_dim", str(dim))] + ([("embedding_model", model)] if model else [])
+        db.executemany("INSERT OR REPLACE INTO index_meta VALUES (?, ?)", meta)
+
+
+def _create_private(path: Path) -> None:
+    """Missing directories 0700 and a missing database file 0600; looser existing modes warned."""
+    missing = [d for d in (path.parent, *path.parent.parents) if not d.exists()]
+    for directory in reversed(missing):
+        directory.mkdir(mode=DATA_DIR_MODE, exist_ok=True)
+    with contextlib.suppress(FileExistsError):  # an empty file is a new database to SQLite
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, DB_FILE_MODE))
+    for existing in (path.parent, *path.parent.glob(path.name + "*")):
+        try:
+            mode = stat.S_IMODE(existing.stat().st_mode)
+        except FileNotFoundError:  # another connection's journal, gone since the listing
+            continue
+        if mode & 0o077 and existing not in _warned:
+            _warned.add(existing)
+            wanted = DATA_DIR_MODE if existing.is_dir() else DB_FILE_MODE
+            logger.warning(
+                "%s is open to other users (mode %03o): chmod %03o it, it holds your notes",
+                existing,
+                mode,
+                wanted,
+            )

@@ -1,0 +1,245 @@
+"""Numbered, append-only schema migrations, applied when the index file opens.
+
+Never edit a shipped migration: add the next one. PRAGMA user_version records how far a file is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import apsw
+
+from ..errors import IndexUnusable
+from .transactions import write_transaction
+
+
+def m001_index(db: apsw.Connection) -> None:
+    db.execute(
+        """
+        CREATE TABLE instances (
+            name TEXT PRIMARY KEY,
+            url TEXT NOT NULL,
+            watermark TEXT,             -- newest utcDateModified seen by a sync
+            last_sync TEXT,             -- ISO time of the last successful tick or full run
+            last_full TEXT,             -- ISO time of the last complete full comparison
+            build_complete INTEGER NOT NULL DEFAULT 0,
+            error TEXT
+        );
+        CREATE TABLE notes (
+            instance TEXT NOT NULL,
+            note_id TEXT NOT NULL,
+            title TEXT NOT NULL,
+            type TEXT NOT NULL,
+            mime TEXT NOT NULL,
+            area TEXT NOT NULL,
+            paths TEXT NOT NULL,        -- JSON list of breadcrumbs ("Wiki › Summaries")
+            parents TEXT NOT NULL,      -- JSON sorted list of parent note ids
+            blob_id TEXT,
+            content_hash TEXT,
+            utc_modified TEXT NOT NULL,
+            attr_fingerprint TEXT NOT NULL,
+            skip_reason TEXT,           -- NULL when indexed
+            PRIMARY KEY (instance, note_id)
+        );
+        CREATE TABLE sections (
+            id INTEGER PRIMARY KEY,
+            instance TEXT NOT NULL,
+            note_id TEXT NOT NULL,
+            ordinal INTEGER NOT NULL,
+            heading TEXT NOT NULL,
+            text TEXT NOT NULL,
+            hash TEXT NOT NULL,
+            UNIQUE (instance, note_id, ordinal)
+        );
+        CREATE TABLE links (
+            instance TEXT NOT NULL,
+            source_id TEXT NOT NULL,
+            target_id TEXT NOT NULL,
+            kind TEXT NOT NULL,         -- link | include | <relation name>
+            PRIMARY KEY (instance, source_id, target_id, kind)
+        );
+        CREATE INDEX links_by_target ON links (instance, target_id);
+        CREATE VIRTUAL TABLE sections_fts USING fts5(
+            title, heading, body, tokenize = 'unicode61 remove_diacritics 2'
+        );
+        CREATE VIRTUAL TABLE section_vectors USING vec0(embedding float[384]);
+        CREATE TABLE embedding_cache (
+            hash TEXT NOT NULL,
+            model TEXT NOT NULL,
+            vector BLOB NOT NULL,
+            PRIMARY KEY (hash, model)
+        );
+        CREATE TABLE sent (
+            session_id TEXT NOT NULL,
+            instance TEXT NOT NULL,
+            note_id TEXT NOT NULL,
+            sent_at REAL NOT NULL,
+            PRIMARY KEY (session_id, instance, note_id)
+        );
+        CREATE INDEX sent_by_age ON sent (sent_at);
+        """
+    )
+
+
+def m002_oauth(db: apsw.Connection) -> None:
+    """OAuth clients, codes and tokens (server/auth.py). Codes and tokens are stored only as SHA-256
+    hashes, and a client's secret only as its hash, so the file never holds a usable credential."""
+    db.execute(
+        """
+        CREATE TABLE oauth_clients (
+            client_id TEXT PRIMARY KEY,
+            info TEXT NOT NULL,         -- JSON OAuthClientInformationFull, client_secret hashed
+            created_at REAL NOT NULL
+        );
+        CREATE TABLE oauth_codes (
+            code_hash TEXT PRIMARY KEY,
+            client_id TEXT NOT NULL,
+            params TEXT NOT NULL,       -- JSON: scopes, redirect_uri, code_challenge, resource
+            expires_at REAL NOT NULL
+        );
+        CREATE TABLE oauth_tokens (
+            token_hash TEXT PRIMARY KEY,
+            kind TEXT NOT NULL CHECK (kind IN ('access', 'refresh')),
+            grant_id TEXT NOT NULL,     -- one login; refresh rotation and revocation act on it
+            client_id TEXT NOT NULL,
+            scopes TEXT NOT NULL,       -- JSON list
+            resource TEXT NOT NULL,
+            expires_at REAL NOT NULL
+        );
+        CREATE INDEX oauth_tokens_by_grant ON oauth_tokens (grant_id);
+        """
+    )
+
+
+def m003_term_stats(db: apsw.Connection) -> None:
+    """Document frequency per indexed term, for the keyword side of the relevance gate."""
+    db.execute("CREATE VIRTUAL TABLE sections_vocab USING fts5vocab(sections_fts, 'row')")
+
+
+def m004_password_check(db: apsw.Connection) -> None:
+    """A salted scrypt of the login password, so a new password can end old OAuth grants."""
+    db.execute(
+        "CREATE TABLE auth_password "
+        "(id INTEGER PRIMARY KEY CHECK (id = 1), salt BLOB NOT NULL, check_hash BLOB NOT NULL)"
+    )
+
+
+def m005_spent_credentials(db: apsw.Connection) -> None:
+    """Used codes and rotated refresh tokens (SHA-256 only), remembered with their grant: one
+    presented again means it leaked, and the grant it started or continued ends."""
+    db.execute(
+        """
+        CREATE TABLE oauth_spent (
+            credential_hash TEXT PRIMARY KEY,
+            grant_id TEXT NOT NULL,
+            expires_at REAL NOT NULL
+        );
+        CREATE INDEX oauth_spent_by_grant ON oauth_spent (grant_id);
+        """
+    )
+
+
+def m006_snippets(db: apsw.Connection) -> None:
+    """Meaning search embeds snippets (a few sentences, notes/snippets.py) instead of whole
+    sections. Section vectors are dropped and every note is read again; the vector table itself is
+    made by the store with the embedder's dimension, which `index_meta` records."""
+    db.execute(
+        """
+        DROP TABLE section_vectors;
+        CREATE TABLE snippets (
+            id INTEGER PRIMARY KEY,
+            section_id INTEGER NOT NULL,
+            start INTEGER NOT NULL,     -- character span of its sentences in sections.text
+            end INTEGER NOT NULL
+        );
+        CREATE INDEX snippets_by_section ON snippets (section_id);
+        CREATE TABLE index_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        DELETE FROM sections_fts;
+        DELETE FROM sections;
+        DELETE FROM links;
+        DELETE FROM notes;
+        DELETE FROM embedding_cache;
+        UPDATE instances SET watermark = NULL, build_complete = 0;
+        """
+    )
+
+
+def m007_activity(db: apsw.Connection) -> None:
+    """What each /recall and MCP call sent (server/activity.py): note ids, titles, scores or the
+    reason for silence. A prompt is kept only as its first words, or not at all
+    (RECALL_LOG_PROMPTS=0)."""
+    db.execute(
+        """
+        CREATE TABLE activity (
+            id INTEGER PRIMARY KEY,     -- pruning keeps the newest rows by id
+            at REAL NOT NULL,           -- unix time
+            path TEXT NOT NULL,         -- hook | api | mcp | web
+            session_id TEXT,
+            instance TEXT,
+            prompt_head TEXT,           -- NULL when prompts are not logged
+            passages TEXT NOT NULL,     -- JSON list: instance, note_id, title, score
+            silence TEXT,               -- why nothing was sent; NULL when something was
+            took_ms REAL                -- NULL when the answer came too late
+        );
+        CREATE INDEX activity_by_time ON activity (at);
+        CREATE INDEX activity_by_session ON activity (session_id, at);
+        """
+    )
+
+
+def m008_note_errors(db: apsw.Connection) -> None:
+    """Why each note that failed to index failed (its notes row says skip_reason "error")."""
+    db.execute(
+        "CREATE TABLE note_errors (instance TEXT NOT NULL, note_id TEXT NOT NULL, "
+        "reason TEXT NOT NULL, at TEXT NOT NULL, PRIMARY KEY (instance, note_id))"
+    )
+
+
+def m009_server_features(db: apsw.Connection) -> None:
+    """Per instance, what its Trilium is and offers (trilium/features.py), and how far the minute
+    tick has read its recent changes."""
+    db.execute(
+        """
+        ALTER TABLE instances ADD COLUMN trilium_version TEXT;   -- app-info's appVersion
+        ALTER TABLE instances ADD COLUMN sync_features TEXT;     -- JSON list, e.g. ["history"]
+        ALTER TABLE instances ADD COLUMN history_mark TEXT;      -- newest recent-change row read
+        """
+    )
+
+
+MIGRATIONS: list[Callable[[apsw.Connection], None]] = [
+    m001_index,
+    m002_oauth,
+    m003_term_stats,
+    m004_password_check,
+    m005_spent_credentials,
+    m006_snippets,
+    m007_activity,
+    m008_note_errors,
+    m009_server_features,
+]
+
+
+def migrate(db: apsw.Connection, path: Path) -> int:
+    """Apply every migration the file has not seen, each in its own transaction. An up-to-date
+    file takes no lock; otherwise the version is read again under the write lock, so two
+    processes opening a new file never run one migration twice. A file a newer version wrote
+    is refused: its tables may mean something else."""
+    if (found := _version(db)) > len(MIGRATIONS):
+        raise IndexUnusable(
+            f"{path} was written by a newer trilium-recall (schema {found}, this one knows "
+            f"{len(MIGRATIONS)})"
+        )
+    while _version(db) < len(MIGRATIONS):
+        with write_transaction(db):
+            version = _version(db)
+            if version < len(MIGRATIONS):
+                MIGRATIONS[version](db)
+                db.execute(f"PRAGMA user_version = {version + 1}")
+    return len(MIGRATIONS)
+
+
+def _version(db: apsw.Connection) -> int:
+    row = db.execute("PRAGMA user_version").fetchone()
+    return row[0] if row else 0

@@ -1,0 +1,399 @@
+"""The index file: notes, sections, links, FTS5, sqlite-vec vectors, embedding cache, sessions.
+
+One SQLite file (apsw + sqlite-vec, WAL). Each note's writes happen in one transaction, so a
+crash never leaves a note half-written; queries read vectors from the in-memory mirror in
+`vectors.py`, kept in step after each commit. Opening the file (private modes, sqlite-vec,
+migrations) is `file.py`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import apsw
+import numpy as np
+
+from ..errors import StoreError
+from ..notes.records import NoteRecord, SectionHit, SectionInput
+from .file import ensure_vector_table, index_errors, open_db, own_errors
+from .transactions import write_transaction
+from .vectors import VectorIndex
+
+SKIP_REASONS = (
+    "archived", "hidden", "protected", "plumbing", "type", "unknown type", "error",
+)  # fmt: skip
+
+
+@own_errors
+class Store:
+    """One connection to the index file, and the shared vector mirror when given one.
+
+    The mirror's dimension and model are the embedder's: the vector table is made with them and
+    the file remembers them, so an index built by another model is refused with a clear message.
+    """
+
+    def __init__(self, path: Path, vectors: VectorIndex | None = None) -> None:
+        self.path = path
+        self.db = open_db(path)
+        self._vectors = vectors
+        if vectors is not None:
+            try:
+                with index_errors(path):
+                    ensure_vector_table(self.db, path, vectors.dim, vectors.model)
+            except BaseException:
+                self.db.close()
+                raise
+
+    @property
+    def vectors(self) -> VectorIndex:
+        if self._vectors is None:
+            raise StoreError("this index connection was opened without the vector mirror")
+        return self._vectors
+
+    def close(self) -> None:
+        self.db.close()
+
+    def _scalar(self, sql: str, params: tuple[object, ...] = ()) -> Any:
+        row = self.db.execute(sql, params).fetchone()
+        assert row is not None, sql  # only used for aggregates, which always give a row
+        return row[0]
+
+    @contextmanager
+    def atomic(self, wait_s: float | None = None) -> Iterator[apsw.Connection]:
+        """One write transaction, holding the lock from its start; nested ones are savepoints."""
+        with index_errors(self.path), write_transaction(self.db, wait_s):
+            yield self.db
+
+    def load_vectors(self, chunk: int = 4096) -> int:
+        """Fill the mirror from vec0 at start, a chunk at a time: reading all 50k rows at once
+        peaked at 463 MiB RSS against 296 MiB steady (bench/RESULTS.md)."""
+        vectors = self.vectors
+        total = self._scalar("SELECT count(*) FROM snippets")
+        vectors.reserve(total)
+        rows = self.db.execute(
+            "SELECT s.id, s.section_id, v.embedding FROM snippets s "
+            "JOIN snippet_vectors v ON v.rowid = s.id"
+        )
+        while batch := list(itertools.islice(rows, chunk)):
+            matrix = np.frombuffer(b"".join(row[2] for row in batch), dtype=np.float32)
+            vectors.upsert([(row[0], row[1]) for row in batch], matrix.reshape(-1, vectors.dim))
+        return total
+
+    # -- instances ---------------------------------------------------------------------------
+
+    def ensure_instance(self, name: str, url: str) -> None:
+        self.db.execute(
+            "INSERT INTO instances (name, url) VALUES (?, ?) "
+            "ON CONFLICT (name) DO UPDATE SET url = excluded.url",
+            (name, url),
+        )
+
+    def recorded_instances(self) -> dict[str, str]:
+        """Each instance this index holds, by name, with the URL it was synced from."""
+        return dict(self.db.execute("SELECT name, url FROM instances ORDER BY name"))
+
+    def instance_state(self, name: str) -> dict[str, object]:
+        cursor = self.db.execute("SELECT * FROM instances WHERE name = ?", (name,))
+        row = cursor.fetchone()
+        if row is None:
+            return {}
+        return dict(zip([d[0] for d in cursor.getdescription()], row, strict=True))
+
+    def update_instance(self, name: str, **fields: object) -> None:
+        assignments = ", ".join(f'"{key}" = ?' for key in fields)
+        self.db.execute(
+            f"UPDATE instances SET {assignments} WHERE name = ?", (*fields.values(), name)
+        )
+
+    # -- notes -------------------------------------------------------------------------------
+
+    def known_notes(self, instance: str) -> dict[str, NoteRecord]:
+        rows = self.db.execute(
+            "SELECT instance, note_id, title, type, mime, area, paths, parents, blob_id, "
+            "content_hash, utc_modified, attr_fingerprint, skip_reason FROM notes "
+            "WHERE instance = ?",
+            (instance,),
+        )
+        known = {}
+        for row in rows:
+            fields = list(row)
+            fields[6], fields[7] = tuple(json.loads(fields[6])), tuple(json.loads(fields[7]))
+            known[row[1]] = NoteRecord(*fields)
+        return known
+
+    def save_note(
+        self,
+        note: NoteRecord,
+        sections: Sequence[SectionInput] | None,
+        links: Iterable[tuple[str, str]] = (),
+        failure: str | None = None,
+    ) -> None:
+        """Write a note in one transaction. `sections=None` keeps the stored sections; a
+        `failure` says why a note skipped for "error" failed (overview.failed_notes)."""
+        removed: list[int] = []
+        added: list[tuple[tuple[int, int], np.ndarray]] = []
+        with self.atomic() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO notes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (
+                    note.instance,
+                    note.note_id,
+                    note.title,
+                    note.type,
+                    note.mime,
+                    note.area,
+                    json.dumps(note.paths, ensure_ascii=False),
+                    json.dumps(note.parents),
+                    note.blob_id,
+                    note.content_hash,
+                    note.utc_modified,
+                    note.attr_fingerprint,
+                    note.skip_reason,
+                ),
+            )
+            if failure is not None:
+                db.execute(
+                    "INSERT OR REPLACE INTO note_errors VALUES (?, ?, ?, ?)",
+                    (note.instance, note.note_id, failure, time.strftime("%FT%TZ", time.gmtime())),
+                )
+            if note.skip_reason is not None:
+                sections = []
+                links = ()
+            if sections is not None:
+                removed = self._delete_sections(note.instance, note.note_id)
+                for section in sections:
+                    added += self._insert_section(note, section)
+                db.execute(
+                    "DELETE FROM links WHERE instance = ? AND source_id = ?",
+                    (note.instance, note.note_id),
+                )
+                db.executemany(
+                    "INSERT OR IGNORE INTO links VALUES (?, ?, ?, ?)",
+                    [(note.instance, note.note_id, target, kind) for target, kind in links],
+                )
+            else:
+                self._retitle_fts(note)
+        self._mirror(removed, added)
+
+    def _mirror(self, removed: list[int], added: list[tuple[tuple[int, int], np.ndarray]]) -> None:
+        """Bring the vector mirror in step with what was just committed."""
+        if self._vectors is None:
+            return
+        self._vectors.remove_sections(removed)
+        if added:
+            self._vectors.upsert([row for row, _ in added], np.stack([v for _, v in added]))
+
+    def delete_note(self, instance: str, note_id: str) -> None:
+        with self.atomic() as db:
+            removed = self._delete_sections(instance, note_id)
+            db.execute("DELETE FROM notes WHERE instance = ? AND note_id = ?", (instance, note_id))
+            db.execute(
+                "DELETE FROM links WHERE instance = ? AND (source_id = ? OR target_id = ?)",
+                (instance, note_id, note_id),
+            )
+        self._mirror(removed, [])
+
+    def _insert_section(
+        self, note: NoteRecord, section: SectionInput
+    ) -> list[tuple[tuple[int, int], np.ndarray]]:
+        self.db.execute(
+            "INSERT INTO sections (instance, note_id, ordinal, heading, text, hash) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (
+                note.instance,
+                note.note_id,
+                section.ordinal,
+                section.heading,
+                section.text,
+                section.hash,
+            ),
+        )
+        section_id = self.db.last_insert_rowid()
+        self.db.execute(
+            "INSERT INTO sections_fts (rowid, title, heading, body) VALUES (?, ?, ?, ?)",
+            (section_id, note.title, section.heading, section.text),
+        )
+        rows = []
+        for snippet in section.snippets:
+            self.db.execute(
+                "INSERT INTO snippets (section_id, start, end) VALUES (?, ?, ?)",
+                (section_id, snippet.start, snippet.end),
+            )
+            snippet_id = self.db.last_insert_rowid()
+            self.db.execute(
+                "INSERT INTO snippet_vectors (rowid, embedding) VALUES (?, ?)",
+                (snippet_id, np.asarray(snippet.vector, dtype=np.float32).tobytes()),
+            )
+            rows.append(((snippet_id, section_id), snippet.vector))
+        return rows
+
+    def _delete_sections(self, instance: str, note_id: str) -> list[int]:
+        ids = [
+            row[0]
+            for row in self.db.execute(
+                "SELECT id FROM sections WHERE instance = ? AND note_id = ?", (instance, note_id)
+            )
+        ]
+        for section_id in ids:
+            self.db.execute("DELETE FROM sections_fts WHERE rowid = ?", (section_id,))
+            snippet_ids = self.db.execute(
+                "SELECT id FROM snippets WHERE section_id = ?", (section_id,)
+            ).fetchall()
+            # One rowid at a time: vec0 finds a rowid directly but scans for an IN (subquery).
+            self.db.executemany("DELETE FROM snippet_vectors WHERE rowid = ?", snippet_ids)
+            self.db.execute("DELETE FROM snippets WHERE section_id = ?", (section_id,))
+        self.db.execute(
+            "DELETE FROM sections WHERE instance = ? AND note_id = ?", (instance, note_id)
+        )
+        return ids
+
+    def _retitle_fts(self, note: NoteRecord) -> None:
+        self.db.execute(
+            "UPDATE sections_fts SET title = ? WHERE rowid IN "
+            "(SELECT id FROM sections WHERE instance = ? AND note_id = ?)",
+            (note.title, note.instance, note.note_id),
+        )
+
+    # -- embedding cache ---------------------------------------------------------------------
+
+    def cached_vectors(self, hashes: Iterable[str], model: str) -> dict[str, np.ndarray]:
+        found = {}
+        for text_hash in set(hashes):
+            row = self.db.execute(
+                "SELECT vector FROM embedding_cache WHERE hash = ? AND model = ?",
+                (text_hash, model),
+            ).fetchone()
+            if row:
+                found[text_hash] = np.frombuffer(row[0], dtype=np.float32)
+        return found
+
+    def cache_vectors(self, vectors: dict[str, np.ndarray], model: str) -> None:
+        with self.atomic() as db:
+            db.executemany(
+                "INSERT OR REPLACE INTO embedding_cache VALUES (?, ?, ?)",
+                [(h, model, np.asarray(v, dtype=np.float32).tobytes()) for h, v in vectors.items()],
+            )
+
+    # -- counts ------------------------------------------------------------------------------
+
+    def counts(self, instance: str) -> dict[str, object]:
+        notes = self._scalar(
+            "SELECT count(*) FROM notes WHERE instance = ? AND skip_reason IS NULL", (instance,)
+        )
+        sections = self._scalar("SELECT count(*) FROM sections WHERE instance = ?", (instance,))
+        skipped = dict.fromkeys(SKIP_REASONS[:4], 0)
+        for reason, count in self.db.execute(
+            "SELECT skip_reason, count(*) FROM notes "
+            "WHERE instance = ? AND skip_reason IS NOT NULL GROUP BY skip_reason",
+            (instance,),
+        ):
+            skipped[reason] = count
+        return {"notes": notes, "sections": sections, "skipped": skipped}
+
+    # -- search support ----------------------------------------------------------------------
+
+    def keyword_search(self, match: str, limit: int) -> list[tuple[int, float]]:
+        """(section id, bm25) best first; title and heading weigh more than body."""
+        return [
+            (row[0], row[1])
+            for row in self.db.execute(
+                "SELECT rowid, bm25(sections_fts, 4.0, 2.0, 1.0) AS rank FROM sections_fts "
+                "WHERE sections_fts MATCH ? ORDER BY rank LIMIT ?",
+                (match, limit),
+            )
+        ]
+
+    def term_document_counts(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
+        """(sections in the index, sections containing each term) for IDF weights."""
+        total = self._scalar("SELECT count(*) FROM sections")
+        counts = {}
+        for term in terms:
+            row = self.db.execute("SELECT doc FROM sections_vocab WHERE term = ?", (term,))
+            found = row.fetchone()
+            counts[term] = found[0] if found else 0
+        return total, counts
+
+    def section_hits(self, ids: Sequence[int]) -> dict[int, SectionHit]:
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        rows = self.db.execute(
+            "SELECT s.id, s.instance, s.note_id, n.title, n.area, n.paths, s.heading, s.text "
+            f"FROM sections s JOIN notes n USING (instance, note_id) WHERE s.id IN ({marks})",
+            tuple(ids),
+        )
+        return {
+            row[0]: SectionHit(
+                row[0],
+                row[1],
+                row[2],
+                row[3],
+                row[4],
+                (json.loads(row[5]) or [""])[0],
+                row[6],
+                row[7],
+            )
+            for row in rows
+        }
+
+    def snippet_spans(self, snippet_ids: Sequence[int]) -> dict[int, tuple[int, int]]:
+        """Where each snippet's sentences sit in its section's text."""
+        marks = ",".join("?" * len(snippet_ids))
+        rows = self.db.execute(
+            f"SELECT id, start, end FROM snippets WHERE id IN ({marks})", tuple(snippet_ids)
+        )
+        return {row[0]: (row[1], row[2]) for row in rows}
+
+    def section_ids_of(self, instance: str, note_ids: Sequence[str]) -> list[int]:
+        marks = ",".join("?" * len(note_ids))
+        return [
+            row[0]
+            for row in self.db.execute(
+                f"SELECT id FROM sections WHERE instance = ? AND note_id IN ({marks})",
+                (instance, *note_ids),
+            )
+        ]
+
+    def linked_from(
+        self, instance: str, targets: Iterable[str], kinds: Sequence[str]
+    ) -> dict[str, list[str]]:
+        """For each target note, the notes whose relation in `kinds` points at it."""
+        found: dict[str, list[str]] = {}
+        marks = ",".join("?" * len(kinds))
+        for target in set(targets):
+            for (source,) in self.db.execute(
+                f"SELECT source_id FROM links WHERE instance = ? AND target_id = ? "
+                f"AND kind IN ({marks}) ORDER BY source_id",
+                (instance, target, *kinds),
+            ):
+                found.setdefault(target, []).append(source)
+        return found
+
+    # -- sessions ----------------------------------------------------------------------------
+
+    def already_sent(self, session_id: str, ttl_seconds: float) -> set[tuple[str, str]]:
+        cutoff = time.time() - ttl_seconds
+        return {
+            (row[0], row[1])
+            for row in self.db.execute(
+                "SELECT instance, note_id FROM sent WHERE session_id = ? AND sent_at >= ?",
+                (session_id, cutoff),
+            )
+        }
+
+    def mark_sent(
+        self, session_id: str, notes: Iterable[tuple[str, str]], ttl: float, wait_s: float
+    ) -> None:
+        now = time.time()
+        with self.atomic(wait_s) as db:
+            db.execute("DELETE FROM sent WHERE sent_at < ?", (now - ttl,))
+            db.executemany(
+                "INSERT OR REPLACE INTO sent VALUES (?, ?, ?, ?)",
+                [(session_id, instance, note_id, now) for instance, note_id in notes],
+            )

@@ -1,0 +1,157 @@
+"""Decide, from the note tree, whether a note is indexed, why not, its area, and its paths.
+
+Pure functions over `trilium.Note` objects: no I/O, so the sync engine and the tests share them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from ..areas import AREA_RANK
+from ..config import Settings
+from ..trilium.client import Note
+
+ROOT = "root"
+HIDDEN_ROOT = "_hidden"
+INDEXABLE_TYPES = ("text", "code")
+# Every type Trilium 0.93 to 0.105 knows (specs, demo.zip, ETAPI-NEWEST.md); any other is new to
+# us and skipped as "unknown type", so the page shows it apart from the ones skipped by design.
+KNOWN_TYPES = frozenset(
+    {"render", "file", "image", "search", "relationMap", "book", "noteMap", "mermaid", "webView",
+     "shortcut", "doc", "contentWidget", "launcher", "canvas", "mindMap", "geoMap", "aiChat",
+     "spreadsheet", "llmChat", *INDEXABLE_TYPES}
+)  # fmt: skip
+MAX_PATHS = 8  # clones can multiply paths; a handful is plenty for display and rules
+# Under the #calendarRoot note, or a day/month/year note of a journal kept elsewhere.
+JOURNAL_LABELS = ("calendarRoot", "dateNote", "monthNote", "yearNote")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """How one note is treated by the index."""
+
+    area: str
+    paths: tuple[str, ...]
+    skip_reason: str | None
+
+
+@dataclass(frozen=True)
+class Rules:
+    plumbing_titles: frozenset[str]
+    wiki_titles: frozenset[str]
+    sources_titles: frozenset[str]
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Rules:
+        return cls(
+            frozenset(t.casefold() for t in settings.plumbing_titles),
+            frozenset(t.casefold() for t in settings.wiki_titles),
+            frozenset(t.casefold() for t in settings.sources_titles),
+        )
+
+
+def ancestor_chains(note_id: str, tree: Mapping[str, Note]) -> list[list[Note]]:
+    """Every chain from the note's parent up to (not including) root, nearest first.
+
+    A chain that reaches a note missing from `tree` (e.g. a hidden parent the listing left
+    out) stops there; a chain through `_hidden` keeps that note so callers can see it.
+    """
+    chains: list[list[Note]] = []
+
+    def walk(current: str, chain: list[Note], seen: frozenset[str]) -> None:
+        if len(chains) >= MAX_PATHS:
+            return
+        note = tree.get(current)
+        parents = [p for p in (note.parent_note_ids if note else ()) if p not in seen]
+        live = [p for p in parents if p != "none"]
+        if not live or current == ROOT:
+            chains.append(chain)
+            return
+        for parent in live:
+            if parent == ROOT:
+                chains.append(chain)
+            elif parent in tree or parent == HIDDEN_ROOT:
+                walk(parent, [*chain, tree.get(parent) or _hidden_stub()], seen | {parent})
+            else:
+                chains.append(chain)
+
+    walk(note_id, [], frozenset({note_id}))
+    return chains
+
+
+def classify(note: Note, tree: Mapping[str, Note], rules: Rules) -> Verdict:
+    chains = ancestor_chains(note.note_id, tree)
+    paths = tuple(sorted({_breadcrumb(chain) for chain in chains}))[:MAX_PATHS]
+    area = min((_area(note, chain, rules) for chain in chains), key=AREA_RANK.__getitem__)
+    return Verdict(area, paths, _skip_reason(note, chains, rules))
+
+
+def _skip_reason(note: Note, chains: list[list[Note]], rules: Rules) -> str | None:
+    if note.note_id == ROOT or note.note_id.startswith("_"):
+        return "hidden"
+    if all(any(a.note_id == HIDDEN_ROOT for a in chain) for chain in chains):
+        return "hidden"
+    if note.has_label("archived"):
+        return "archived"
+    if note.is_protected:
+        return "protected"
+    # Only an own #template: notes made from a template inherit its labels through ~template.
+    if note.own_label("template") is not None or _is_plumbing(note, chains, rules):
+        return "plumbing"
+    if note.type not in INDEXABLE_TYPES:
+        return "type" if note.type in KNOWN_TYPES else "unknown type"
+    return None
+
+
+def _is_plumbing(note: Note, chains: list[list[Note]], rules: Rules) -> bool:
+    """Inside a `Locks`/`Templates`/`Views` subtree that sits under a wiki root."""
+    for chain in chains:
+        lineage = [note, *chain]
+        for depth, member in enumerate(lineage):
+            if member.title.casefold() in rules.plumbing_titles and any(
+                _is_wiki_root(above, rules) for above in lineage[depth + 1 :]
+            ):
+                return True
+    return False
+
+
+def _is_wiki_root(note: Note, rules: Rules) -> bool:
+    return note.title.casefold() in rules.wiki_titles or note.own_label("wikiLayer") is not None
+
+
+def _area(note: Note, chain: list[Note], rules: Rules) -> str:
+    lineage = [note, *chain]
+    for member in lineage:
+        chosen = member.own_label("recallArea")
+        if chosen in AREA_RANK:
+            return chosen
+    if any(member.own_label(name) is not None for member in lineage for name in JOURNAL_LABELS):
+        return "journal"
+    for member in lineage:
+        layer = member.own_label("wikiLayer")
+        if layer is not None:
+            return "sources" if layer.casefold() == "raw" else "wiki"
+        title = member.title.casefold()
+        if title in rules.sources_titles:
+            return "sources"
+        if title in rules.wiki_titles:
+            return "wiki"
+    return "other"
+
+
+def _breadcrumb(chain: list[Note]) -> str:
+    # A protected ancestor's title is "[protected]" on the wire: it is left out of the path.
+    return " › ".join(note.title for note in reversed(chain) if not note.is_protected)
+
+
+def _hidden_stub() -> Note:
+    return Note(HIDDEN_ROOT, "Hidden", "text", "text/html", False, None, "", (), (), ())
+
+
+def attribute_fingerprint(note: Note) -> str:
+    """Changes whenever an own or inherited label/relation changes (dates do not)."""
+    facts = sorted((a.note_id, a.type, a.name, a.value, a.is_inheritable) for a in note.attributes)
+    return hashlib.sha256(json.dumps(facts).encode()).hexdigest()[:16]

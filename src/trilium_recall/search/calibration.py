@@ -1,0 +1,112 @@
+"""Per-notebook reference points, computed at index time and refreshed after each full sync.
+
+Absolute scores move with the notebook, so the gate reads them against this notebook's own
+reference points:
+
+- *not about these notes*: the mean margin the generic-prompt bank reaches here
+  (`GenericPrompts.calibrated`, the `offset` the gate subtracts);
+- *about these notes*: the median margin of deterministic pseudo-prompts made from the notes
+  themselves (a note's title and one of its headings, as a person would name the topic);
+- the languages the notebook is written in (`languages.py`), so a prompt in another one is
+  told apart.
+
+A notebook too small to give reference points (fewer than MIN_NOTES notes) keeps the shipped
+defaults, and `reason` says so; `explain` and the page show all of it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import StoreError
+from ..index.embed import Embedder
+from ..index.store import Store
+from ..index.vectors import VectorIndex
+from ..notes.records import text_hash
+from .gate import DEFAULT_SPREAD
+from .languages import notebook_languages
+
+PSEUDO_PROMPTS = 64  # a median needs no more; ~1 s of embedding on 2 cores
+MIN_NOTES = 5
+
+
+@dataclass(frozen=True)
+class Reference:
+    """What `explain` shows as this notebook's reference points."""
+
+    generic_level: float = 0.0  # mean margin of generic prompts (the gate's offset)
+    about_level: float | None = None  # median margin of pseudo-prompts from the notes
+    languages: tuple[str, ...] = ()
+    pseudo_prompts: int = 0
+    reason: str = "not calibrated yet: shipped defaults"
+
+    @property
+    def spread(self) -> float:
+        """How far prompts about these notes stand above generic chatter, in margin."""
+        if self.about_level is None or self.about_level - self.generic_level <= 0.005:
+            return DEFAULT_SPREAD
+        return self.about_level - self.generic_level
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "generic_level": round(self.generic_level, 4),
+            "about_level": None if self.about_level is None else round(self.about_level, 4),
+            "spread": round(self.spread, 4),
+            "languages": list(self.languages),
+            "pseudo_prompts": self.pseudo_prompts,
+            "why": self.reason,
+        }
+
+
+def pseudo_prompts(store: Store, count: int = PSEUDO_PROMPTS) -> tuple[list[str], int]:
+    """(prompts, notes): a note's title with the heading of its longest section, for every
+    n-th note in id order (deterministic, spread over the whole notebook)."""
+    rows = store.db.execute(
+        "SELECT n.title, (SELECT s.heading FROM sections s WHERE s.instance = n.instance "
+        "AND s.note_id = n.note_id ORDER BY length(s.text) DESC LIMIT 1) "
+        "FROM notes n WHERE EXISTS (SELECT 1 FROM sections s WHERE s.instance = n.instance "
+        "AND s.note_id = n.note_id) ORDER BY n.instance, n.note_id"
+    ).fetchall()
+    step = max(1, len(rows) // count)
+    prompts: list[str] = []
+    for title, heading in rows[::step][:count]:
+        last = str(heading or "").rsplit(" › ", 1)[-1]
+        prompts.append(str(title) if last in ("", title) else f"{title}: {last}")
+    return prompts, len(rows)
+
+
+def reference(
+    store: Store,
+    embedder: Embedder,
+    vectors: VectorIndex,
+    generic_vectors: np.ndarray,
+    generic_level: float,
+) -> Reference:
+    """This notebook's reference points (see the module doc)."""
+    languages = notebook_languages(store.term_document_counts)
+    prompts, notes = pseudo_prompts(store)
+    if notes < MIN_NOTES or not len(vectors):
+        reason = f"{notes} notes (fewer than {MIN_NOTES}): shipped defaults for the about-level"
+        return Reference(generic_level, None, languages, 0, reason)
+    queries = _embedded(store, embedder, prompts)
+    margins = vectors.best_cosines(queries) - (queries @ generic_vectors.T).max(axis=1)
+    about = float(np.median(margins))
+    reason = f"{len(prompts)} pseudo-prompts from {notes} notes"
+    return Reference(generic_level, about, languages, len(prompts), reason)
+
+
+def _embedded(store: Store, embedder: Embedder, prompts: list[str]) -> np.ndarray:
+    """Query vectors through the index's embedding cache: a refresh embeds only new titles."""
+    model = f"{embedder.name}/query"
+    hashes = [text_hash(p) for p in prompts]
+    cached = store.cached_vectors(hashes, model)
+    missing = [p for p, h in zip(prompts, hashes, strict=True) if h not in cached]
+    if missing:
+        fresh = dict(zip(map(text_hash, missing), embedder.queries(missing), strict=True))
+        with contextlib.suppress(StoreError):  # a full disk costs the cache, not the reference
+            store.cache_vectors(fresh, model)
+        cached.update(fresh)
+    return np.stack([cached[h] for h in hashes])

@@ -1,0 +1,148 @@
+"""What search passes along and what `explain` shows: the keyword side of a prompt, each note's
+candidate section with its ranks and signals, and the trace of one search."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ..index.vectors import NO_NEIGHBOURS, Neighbours
+from ..notes.records import SectionHit
+from .calibration import Reference
+from .gate import CandidateSignals, PromptSignals, PromptVerdict
+from .null_bank import GenericMatch
+
+
+@dataclass(frozen=True)
+class KeywordHits:
+    """The keyword side: prompt terms, their IDF, the FTS5 query and its ranked sections."""
+
+    terms: list[str]
+    idf: dict[str, float]
+    fts_query: str
+    hits: list[tuple[int, float]]  # (section id, bm25), best first
+    phrases: list[str] = field(default_factory=list)  # the prompt's code as FTS5 phrases
+    phrase_hits: list[tuple[int, float]] = field(default_factory=list)  # sections holding one
+
+    def coverage(self, terms: Sequence[str]) -> float:
+        """Share of the prompt's IDF weight that `terms` carry."""
+        return sum(self.idf[t] for t in terms) / (sum(self.idf.values()) or 1.0)
+
+
+NO_KEYWORDS = KeywordHits([], {}, "", [])
+NO_GENERIC = GenericMatch(-1.0, "")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One note's best section on its way through the pipeline (also what `explain` prints)."""
+
+    hit: SectionHit
+    keyword_rank: int | None
+    meaning_rank: int | None
+    phrase_rank: int | None  # among sections holding the prompt's code phrases
+    cosine: float  # of the section's best snippet
+    snippet_id: int | None
+    matched_terms: tuple[str, ...]
+    coverage: float
+    fused: float
+    weight: float
+    score: float
+    passed: bool = False
+    reason: str = ""
+    stands_for: str | None = None  # note id of the source this summary stands in for
+    windowed: bool = False  # a long section: keywords counted around its best snippet only
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.hit.instance, self.hit.note_id)
+
+    def signals(self) -> CandidateSignals:
+        return CandidateSignals(self.cosine, self.coverage, len(self.matched_terms))
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "note_id": self.hit.note_id,
+            "title": self.hit.title,
+            "heading": self.hit.heading,
+            "area": self.hit.area,
+            "keyword_rank": self.keyword_rank,
+            "meaning_rank": self.meaning_rank,
+            "phrase_rank": self.phrase_rank,
+            "cosine": round(self.cosine, 4),
+            "matched_terms": list(self.matched_terms),
+            "coverage": round(self.coverage, 2),
+            "fused": round(self.fused, 5),
+            "area_weight": self.weight,
+            "score": round(self.score, 5),
+            "passed": self.passed,
+            "why": self.reason,
+            "stands_for": self.stands_for,
+            "keywords_counted_in": "text around the matched snippet (long section)"
+            if self.windowed
+            else "whole section",
+        }
+
+
+@dataclass
+class SearchTrace:
+    keyword: KeywordHits = NO_KEYWORDS
+    neighbours: Neighbours = NO_NEIGHBOURS
+    generic: GenericMatch = NO_GENERIC
+    signals: PromptSignals | None = None
+    verdict: PromptVerdict | None = None
+    candidates: list[Candidate] = field(default_factory=list)
+    substitutions: list[str] = field(default_factory=list)
+    reference: Reference = field(default_factory=Reference)  # the notebook's (calibration.py)
+    language: str | None = None  # the prompt's, when told (languages.py)
+    foreign: bool = False  # a language the notebook does not hold
+    keyword_ms: float = 0.0
+    embed_ms: float = 0.0
+    total_ms: float = 0.0
+
+    def to_json(self, top: int = 10) -> dict[str, object]:
+        """What `explain` shows: each step's inputs, the prompt decision, each candidate's."""
+        signals = self.signals
+        return {
+            "terms": self.keyword.terms,
+            "idf": {term: round(weight, 2) for term, weight in self.keyword.idf.items()},
+            "fts_query": self.keyword.fts_query,
+            "code_phrases": self.keyword.phrases,
+            "phrase_hits": len(self.keyword.phrase_hits),
+            "keyword_hits": len(self.keyword.hits),
+            "meaning_hits": len(self.neighbours.hits),
+            "cosine_mean": round(self.neighbours.mean, 4),
+            "cosine_std": round(self.neighbours.std, 4),
+            "closest_generic_prompt": self.generic.prompt,
+            "generic_cosine": round(self.generic.cosine, 4),
+            "prompt": None
+            if signals is None or self.verdict is None
+            else {
+                "top_cosine": round(signals.top_cosine, 4),
+                "generic_offset": round(signals.offset, 4),
+                "margin": round(signals.margin, 4),
+                "agreement": round(signals.agreement, 3),
+                "coverage": round(signals.coverage, 3),
+                "terms": signals.terms,
+                "zscore": round(signals.zscore, 2),
+                "scaled_margin": round(signals.scaled_margin, 4),
+                "language": self.language,
+                "foreign_language": signals.foreign,
+                "score": round(self.verdict.score, 3),
+                "parts": {k: round(v, 3) for k, v in self.verdict.parts.items()},
+                "about_notes": self.verdict.about_notes,
+                "why": self.verdict.reason,
+            },
+            "reference_points": self.reference.to_json(),
+            "keyword_ms": round(self.keyword_ms, 1),
+            "embed_ms": round(self.embed_ms, 1),
+            "search_ms": round(self.total_ms, 1),
+            "candidates": [c.to_json() for c in self.candidates[:top]],
+            "substitutions": self.substitutions,
+        }
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    passages: list[Candidate]
+    trace: SearchTrace

@@ -1,0 +1,298 @@
+"""Hybrid search: keyword hits ∥ meaning hits → RRF → area weight → best section per note →
+the gate (gate.py) → summary stands in for source.
+
+Plain functions over a `Store`, an `Embedder` and the generic-prompt bank; /recall, MCP, the CLI
+and the eval script all call `search()`. `SearchTrace` records every step so `explain` can show
+why recall spoke or stayed silent.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from ..config import Settings
+from ..index.embed import Embedder
+from ..index.store import Store
+from ..index.terms import code_phrases, fts_query, matched_terms, prompt_terms
+from ..index.vectors import Match, Neighbours
+from ..notes.records import SectionHit
+from .calibration import Reference
+from .candidates import NO_KEYWORDS, Candidate, KeywordHits, SearchResult, SearchTrace
+from .gate import FITTED, GateThresholds, PromptSignals, judge_candidates, judge_prompt
+from .languages import is_foreign, prompt_language
+from .null_bank import GenericMatch, GenericPrompts
+from .summaries import summaries_for_sources
+
+KEYWORD_K = 40
+MEANING_K = 40
+# Fusion by rank, not raw bm25/cosine scales. k = 5 and meaning counted twice: the usual k = 60
+# flattens the top ranks so much that a weak hub page listed by both sides beat the note one
+# side ranked first (hit@1 0.64 → 0.91 on the notebook; the same choice was best or within
+# 0.01 on each of the three eval corpora, eval/RESULTS.md).
+RRF_K = 5
+KEYWORD_WEIGHT = 1.0
+MEANING_WEIGHT = 2.0
+COMMON_TERM_SHARE = 0.1  # a term in more than this share of sections is left out of MATCH
+MIN_QUERY_TERMS = 2
+PHRASE_K = 20
+# Sections holding the prompt's pasted code or quoted text as a phrase: a third ranking in the
+# fusion, as strong as the keyword side (issue 23, Build 8).
+PHRASE_WEIGHT = 1.0
+# Keyword evidence of a long section (a table of every shortcut matches a word of almost any
+# prompt) is counted in what would be sent: the text around its best snippet (issue 23, Build 7).
+EVIDENCE_CHARS = 600
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """How search ranks before the gate decides. `LANDED_RANKING` is the ranking before issue 23
+    (eval/evaluate.py runs both on the same indexes)."""
+
+    phrase_weight: float = PHRASE_WEIGHT
+    evidence_chars: int | None = EVIDENCE_CHARS  # None: the whole section counts
+
+
+RANKING = Ranking()
+LANDED_RANKING = Ranking(phrase_weight=0.0, evidence_chars=None)
+
+
+def gate_thresholds(settings: Settings) -> GateThresholds:
+    """The fitted gate, shifted by the user's RECALL_GATE_STRICTNESS."""
+    return FITTED.with_strictness(settings.gate_strictness)
+
+
+def keyword_hits(
+    store: Store, prompt: str, k: int = KEYWORD_K, ranking: Ranking = RANKING
+) -> KeywordHits:
+    """Prompt terms, their IDF over the index, FTS5's best sections for the rare ones, and
+    those holding the prompt's code phrases."""
+    terms = prompt_terms(prompt)
+    if not terms:
+        return NO_KEYWORDS
+    total, counts = store.term_document_counts(terms)
+    idf = {t: math.log((total + 1) / (counts[t] + 0.5)) for t in terms}
+    query = fts_query(distinctive_terms(terms, counts, total))
+    phrases = code_phrases(prompt) if ranking.phrase_weight else []
+    phrase_hits = store.keyword_search(" OR ".join(phrases), PHRASE_K) if phrases else []
+    return KeywordHits(terms, idf, query, store.keyword_search(query, k), phrases, phrase_hits)
+
+
+def meaning_hits(store: Store, query_vector: np.ndarray, k: int = MEANING_K) -> Neighbours:
+    """The sections whose best snippets are closest to the query vector."""
+    return store.vectors.search(query_vector, k)
+
+
+def search(
+    store: Store,
+    embedder: Embedder,
+    generic: GenericPrompts,
+    settings: Settings,
+    prompt: str,
+    *,
+    gate: GateThresholds | None = None,
+    limit: int = 3,
+    instance: str | None = None,
+    exclude: frozenset[tuple[str, str]] = frozenset(),
+) -> SearchResult:
+    """Steps: keyword hits ∥ query vector → meaning hits → RRF → area weight → best section per
+    note → prompt decision → candidate decisions → summary stands in for source → top `limit`
+    not already sent (`exclude`)."""
+    gathered = gather(store, embedder, generic, settings, prompt, instance)
+    return decide(store, settings, gathered, gate or gate_thresholds(settings), limit, exclude)
+
+
+@dataclass(frozen=True)
+class Gathered:
+    """Everything search knows before the gate decides: the same for every gate setting."""
+
+    candidates: list[Candidate]
+    trace: SearchTrace
+    query_vector: np.ndarray
+    started: float
+
+
+def gather(
+    store: Store,
+    embedder: Embedder,
+    generic: GenericPrompts,
+    settings: Settings,
+    prompt: str,
+    instance: str | None = None,
+    ranking: Ranking = RANKING,
+) -> Gathered:
+    """Keyword hits ∥ query vector → meaning hits → RRF → area weight → best section per note."""
+    started = time.perf_counter()
+    keyword = keyword_hits(store, prompt, ranking=ranking)
+    trace = SearchTrace(keyword=keyword, reference=generic.reference)
+    trace.language = prompt_language(prompt)
+    trace.foreign = is_foreign(trace.language, generic.reference.languages)
+    trace.keyword_ms = (time.perf_counter() - started) * 1000
+    embedding_started = time.perf_counter()
+    query_vector = embedder.query(prompt)
+    trace.embed_ms = (time.perf_counter() - embedding_started) * 1000
+    trace.neighbours = meaning_hits(store, query_vector)
+    trace.generic = generic.closest(query_vector)
+    candidates = fuse(
+        store, settings, trace.keyword, trace.neighbours, query_vector, instance, ranking
+    )
+    return Gathered(candidates, trace, query_vector, started)
+
+
+def decide(
+    store: Store,
+    settings: Settings,
+    gathered: Gathered,
+    gate: GateThresholds,
+    limit: int = 3,
+    exclude: frozenset[tuple[str, str]] = frozenset(),
+) -> SearchResult:
+    """Prompt decision → candidate decisions → summary stands in for source → top `limit`."""
+    trace = replace(gathered.trace, substitutions=[])
+    candidates = _judge(gathered.candidates, trace, gate)
+    trace.candidates = candidates
+    chosen = summaries_for_sources(store, settings, gathered.query_vector, candidates, trace)
+    trace.total_ms = (time.perf_counter() - gathered.started) * 1000
+    passages = [c for c in chosen if c.passed and c.key not in exclude]
+    return SearchResult(passages[:limit], trace)
+
+
+def fuse(
+    store: Store,
+    settings: Settings,
+    keyword: KeywordHits,
+    neighbours: Neighbours,
+    query_vector: np.ndarray,
+    instance: str | None = None,
+    ranking: Ranking = RANKING,
+) -> list[Candidate]:
+    """RRF of the rankings times the area weight; each note's best section, best first."""
+    keyword_ids = [section_id for section_id, _ in keyword.hits]
+    meaning_ids = [match.section_id for match in neighbours.hits]
+    phrase_ids = [section_id for section_id, _ in keyword.phrase_hits]
+    fused = rrf(
+        [
+            (keyword_ids, KEYWORD_WEIGHT),
+            (meaning_ids, MEANING_WEIGHT),
+            (phrase_ids, ranking.phrase_weight),
+        ]
+    )
+    hits = store.section_hits(list(fused))
+    matches = {match.section_id: match for match in neighbours.hits}
+    matches |= store.vectors.best_snippets([i for i in fused if i not in matches], query_vector)
+    windows = _evidence_windows(store, hits, matches, ranking.evidence_chars)
+    keyword_rank = {section_id: rank for rank, section_id in enumerate(keyword_ids, start=1)}
+    meaning_rank = {section_id: rank for rank, section_id in enumerate(meaning_ids, start=1)}
+    phrase_rank = {section_id: rank for rank, section_id in enumerate(phrase_ids, start=1)}
+    best: dict[tuple[str, str], Candidate] = {}
+    for section_id, fused_score in fused.items():
+        hit = hits.get(section_id)
+        if hit is None or hit.instance not in settings.instances:
+            continue  # left over from an instance no longer configured
+        if instance and hit.instance != instance:
+            continue
+        match = matches.get(section_id)
+        text = windows.get(section_id, hit.text)
+        terms = matched_terms(keyword.terms, hit.title, hit.heading, text)
+        weight = settings.area_weights[hit.area]
+        candidate = Candidate(
+            hit=hit,
+            keyword_rank=keyword_rank.get(section_id),
+            meaning_rank=meaning_rank.get(section_id),
+            phrase_rank=phrase_rank.get(section_id),
+            cosine=match.cosine if match else -1.0,
+            snippet_id=match.snippet_id if match else None,
+            matched_terms=terms,
+            coverage=keyword.coverage(terms),
+            fused=fused_score,
+            weight=weight,
+            score=fused_score * weight,
+            windowed=section_id in windows,
+        )
+        if candidate.key not in best or candidate.score > best[candidate.key].score:
+            best[candidate.key] = candidate
+    return sorted(best.values(), key=lambda c: -c.score)
+
+
+def _evidence_windows(
+    store: Store, hits: dict[int, SectionHit], matches: dict[int, Match], chars: int | None
+) -> dict[int, str]:
+    """For each section longer than what would be sent, the text around its best snippet:
+    its keyword evidence is counted there, not over the whole table or chapter."""
+    if chars is None:
+        return {}
+    long = {
+        i: m.snippet_id for i, m in matches.items() if i in hits and len(hits[i].text) > 2 * chars
+    }
+    spans = store.snippet_spans(list(long.values())) if long else {}
+    windows = {}
+    for section_id, snippet_id in long.items():
+        if snippet_id in spans:
+            start, end = spans[snippet_id]
+            text = hits[section_id].text
+            windows[section_id] = text[max(0, start - chars // 2) : end + chars // 2]
+    return windows
+
+
+def prompt_signals(
+    candidates: Sequence[Candidate],
+    neighbours: Neighbours,
+    generic: GenericMatch,
+    reference: Reference,
+    foreign: bool = False,
+) -> PromptSignals:
+    top = max(candidates, key=lambda c: c.cosine, default=None)
+    strongest = max(candidates, key=lambda c: c.coverage, default=None)
+    top_cosine = top.cosine if top else -1.0
+    return PromptSignals(
+        top_cosine=top_cosine,
+        generic_cosine=generic.cosine,
+        generic_prompt=generic.prompt,
+        offset=reference.generic_level,
+        agreement=top.coverage if top else 0.0,
+        coverage=strongest.coverage if strongest else 0.0,
+        terms=len(strongest.matched_terms) if strongest else 0,
+        zscore=neighbours.zscore(top_cosine) if top else 0.0,
+        foreign=foreign,
+        phrase=bool(candidates) and candidates[0].phrase_rank is not None,
+        spread=reference.spread,
+    )
+
+
+def _judge(
+    candidates: list[Candidate], trace: SearchTrace, gate: GateThresholds
+) -> list[Candidate]:
+    trace.signals = prompt_signals(
+        candidates, trace.neighbours, trace.generic, trace.reference, trace.foreign
+    )
+    trace.verdict = judge_prompt(trace.signals, gate)
+    verdicts = judge_candidates([c.signals() for c in candidates], trace.verdict, gate)
+    judged = [
+        replace(c, passed=passed, reason=reason)
+        for c, (passed, reason) in zip(candidates, verdicts, strict=True)
+    ]
+    return sorted(judged, key=lambda c: (not c.passed, -c.score))
+
+
+def rrf(rankings: Iterable[tuple[Sequence[int], float]], k: int = RRF_K) -> dict[int, float]:
+    """Weighted reciprocal rank fusion: Σ weight / (k + rank), rank starting at 1."""
+    fused: dict[int, float] = {}
+    for ranking, weight in rankings:
+        for rank, item in enumerate(ranking, start=1):
+            fused[item] = fused.get(item, 0.0) + weight / (k + rank)
+    return fused
+
+
+def distinctive_terms(terms: Sequence[str], counts: dict[str, int], total: int) -> list[str]:
+    """The terms worth a keyword query: common ones add little to bm25 but make FTS5 rank
+    most of the index (measured 18 ms → 1.6 ms at 50k sections). Keeps the rarest few always."""
+    rare = [t for t in terms if counts[t] <= COMMON_TERM_SHARE * total]
+    return (
+        rare
+        if len(rare) >= MIN_QUERY_TERMS
+        else sorted(terms, key=counts.__getitem__)[:MIN_QUERY_TERMS]
+    )

@@ -1,0 +1,101 @@
+"""Which language a prompt is written in, and which languages a notebook holds: cheaply, from
+stop words and script, so the gate can tell a prompt in another language than the notes.
+
+Such a prompt shares no keywords with the notes by construction (the e5 model is multilingual,
+FTS5 is not), so the gate must not ask for keyword agreement then (gate.py, issue 23).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+
+from ..index.terms import tokenize
+
+# Frequent function words that are rare in the other listed languages' text (tokens as FTS5
+# folds them: lower case, no diacritics). A prompt needs two of one language's and more than
+# of English's to be called that language.
+MARKERS: dict[str, frozenset[str]] = {
+    "en": frozenset(
+        "the and is are to of how what why with for my it does do can this that i in on".split()
+    ),
+    "de": frozenset(
+        "der die das und ist ich nicht wie mit ein eine einen auf fur warum wo kann meine mein "
+        "zu den dem was es bei wird werden sich oder aber auch im vom zum sind habe muss".split()
+    ),
+    "fr": frozenset(
+        "le les et est je pas comment avec une des pour dans mon ma mes que qui du sur faire "
+        "quoi pourquoi au aux ou mais il elle sont peut cette ce ne".split()
+    ),
+    "es": frozenset(
+        "el los las y es como con una para por que mi mis en del hacer puedo se al lo pero "
+        "esta este son cual donde cuando hay".split()
+    ),
+    "pt": frozenset(
+        "o os as e como com uma para por que meu minha nao do da em no na posso fazer um "
+        "se ao isso esta qual onde quando voce tem".split()
+    ),
+    "it": frozenset(
+        "il lo gli e come con una per che mio mia non del della nel posso fare perche un "
+        "si al questo questa sono qual dove quando ho".split()
+    ),
+}
+# Markers that say the notebook holds a language: distinctive in running text (the English
+# "die" or "per" would misfire). A language is held when a share of sections has each.
+NOTEBOOK_MARKERS: dict[str, tuple[str, ...]] = {
+    "en": ("the", "and"),
+    "de": ("und", "ist"),
+    "fr": ("les", "est"),
+    "es": ("los", "para"),
+    "pt": ("nao", "uma"),
+    "it": ("della", "sono"),
+}
+NOTEBOOK_SHARE = 0.02  # of sections holding every marker of a language
+_SCRIPTS: tuple[tuple[str, Callable[[int], bool]], ...] = (
+    ("cjk", lambda c: 0x3040 <= c <= 0x9FFF or 0xAC00 <= c <= 0xD7AF),
+    ("cyrillic", lambda c: 0x0400 <= c <= 0x04FF),
+    ("greek", lambda c: 0x0370 <= c <= 0x03FF),
+    ("arabic", lambda c: 0x0600 <= c <= 0x06FF),
+)
+
+
+def prompt_language(prompt: str) -> str | None:
+    """A language code, a script name for non-Latin prompts, or None when unsure (too few
+    function words, e.g. a bare list of identifiers)."""
+    letters = [ord(ch) for ch in prompt if ch.isalpha()]
+    for script, test in _SCRIPTS:
+        if letters and sum(map(test, letters)) > len(letters) / 2:
+            return script
+    counts = Counter(
+        language
+        for token in tokenize(prompt)
+        for language, words in MARKERS.items()
+        if token in words
+    )
+    if not counts:
+        return None
+    language, count = max(counts.items(), key=lambda item: (item[1], item[0] == "en"))
+    if language == "en":
+        return "en" if count >= 1 else None
+    return language if count >= 2 and count > counts.get("en", 0) else None
+
+
+def notebook_languages(
+    document_counts: Callable[[Sequence[str]], tuple[int, dict[str, int]]],
+) -> tuple[str, ...]:
+    """The languages at least NOTEBOOK_SHARE of the sections are written in, from the keyword
+    index's document counts (`Store.term_document_counts`)."""
+    words = [w for markers in NOTEBOOK_MARKERS.values() for w in markers]
+    total, counts = document_counts(words)
+    if not total:
+        return ()
+    return tuple(
+        language
+        for language, markers in NOTEBOOK_MARKERS.items()
+        if min(counts[w] for w in markers) >= NOTEBOOK_SHARE * total
+    )
+
+
+def is_foreign(language: str | None, held: Sequence[str]) -> bool:
+    """A prompt in a language (or script) the notebook does not hold; unsure counts as not."""
+    return bool(held) and language is not None and language not in held

@@ -1,0 +1,130 @@
+"""The null model: a bank of generic prompts that are about nobody's notes.
+
+Coding chatter, general questions and small talk as people type them into an assistant
+(`generic_prompts.txt`, written for this purpose and kept apart from every eval set). A prompt
+resembling one of them more than it resembles any snippet of the notes is most likely not about
+the notes: e5 cosines sit in a narrow band that moves with the corpus, but the distance to the
+closest generic prompt moves with it. The bank's vectors ship beside it (`generic_prompts.npy`,
+made by `eval/bank_vectors.py` with the bundled model), so no start embeds 1,300 prompts; if the
+bank or the model ever differ from what they were made with, the bank is embedded once and kept
+in the index's embedding cache instead.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from importlib import resources
+
+import numpy as np
+
+from ..errors import StoreError
+from ..index.embed import Embedder
+from ..index.store import Store
+from ..index.vectors import VectorIndex
+from ..notes.records import text_hash
+from .calibration import Reference, reference
+
+BANK_FILE = "generic_prompts.txt"
+VECTORS_FILE = "generic_prompts.npz"
+_BATCH = 32
+# Calibration reads this many bank prompts (every n-th): a mean needs no more, and at 150k
+# snippets the pass costs ~1 s of CPU per 100 prompts.
+CALIBRATION_PROMPTS = 300
+
+
+@dataclass(frozen=True)
+class GenericMatch:
+    """The generic prompt closest to a query (query–query cosine)."""
+
+    cosine: float
+    prompt: str
+
+
+def bank_prompts() -> list[str]:
+    """The bank's prompts: one a line; `#` lines are headings."""
+    text = resources.files(__package__).joinpath(BANK_FILE).read_text(encoding="utf-8")
+    return [line.strip() for line in text.splitlines() if line.strip() and line[0] != "#"]
+
+
+def bank_key(prompts: list[str], model: str) -> str:
+    """What the shipped vectors were made from: the model and every prompt."""
+    return text_hash("\n".join([model, *prompts]))
+
+
+def shipped_vectors(prompts: list[str], model: str) -> np.ndarray | None:
+    """The packaged vectors, if they were made from exactly these prompts by this model."""
+    source = resources.files(__package__).joinpath(VECTORS_FILE)
+    if not source.is_file():
+        return None
+    with source.open("rb") as handle, np.load(handle) as data:
+        if str(data["key"]) != bank_key(prompts, model):
+            return None
+        return np.asarray(data["vectors"], dtype=np.float32)
+
+
+class GenericPrompts:
+    """The bank's query vectors, the closest one to a prompt, and how close generic prompts
+    come to this index (`offset`, from `calibrated()`), with the notebook's other reference
+    points (`reference`, calibration.py) when calibrated with the index and the model."""
+
+    def __init__(
+        self,
+        prompts: list[str],
+        vectors: np.ndarray,
+        offset: float = 0.0,
+        reference: Reference | None = None,
+    ) -> None:
+        self.prompts = prompts
+        self.vectors = np.asarray(vectors, dtype=np.float32).reshape(len(prompts), -1)
+        self.offset = offset
+        self.reference = reference or Reference(offset)
+
+    @classmethod
+    def load(cls, embedder: Embedder, store: Store) -> GenericPrompts:
+        """The shipped vectors, or else the bank embedded as queries through the store's cache."""
+        prompts = bank_prompts()
+        shipped = shipped_vectors(prompts, embedder.name)
+        if shipped is not None:
+            return cls(prompts, shipped)
+        model = f"{embedder.name}/query"
+        hashes = [text_hash(prompt) for prompt in prompts]
+        cached = store.cached_vectors(hashes, model)
+        missing = [p for p, h in zip(prompts, hashes, strict=True) if h not in cached]
+        for start in range(0, len(missing), _BATCH):
+            batch = missing[start : start + _BATCH]
+            fresh = {text_hash(p): v for p, v in zip(batch, embedder.queries(batch), strict=True)}
+            with contextlib.suppress(StoreError):  # a full disk costs the cache, not the bank
+                store.cache_vectors(fresh, model)
+            cached.update(fresh)
+        return cls(prompts, np.stack([cached[h] for h in hashes]))
+
+    def closest(self, query_vector: np.ndarray) -> GenericMatch:
+        scores = self.vectors @ query_vector
+        best = int(np.argmax(scores))
+        return GenericMatch(float(scores[best]), self.prompts[best])
+
+    def calibrated(
+        self, vectors: VectorIndex, store: Store | None = None, embedder: Embedder | None = None
+    ) -> GenericPrompts:
+        """A copy whose `offset` is the mean margin generic prompts themselves reach on this
+        index: their best snippet's cosine minus their closest *other* bank prompt's. Notes of
+        developer documentation sit nearer to coding chatter than a cooking notebook does
+        (offset -0.016 against -0.024, eval/RESULTS.md); the gate reads a prompt's margin
+        above this offset, so one threshold holds on both. Given the index and the model, also
+        the notebook's other reference points (calibration.py)."""
+        if not len(vectors) or len(self.prompts) < 2:
+            why = "empty index" if not len(vectors) else "no generic-prompt bank"
+            points = Reference(self.offset, reason=f"{why}: shipped defaults")
+            return GenericPrompts(self.prompts, self.vectors, self.offset, points)
+        picked = np.arange(0, len(self.prompts), max(1, len(self.prompts) // CALIBRATION_PROMPTS))
+        nearest = self.vectors[picked] @ self.vectors.T
+        nearest[np.arange(len(picked)), picked] = -1.0  # a prompt is not its own neighbour
+        margins = vectors.best_cosines(self.vectors[picked]) - nearest.max(axis=1)
+        offset = float(margins.mean())
+        points = (
+            Reference(offset, reason="no index given: shipped defaults")
+            if store is None or embedder is None
+            else reference(store, embedder, vectors, self.vectors, offset)
+        )
+        return GenericPrompts(self.prompts, self.vectors, offset, points)

@@ -1,0 +1,212 @@
+"""Answer a prompt: skip rules → search → session dedupe → at most N passages, and the one
+rendering of them that the hook context, the MCP tool and the CLI all send.
+
+The one pipeline behind POST /recall, the MCP tool, `trilium-recall search/explain` and eval.
+Its result carries a status (sent, silent, skipped, starting, building, late), so no edge
+re-decides what an empty answer means.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import asdict, dataclass, field, replace
+from typing import Literal
+
+from ..config import Settings
+from ..errors import StoreError, UnknownInstance
+from ..index.embed import Embedder
+from ..index.store import Store
+from ..index.transactions import BUSY_TIMEOUT_MS
+from .candidates import SearchTrace
+from .gate import GateThresholds
+from .hybrid import search
+from .null_bank import GenericPrompts
+from .triage import triage
+
+EXCERPT_CHARS = 1200
+HOOK_LEAD = "Passages from the user's Trilium notes that match this prompt:"
+
+log = logging.getLogger(__name__)
+# Without a deadline (CLI search), a locked index is waited for as long as any write waits.
+SESSION_WAIT_S = BUSY_TIMEOUT_MS / 1000
+
+Status = Literal["sent", "silent", "skipped", "starting", "building", "late"]
+# What the model reads when nothing is sent (MCP tool, CLI); the hook adds nothing instead.
+STATUS_TEXT: dict[Status, str] = {
+    "silent": "No matching notes.",
+    "skipped": "No matching notes.",
+    "starting": "The notes index is still being built; try again in a minute.",
+    "building": "The notes index is still being built; try again in a minute.",
+    "late": "The search took too long; try a shorter query.",
+}
+
+
+@dataclass(frozen=True)
+class Passage:
+    instance: str
+    note_id: str
+    title: str
+    path: str
+    area: str
+    heading: str
+    text: str
+    score: float
+    url: str
+
+    @property
+    def location(self) -> str:
+        """Breadcrumb and title: "Homelab › Backups (restic)"."""
+        return f"{self.path} › {self.title}" if self.path else self.title
+
+    def to_json(self) -> dict[str, object]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class RecallResult:
+    status: Status
+    passages: list[Passage] = field(default_factory=list)
+    skipped: str | None = None  # the skip rule, or "starting"
+    took_ms: float = 0.0
+    trace: SearchTrace | None = None
+
+    @property
+    def context(self) -> str:
+        """What the hook adds to the prompt: the passages under a lead line, or nothing."""
+        return f"{HOOK_LEAD}\n\n{render_passages(self.passages)}" if self.passages else ""
+
+    @property
+    def text(self) -> str:
+        """What the MCP tool and the CLI answer: the passages, or what the status means."""
+        return render_passages(self.passages) if self.passages else STATUS_TEXT[self.status]
+
+    def to_json(self) -> dict[str, object]:
+        answer: dict[str, object] = {
+            "passages": [p.to_json() for p in self.passages],
+            "context": self.context,
+            "skipped": self.skipped,
+            "took_ms": round(self.took_ms, 1),
+            "status": self.status,
+        }
+        if self.status == "late":
+            answer["timed_out"] = True
+        return answer
+
+
+def recall(
+    store: Store,
+    embedder: Embedder,
+    generic: GenericPrompts,
+    settings: Settings,
+    prompt: str,
+    *,
+    session_id: str | None = None,
+    instance: str | None = None,
+    limit: int | None = None,
+    use_skip_rules: bool = True,
+    from_subagent: bool = False,
+    deadline: float | None = None,
+    gate: GateThresholds | None = None,
+) -> RecallResult:
+    """Steps: check instance → skip rules (and peel harness text off the prompt) → search
+    (minus notes this session already got) → passages → mark them sent, unless the deadline
+    (time.monotonic) has passed."""
+    started = time.perf_counter()
+    if deadline is not None and time.monotonic() > deadline:  # queued behind a slow search
+        return RecallResult("late", took_ms=_since(started))
+    if instance is not None and instance not in settings.instances:
+        raise UnknownInstance(f"unknown instance {instance!r}")
+    if use_skip_rules:
+        decided = triage(prompt, from_subagent=from_subagent)
+        if decided.skip is not None:
+            return RecallResult("skipped", skipped=decided.skip, took_ms=_since(started))
+        prompt = decided.text
+    ttl = settings.session_ttl_hours * 3600
+    sent = frozenset(store.already_sent(session_id, ttl)) if session_id else frozenset()
+    result = search(
+        store,
+        embedder,
+        generic,
+        settings,
+        prompt,
+        limit=limit or settings.max_passages,
+        instance=instance,
+        exclude=sent,
+        gate=gate,
+    )
+    if deadline is not None and time.monotonic() > deadline:
+        return RecallResult("late", took_ms=_since(started), trace=result.trace)
+    spans = store.snippet_spans([c.snippet_id for c in result.passages if c.snippet_id])
+    passages = [
+        Passage(
+            instance=c.hit.instance,
+            note_id=c.hit.note_id,
+            title=c.hit.title,
+            path=c.hit.path,
+            area=c.hit.area,
+            heading=c.hit.heading,
+            text=excerpt(c.hit.text, around=spans.get(c.snippet_id or -1)),
+            score=round(c.score, 5),
+            url=settings.instances[c.hit.instance].note_url(c.hit.note_id),
+        )
+        for c in result.passages
+    ]
+    if session_id and passages:
+        _remember(store, session_id, passages, ttl, deadline)
+    status: Status = "sent" if passages else "silent"
+    return RecallResult(status, passages, took_ms=_since(started), trace=result.trace)
+
+
+def _remember(
+    store: Store, session_id: str, passages: list[Passage], ttl: float, deadline: float | None
+) -> None:
+    """Mark the passages sent in this session. A write that cannot happen (another process holds
+    the lock past the budget, a full disk) costs only that memory, never the answer (the note
+    may come again in this session)."""
+    wait_s = SESSION_WAIT_S if deadline is None else max(0.001, deadline - time.monotonic())
+    try:
+        store.mark_sent(session_id, [(p.instance, p.note_id) for p in passages], ttl, wait_s)
+    except StoreError as exc:
+        log.warning("%s: this answer is not remembered for session %.12s", exc, session_id)
+
+
+def render_passages(passages: list[Passage]) -> str:
+    """Plain facts with their sources, ready for a model's context: one block per passage."""
+    blocks = []
+    for passage in passages:
+        lines = [f"## {passage.title}", f"Path: {passage.location}  (area: {passage.area})"]
+        if passage.heading and passage.heading != passage.title:
+            lines.append(f"Section: {passage.heading}")
+        lines += ["", passage.text]
+        if passage.url:
+            lines += ["", f"Source: {passage.url}"]
+        blocks.append("\n".join(lines))
+    return "\n\n---\n\n".join(blocks)
+
+
+def building(result: RecallResult) -> RecallResult:
+    """A silent answer from an index whose first build has not indexed anything yet."""
+    return replace(result, status="building") if result.status == "silent" else result
+
+
+def _since(started: float) -> float:
+    return (time.perf_counter() - started) * 1000
+
+
+def excerpt(text: str, limit: int = EXCERPT_CHARS, around: tuple[int, int] | None = None) -> str:
+    """At most `limit` characters, cut at sentence or word boundaries; when `around` (a span of
+    the text) is given, the excerpt keeps that span — the snippet that matched the prompt."""
+    if len(text) <= limit:
+        return text
+    start = 0
+    if around is not None and around[1] > limit:
+        start = max(0, min(around[0] - limit // 4, len(text) - limit))
+        boundary = max(text.rfind(". ", 0, start + 1), text.rfind("\n", 0, start + 1))
+        start = boundary + 1 if boundary >= 0 and start - boundary < limit // 4 else start
+    head = text[start : start + limit]
+    cut = max(head.rfind(". "), head.rfind("\n"))
+    if cut < limit // 2:
+        cut = head.rfind(" ")
+    body = head[: cut + 1 if cut > 0 else limit].strip()
+    return ("… " if start > 0 else "") + body + (" …" if start + len(head) < len(text) else "")

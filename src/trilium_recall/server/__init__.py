@@ -1,0 +1,7 @@
+"""The running engine (`engine`: index, embedder, syncers, timed recalls) and its HTTP surfaces:
+the app (`app`: /health, /recall), the MCP server (`mcp`), the status page (`web`, `static/`),
+who may call (`auth`), JSON bodies (`request_body`), the activity log (`activity`) and what the
+index covers (`overview`).
+
+May import: every subpackage but `demo`, and the top's foundation.
+"""

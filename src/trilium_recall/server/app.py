@@ -1,0 +1,139 @@
+"""HTTP edge: GET /health, POST /recall (JSON API and Claude Code http-hook mode), /mcp, and
+the status page (web.py). Each recall any of them answers goes into the activity log."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+from mcp.server.transport_security import TransportSecurityMiddleware
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+from starlette.types import ASGIApp
+
+from ..config import Settings
+from ..errors import EngineStarting
+from ..search.recall import STATUS_TEXT
+from .activity import ActivityLog
+from .auth import Authenticator
+from .engine import Engine
+from .http_errors import HANDLERS
+from .mcp import build_mcp, mcp_routes, refresh_instructions, transport_security
+from .overview import IndexOverview
+from .request_body import optional_text, prompt_field, read_json
+from .web import WebUI
+
+log = logging.getLogger(__name__)
+
+HOOK_EVENT = "UserPromptSubmit"
+
+
+def create_app(
+    engine: Engine,
+    authenticator: Authenticator | None = None,
+    activity: ActivityLog | None = None,
+) -> ASGIApp:
+    """The one ASGI app: /health public; /recall, /mcp and the page at / behind the password
+    or OAuth."""
+    activity = activity or ActivityLog(engine.settings)
+    server = build_mcp(engine, activity)
+    authenticator = authenticator or Authenticator(engine.settings, engine.store)
+    # The Host/Origin check the SDK applies to /mcp, applied to /recall too: without a password
+    # a rebound DNS name must not let a web page read the notes.
+    origin_check = TransportSecurityMiddleware(transport_security(engine.settings))
+
+    described = IndexOverview(engine.settings)
+    web = WebUI(engine, authenticator, activity, origin_check, described)
+
+    async def describe_index() -> None:
+        refresh_instructions(server, engine.settings, await described.refresh())
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: Starlette) -> AsyncIterator[None]:
+        await engine.start()
+        await describe_index()  # the index as the last run left it; again after each full sync
+        engine.after_full.append(describe_index)
+        try:
+            async with server.session_manager.run():
+                yield
+        finally:
+            await engine.stop()
+            activity.close()
+            authenticator.close()
+
+    async def health(_: Request) -> JSONResponse:
+        return JSONResponse(engine.health())
+
+    async def recall_endpoint(request: Request) -> Response:
+        refused = await origin_check.validate_request(request)
+        if refused is not None:
+            return JSONResponse({"error": bytes(refused.body).decode()}, refused.status_code)
+        body = await read_json(request)
+        hook_mode = "hook_event_name" in body
+        prompt, session_id, instance = _recall_fields(body)
+        result = await engine.recall(
+            prompt,
+            session_id=session_id,
+            instance=instance,
+            # Claude Code sets agent_id when the hook fires inside a subagent or teammate.
+            from_subagent=hook_mode and bool(body.get("agent_id")),
+        )
+        path = "hook" if hook_mode else "api"
+        activity.record(path, prompt, result, session_id=session_id, instance=instance)
+        if result.status in ("starting", "building"):
+            raise EngineStarting(STATUS_TEXT[result.status])  # 503 with Retry-After
+        if hook_mode:
+            return _hook_answer(result.context)
+        answer: dict[str, Any] = result.to_json()
+        if request.query_params.get("explain") in ("1", "true") and result.trace:
+            answer["explain"] = result.trace.to_json()
+        return JSONResponse(answer)
+
+    routes = [
+        Route("/health", health, methods=["GET"]),
+        Route("/recall", recall_endpoint, methods=["POST"]),
+        *authenticator.routes(),
+        *mcp_routes(server, engine.settings),
+        *web.routes(),
+    ]
+    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers=HANDLERS)
+    # No slash redirects anywhere: Starlette builds them from the Host header (a foreign Host
+    # made /mcp/ redirect off-site). /mcp/ has a route of its own instead.
+    app.router.redirect_slashes = False
+    return authenticator.protect(app)
+
+
+def server_options(settings: Settings) -> dict[str, Any]:
+    """How `serve` runs the app under uvicorn (the tests run it the same way).
+
+    uvicorn rewrites the client address from X-Forwarded-For (it never reads `Forwarded`) only
+    when the connecting peer is in `forwarded_allow_ips`; the rate limits key on that address.
+    Its default trusts loopback, so any client on this machine, or whatever a local proxy
+    passes through, could pick its own key. Here only `RECALL_TRUSTED_PROXIES` is trusted.
+    """
+    trusted = list(settings.trusted_proxies)
+    return {
+        "host": settings.host,
+        "port": settings.port,
+        "log_level": "info",
+        "access_log": False,  # quiet by default
+        "proxy_headers": bool(trusted),
+        "forwarded_allow_ips": trusted,  # a list, never None: None reads FORWARDED_ALLOW_IPS
+    }
+
+
+def _recall_fields(body: dict[str, Any]) -> tuple[str, str | None, str | None]:
+    return prompt_field(body), optional_text(body, "session_id"), optional_text(body, "instance")
+
+
+def _hook_answer(context: str) -> Response:
+    """Claude Code http-hook format; an empty body adds nothing to the prompt."""
+    if not context:
+        return Response(status_code=200)
+    return JSONResponse(
+        {"hookSpecificOutput": {"hookEventName": HOOK_EVENT, "additionalContext": context}}
+    )

@@ -1,0 +1,186 @@
+"""Who may call /recall and /mcp: the login password as a Bearer token, or an OAuth access token.
+
+claude.ai custom connectors cannot send a static header, so with `RECALL_BASE_URL` set the engine
+is also its own small OAuth 2.1 authorization server: the MCP SDK's `mcp.server.auth` routes
+(wrapped in `access/oauth_routes.py`) over `oauth.OAuthProvider`, with `access/login_page.py` asking
+for the password.
+
+Resource (RFC 8707) and audience: the engine is one protected resource with two identifiers,
+`<base>/mcp` (the path-specific RFC 9728 metadata, where MCP clients start) and `<base>` (the
+root metadata). /authorize accepts either, binds a request without one to `<base>/mcp`, and
+refuses anything else with `invalid_target`; `oauth_access` only accepts tokens bound to one of the
+two, on both /recall and /mcp, because both sit behind the same password.
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+import time
+from collections.abc import Callable
+
+from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken
+from mcp.server.auth.routes import create_auth_routes, create_protected_resource_routes
+from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions, RevocationOptions
+from starlette.authentication import AuthCredentials
+from starlette.responses import JSONResponse
+from starlette.routing import BaseRoute
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from ..access.login_page import LOGIN_PATH
+from ..access.oauth import OAuthProvider
+from ..access.oauth_routes import LoginEndpoint, guard_sdk_route
+from ..access.rate_limits import Attempt, PasswordGuard, registration_limit, source_of
+from ..config import Settings
+from ..errors import ConfigError
+from ..index.store import Store
+from .mcp import MCP_PATH
+
+logger = logging.getLogger(__name__)
+
+PASSWORD_CLIENT_ID = "login-password"
+PROTECTED_RESOURCE_PATH = "/.well-known/oauth-protected-resource"
+
+
+class Authenticator:
+    """The one gate in front of /recall and /mcp, and (with a base URL) the OAuth routes."""
+
+    def __init__(
+        self, settings: Settings, store: Store, *, clock: Callable[[], float] = time.time
+    ) -> None:
+        self._password = (
+            settings.login_password.get_secret_value().encode() if settings.login_password else None
+        )
+        self._base_url = settings.base_url
+        self._guard = PasswordGuard(clock)  # Bearer and login page: one password, one budget
+        self._registrations = registration_limit(clock)
+        self._provider: OAuthProvider | None = None
+        self._store: Store | None = None
+        if self._password and self._base_url:
+            # Its own connection: a transaction another thread holds open on `store.db` must
+            # never swallow (or roll back) a token write.
+            self._store = Store(store.path)
+            login_url = f"{self._base_url}{LOGIN_PATH}"
+            resources = (f"{self._base_url}{MCP_PATH}", self._base_url)
+            self._provider = OAuthProvider(self._store, resources, login_url, clock)
+            if ended := self._provider.end_grants_if_password_changed(self._password):
+                logger.warning("the login password changed: ended %d OAuth grant(s)", ended)
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+
+    @property
+    def enabled(self) -> bool:
+        return self._password is not None
+
+    def check_password(self, candidate: str) -> bool:
+        if not self._password or not candidate:  # an empty password never opens anything
+            return False
+        return hmac.compare_digest(candidate.encode(), self._password)
+
+    def try_password(self, candidate: str, source: str) -> Attempt:
+        """The password compared, unless `source` must wait first (limits.PasswordGuard)."""
+        return self._guard.attempt(source, lambda: self.check_password(candidate))
+
+    async def oauth_access(self, token: str) -> AccessToken | None:
+        """A live OAuth access token issued for this server; never rate limited: 256 random bits
+        cannot be guessed, and a guesser's failures must not lock out signed-in clients."""
+        if self._provider is None or not token:
+            return None
+        access = await self._provider.load_access_token(token)
+        if access is None or access.resource not in self._provider.resources:
+            return None
+        return access
+
+    def routes(self) -> list[BaseRoute]:
+        if self._provider is None or self._base_url is None:
+            return []
+        try:
+            # Validated from strings: AnyHttpUrl(...) itself would add a trailing "/" to the
+            # issuer, which clients compare verbatim.
+            settings = AuthSettings.model_validate(
+                {
+                    "issuer_url": self._base_url,
+                    "resource_server_url": self._provider.resources[0],
+                    "validate_token_resource": False,  # `oauth_access` checks the audience
+                }
+            )
+            sdk_routes = create_auth_routes(
+                self._provider,
+                settings.issuer_url,
+                client_registration_options=ClientRegistrationOptions(enabled=True),
+                revocation_options=RevocationOptions(enabled=True),
+            )
+        except ValueError as exc:
+            raise ConfigError(
+                f"RECALL_BASE_URL: OAuth needs https (plain http only on localhost): {exc}"
+            ) from None
+        metadata = [
+            route
+            for resource in (settings.resource_server_url, settings.issuer_url)
+            if resource is not None
+            for route in create_protected_resource_routes(
+                resource, [settings.issuer_url], resource_name="trilium-recall"
+            )
+        ]
+        login = LoginEndpoint(self.try_password, self._provider.pending, self._provider.issue_code)
+        guarded = [guard_sdk_route(route, self._registrations) for route in sdk_routes]
+        return [*guarded, *metadata, *login.routes()]
+
+    def protect(self, app: ASGIApp, paths: tuple[str, ...] = ("/recall", MCP_PATH)) -> ASGIApp:
+        """401 on `paths` (and below) without a valid Bearer token; everything else untouched."""
+        with_context = AuthContextMiddleware(app)  # lets tools call the SDK's get_access_token()
+
+        async def guarded(scope: Scope, receive: Receive, send: Send) -> None:
+            path = scope.get("path", "") if scope["type"] == "http" else ""
+            if not self.enabled or not any(path == p or path.startswith(p + "/") for p in paths):
+                await app(scope, receive, send)
+                return
+            token = bearer_token(scope)
+            if token is None:
+                await self.deny(path, "authentication required", None)(scope, receive, send)
+                return
+            access = await self.oauth_access(token)
+            if access is None:
+                source = source_of(scope)
+                attempt = self.try_password(token, source)
+                if not attempt.ok:
+                    await self.refuse(path, source, attempt)(scope, receive, send)
+                    return
+                access = AccessToken(token="", client_id=PASSWORD_CLIENT_ID, scopes=[])
+            user = AuthenticatedUser(access)
+            await with_context(
+                {**scope, "user": user, "auth": AuthCredentials(access.scopes)}, receive, send
+            )
+
+        return guarded
+
+    def refuse(self, path: str, source: str, attempt: Attempt) -> JSONResponse:
+        if attempt.retry_after:
+            answer = {"error": "too_many_requests", "error_description": "too many bad tokens"}
+            return JSONResponse(answer, 429, headers={"Retry-After": str(attempt.retry_after)})
+        logger.warning("rejected a bearer token from %s on %.100r", source, path)
+        return self.deny(path, "the token is wrong, expired or revoked", "invalid_token")
+
+    def deny(self, path: str, description: str, error: str | None) -> JSONResponse:
+        # RFC 6750 §3.1: no error code when the request carried no credentials at all.
+        params = [f'error="{error}"', f'error_description="{description}"'] if error else []
+        if self._provider is not None and self._base_url is not None:
+            suffix = MCP_PATH if path == MCP_PATH or path.startswith(MCP_PATH + "/") else ""
+            metadata_url = f"{self._base_url}{PROTECTED_RESOURCE_PATH}{suffix}"
+            params.append(f'resource_metadata="{metadata_url}"')
+        challenge = "Bearer" + (" " + ", ".join(params) if params else "")
+        body = {"error": error or "unauthorized", "error_description": description}
+        headers = {"WWW-Authenticate": challenge, "Cache-Control": "no-store"}
+        return JSONResponse(body, status_code=401, headers=headers)
+
+
+def bearer_token(scope: Scope) -> str | None:
+    for name, value in scope.get("headers", []):
+        if name == b"authorization":
+            scheme, _, token = value.decode("latin-1").partition(" ")
+            return token.strip() if scheme.lower() == "bearer" and token.strip() else None
+    return None

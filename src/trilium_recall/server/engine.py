@@ -1,0 +1,268 @@
+"""The running engine: the index, the embedder, one syncer per instance, and timed recalls.
+
+Searches run on a small thread pool, each thread with its own read connection (WAL lets them
+read while the syncer writes), so a long build never stalls /recall.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import threading
+import time
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from threadpoolctl import threadpool_limits
+
+from ..config import Settings
+from ..errors import IndexUnusable
+from ..index.embed import E5Embedder, Embedder
+from ..index.file import move_aside
+from ..index.store import Store
+from ..index.vectors import VectorIndex
+from ..notes.classify import Rules
+from ..search.gate import GateThresholds
+from ..search.hybrid import gate_thresholds
+from ..search.null_bank import GenericPrompts
+from ..search.recall import RecallResult, building, recall
+from ..sync.syncer import RunReport, Syncer, SyncStatus, run_forever
+from ..trilium.client import TriliumClient
+from ..trilium.features import Features
+
+log = logging.getLogger(__name__)
+
+# Two search threads: while one waits for the model (its own thread, queries first), the other
+# runs keyword search, vector scoring and the gate (bench/RESULTS.md, concurrent clients).
+SEARCH_THREADS = 2
+WARM_SEARCHES_PER_THREAD = 2
+# The answer may take this long past the budget before it is dropped as late (thread hand-off).
+BUDGET_GRACE_S = 0.1
+# numpy's OpenBLAS starts a thread per core for each matrix-vector product of a search; those
+# threads spin after the call and take the cores the model's OpenMP team needs next. One BLAS
+# thread halved the engine's CPU per request on the demo index (92 → 47 ms) and cut /recall
+# p99 from 120 to 40 ms (bench/RESULTS.md § 10).
+BLAS_THREADS = 1
+
+
+class Engine:
+    def __init__(
+        self,
+        settings: Settings,
+        embedder: Embedder | None = None,
+        gate: GateThresholds | None = None,
+    ) -> None:
+        self.settings = settings
+        threadpool_limits(BLAS_THREADS, user_api="blas")  # process-wide: the engine owns it
+        self._own_model: E5Embedder | None = None  # the model this engine made; stop() ends it
+        if embedder is None:
+            embedder = self._own_model = E5Embedder()
+        self.embedder: Embedder = embedder
+        self.gate = gate or gate_thresholds(settings)
+        # Set when the index file found at start could not be used and was moved aside.
+        self.moved_aside: tuple[Path, str] | None = None
+        self.vectors = VectorIndex(self.embedder.dim, self.embedder.name)
+        self.store = self._open_index()
+        self.generic: GenericPrompts | None = None  # loaded by warm(), before /health is ok
+        self.syncers = {
+            name: Syncer(
+                instance,
+                TriliumClient(instance.url, instance.token.get_secret_value()),
+                self.store,
+                self.embedder,
+                Rules.from_settings(settings),
+            )
+            for name, instance in settings.instances.items()
+        }
+        self._local = threading.local()
+        self._readers: list[Store] = []
+        self._pool = ThreadPoolExecutor(SEARCH_THREADS, thread_name_prefix="recall")
+        self._tasks: list[asyncio.Task[None]] = []
+        # Awaited after each full sync (app.py: the MCP instructions from the index).
+        self.after_full: list[Callable[[], Awaitable[None]]] = []
+
+    def _open_index(self) -> Store:
+        """The index file, its vectors in the mirror. A file that is damaged, from a newer
+        schema or built by another model is moved aside (kept) and a fresh one begun: the
+        first full build fills it while /health says "starting"."""
+        path = self.settings.db_path
+        try:
+            return self._load(path)
+        except IndexUnusable as exc:
+            moved = move_aside(path)
+            log.warning("%s; moved it to %s (kept) and building a fresh index", exc, moved.name)
+            self.moved_aside = (moved, str(exc))
+            self.vectors = VectorIndex(self.embedder.dim, self.embedder.name)
+            return self._load(path)
+
+    def _load(self, path: Path) -> Store:
+        store = Store(path, self.vectors)
+        try:
+            store.load_vectors()
+        except BaseException:
+            store.close()
+            raise
+        return store
+
+    async def start(self) -> None:
+        """Warm up (well under a second with the shipped bank vectors), then sync in the
+        background; the last index serves meanwhile."""
+        s = self.settings
+        await self.warm()
+        for syncer in self.syncers.values():
+            task = asyncio.create_task(
+                run_forever(syncer, s.tick_seconds, s.full_seconds, self._after_full)
+            )
+            self._tasks.append(task)
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._tasks.clear()
+        for syncer in self.syncers.values():
+            await syncer.client.aclose()
+        self._pool.shutdown(wait=True, cancel_futures=True)
+        for reader in self._readers:
+            reader.close()
+        self.store.close()
+        if self._own_model is not None:
+            self._own_model.close()
+
+    async def warm(self) -> None:
+        """What the first searches would otherwise pay, paid before /health says ok: the
+        generic-prompt bank and its calibration, then a few searches so each search thread
+        opens its index connection and the model, SQLite's pages, FTS5 and the vector mirror
+        have had their first, slow use (the first two answers after a restart took ~640 ms
+        against 40-100 ms later, bench/RESULTS.md)."""
+        generic = self.generic = await asyncio.to_thread(self._read_generic)
+        loop = asyncio.get_running_loop()
+        prompts = generic.prompts[: WARM_SEARCHES_PER_THREAD * SEARCH_THREADS]
+        await asyncio.gather(
+            *(loop.run_in_executor(self._pool, self._warm_search, p) for p in prompts)
+        )
+
+    def _warm_search(self, prompt: str) -> None:
+        assert self.generic is not None
+        recall(self._reader(), self.embedder, self.generic, self.settings, prompt, gate=self.gate)
+
+    def _read_generic(self) -> GenericPrompts:
+        # First start: ~1,300 query embeddings (~15 s); later starts read the cache. A
+        # connection of its own: the syncer uses self.store on the event loop meanwhile.
+        store = Store(self.settings.db_path)
+        try:
+            generic = GenericPrompts.load(self.embedder, store)
+            return generic.calibrated(self.vectors, store, self.embedder)
+        finally:
+            store.close()
+
+    async def recalibrate(self) -> None:
+        """After a full sync: the notebook's reference points as the index is now."""
+        if self.generic is not None:
+            self.generic = await asyncio.to_thread(self._recalibrated, self.generic)
+
+    def _recalibrated(self, generic: GenericPrompts) -> GenericPrompts:
+        store = Store(self.settings.db_path)  # its own connection, as in _read_generic
+        try:
+            return generic.calibrated(self.vectors, store, self.embedder)
+        finally:
+            store.close()
+
+    async def _after_full(self) -> None:
+        await self.recalibrate()
+        for listener in self.after_full:
+            await listener()
+
+    async def build(
+        self, on_progress: Callable[[str, SyncStatus], None] | None = None
+    ) -> dict[str, RunReport]:
+        """One full sync of each instance, now, in turn (the `index` and `demo` commands)."""
+        reports = {}
+        for name, syncer in self.syncers.items():
+            if on_progress is not None:
+                syncer.on_progress = functools.partial(on_progress, name)
+            reports[name] = await syncer.full()
+        return reports
+
+    async def recall(
+        self,
+        prompt: str,
+        *,
+        session_id: str | None = None,
+        instance: str | None = None,
+        limit: int | None = None,
+        use_skip_rules: bool = True,
+        from_subagent: bool = False,
+    ) -> RecallResult:
+        """The recall pipeline under the time budget: status "late" when the budget ran out,
+        "starting" before warm() and "building" for silence while nothing is indexed yet."""
+        budget = self.settings.time_budget_ms / 1000
+        deadline = time.monotonic() + budget
+        generic = self.generic
+        if generic is None:
+            return RecallResult("starting", skipped="starting")
+        loop = asyncio.get_running_loop()
+        future = loop.run_in_executor(
+            self._pool,
+            lambda: recall(
+                self._reader(),
+                self.embedder,
+                generic,
+                self.settings,
+                prompt,
+                session_id=session_id,
+                instance=instance,
+                limit=limit,
+                use_skip_rules=use_skip_rules,
+                from_subagent=from_subagent,
+                deadline=deadline,
+                gate=self.gate,
+            ),
+        )
+        try:
+            result = await asyncio.wait_for(future, budget + BUDGET_GRACE_S)
+        except TimeoutError:
+            log.warning("recall ran past its %.0f ms budget; answered nothing", budget * 1000)
+            if not len(self.vectors) and self.building:  # there was nothing to find anyway
+                return RecallResult("building", took_ms=budget * 1000)
+            return RecallResult("late", took_ms=budget * 1000)
+        # `building` reads the index; the mirror's size is checked first, so a served index
+        # never pays that query on the answer path.
+        return building(result) if not len(self.vectors) and self.building else result
+
+    def _reader(self) -> Store:
+        store = getattr(self._local, "store", None)
+        if store is None:
+            store = self._local.store = Store(self.settings.db_path, self.vectors)
+            self._readers.append(store)
+        return store
+
+    @property
+    def building(self) -> bool:
+        """Some instance has not finished its first full build yet."""
+        return not all(syncer.build_complete for syncer in self.syncers.values())
+
+    def health(self) -> dict[str, object]:
+        instances: dict[str, object] = {}
+        states = []
+        for name, syncer in self.syncers.items():
+            saved = self.store.instance_state(name)
+            complete = bool(saved.get("build_complete"))
+            error = syncer.status.error
+            states.append("degraded" if error else "ok" if complete else "starting")
+            instances[name] = {
+                **self.store.counts(name),
+                "last_sync": saved.get("last_sync"),
+                "last_full": saved.get("last_full"),
+                "trilium": Features.from_state(saved).to_json(),
+                "error": error,
+                "progress": {"done": syncer.status.done, "total": syncer.status.total},
+            }
+        if self.generic is None:
+            states.append("starting")
+        status = (
+            "degraded" if "degraded" in states else "starting" if "starting" in states else "ok"
+        )
+        return {"status": status, "instances": instances}

@@ -1,0 +1,41 @@
+"""The HTTP surface's one mapping from an exception to an answer: always JSON with a reason.
+
+4xx for the caller's mistakes, 503 with Retry-After while the engine starts or its index is
+unavailable (busy, being rebuilt, disk full), 500 only for bugs, whose traceback goes to the
+log (uvicorn logs it) and never to the client.
+"""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from ..errors import BadRequest, EngineStarting, IndexUnusable, RecallError, StoreError
+
+RETRY_AFTER_S = 5  # a build's first notes, a lock released: seconds, not minutes
+BUG = "internal error in trilium-recall: the engine log has the details"
+NO_STORE = {"Cache-Control": "no-store"}
+
+
+def error_answer(exc: BaseException) -> JSONResponse:
+    if isinstance(exc, BadRequest):
+        return JSONResponse({"error": str(exc)}, 400, headers=NO_STORE)
+    if isinstance(exc, EngineStarting | StoreError):
+        reason = f"{exc}: {exc.FIX}" if isinstance(exc, IndexUnusable) else str(exc)
+        return JSONResponse(
+            {"error": reason, "retry_after": RETRY_AFTER_S},
+            503,
+            headers=NO_STORE | {"Retry-After": str(RETRY_AFTER_S)},
+        )
+    # Our own messages name no secret; anything else may quote a value, so only the type shows.
+    reason = str(exc) if isinstance(exc, RecallError) else BUG
+    return JSONResponse({"error": reason}, 500, headers=NO_STORE)
+
+
+async def handle(_: Request, exc: Exception) -> Response:
+    """Starlette's handler for RecallError and for Exception (which uvicorn then logs with
+    its traceback)."""
+    return error_answer(exc)
+
+
+HANDLERS = {RecallError: handle, Exception: handle}

@@ -1,0 +1,184 @@
+"""The MCP server at /mcp: one `recall` tool and instructions saying when to call it.
+
+The tool calls the engine's recall pipeline directly (no skip rules, no session dedupe), never
+our own HTTP API. Initialize and list_tools never touch the index, so connecting stays fast
+while the first build runs (Claude Code gives a slow server ~2 s, then starts without it).
+
+The instructions describe the notes themselves (instances, how many notes, the largest
+top-level subjects: `overview.py`), so the model knows when a call is worth it. They are built
+when the server starts and again after each full sync (app.py calls `refresh_instructions`),
+never during initialize; until an index exists they are the built-in text.
+RECALL_INSTRUCTIONS overrides.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Annotated
+from urllib.parse import urlparse
+
+from mcp.server import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.transport_security import TransportSecuritySettings
+from pydantic import Field
+from starlette.routing import BaseRoute, Route
+
+from ..config import Settings
+from ..errors import RecallError, UnknownInstance
+from ..search.recall import STATUS_TEXT
+from ..textclean import one_line
+from .activity import ActivityLog
+from .engine import Engine
+from .http_errors import BUG
+from .overview import InstanceOverview
+
+log = logging.getLogger(__name__)
+
+INSTRUCTIONS = """\
+This server searches the user's personal Trilium notebook: their own notes on projects, \
+home-lab and server setups, configuration, commands they use, decisions and their reasons, \
+meeting notes, a work journal, and an LLM-maintained wiki of summaries and sources.
+
+Call `recall` before answering whenever the question may depend on something the user wrote \
+down: their own projects, systems, setups, past decisions, people, dates, or "how did I / what \
+did we …" questions. Phrase the query as a short description of what you are looking for. \
+It returns at most a few passages with links, or "No matching notes." when nothing fits — then \
+answer from general knowledge. Skip it for generic programming questions that do not depend on \
+the user's own notes."""
+
+WHEN_TO_CALL = """\
+Call `recall` before answering whenever the question may depend on something the user wrote \
+down: these subjects, their own projects, systems, setups, past decisions, people, dates, or \
+"how did I / what did we …" questions. Phrase the query as a short description of what you \
+are looking for. It returns at most a few passages with links, or "No matching notes." when \
+nothing fits — then answer from general knowledge. Skip it for generic programming questions \
+that do not depend on the user's own notes."""
+
+# Claude Code truncates server instructions at 2 KB; the built text stays under it in bytes.
+MAX_INSTRUCTIONS_BYTES = 2000
+SUBJECT_TITLE_CHARS = 60
+MCP_PATH = "/mcp"
+NO_MATCH = STATUS_TEXT["silent"]
+STILL_BUILDING = STATUS_TEXT["building"]
+
+RECALL_DESCRIPTION = """\
+Search the user's Trilium notes (keywords and meaning) and return the few most relevant \
+passages — title, breadcrumb path, section, excerpt and a link — or "No matching notes."."""
+
+
+def build_mcp(engine: Engine, activity: ActivityLog | None = None) -> MCPServer:
+    """The server with its `recall` tool; each call goes into `activity` (path "mcp")."""
+    settings = engine.settings
+    server = MCPServer(name="trilium-recall", instructions=settings.instructions or INSTRUCTIONS)
+
+    # Plain text, not structured output: clients show it to the model as is (Claude Code would
+    # otherwise pass a JSON-wrapped string with escaped newlines).
+    @server.tool(name="recall", description=RECALL_DESCRIPTION, structured_output=False)
+    async def recall_tool(
+        query: Annotated[
+            str,
+            Field(min_length=1, max_length=20_000, description="What to look for in the notes."),
+        ],
+        limit: Annotated[int, Field(ge=1, le=10, description="Passages at most.")] = 3,
+        instance: Annotated[str | None, Field(description="Only this Trilium instance.")] = None,
+    ) -> str:
+        try:
+            result = await engine.recall(
+                query, instance=instance, limit=limit, use_skip_rules=False
+            )
+        except UnknownInstance as exc:  # the pipeline's own check, shown to the model
+            raise ToolError(f"{exc}; known: {', '.join(settings.instances)}") from None
+        except RecallError as exc:  # the index unavailable (busy, rebuilt, disk full)
+            raise ToolError(f"{exc}; try again in a moment") from None
+        except Exception:  # a bug: the traceback goes to the log, the model gets a reason
+            log.exception("the MCP recall tool failed")
+            raise ToolError(BUG) from None
+        if activity is not None:
+            activity.record("mcp", query, result, instance=instance)
+        return result.text
+
+    return server
+
+
+def refresh_instructions(
+    server: MCPServer, settings: Settings, overviews: list[InstanceOverview]
+) -> None:
+    """Describe the index in the instructions the next initialize sends (RECALL_INSTRUCTIONS,
+    when set, stays).
+
+    The SDK reads its low-level server's `instructions` at each initialize (and
+    server/discover); the session manager holds that server as `app`, so the routes must be
+    built (`mcp_routes`) first.
+    """
+    if not settings.instructions:
+        server.session_manager.app.instructions = index_instructions(overviews)
+
+
+def index_instructions(overviews: list[InstanceOverview]) -> str:
+    """The instructions for an index: what it holds, then when to call `recall`. The built-in
+    text while nothing is indexed; detail is shed until it fits MAX_INSTRUCTIONS_BYTES."""
+    if not any(o.notes for o in overviews):
+        return INSTRUCTIONS
+    for parts, subjects in ((4, 8), (3, 8), (2, 6), (1, 6), (0, 6), (0, 3), (0, 0)):
+        text = _describe(overviews, parts, subjects) + "\n\n" + WHEN_TO_CALL
+        if len(text.encode()) <= MAX_INSTRUCTIONS_BYTES:
+            return text
+    return INSTRUCTIONS
+
+
+def _describe(overviews: list[InstanceOverview], parts: int, subjects: int) -> str:
+    shown = [o for o in overviews if o.notes]
+    total = sum(o.notes for o in shown)
+    where = (
+        f'instance "{shown[0].name}"'
+        if len(shown) == 1
+        else "instances "
+        + ", ".join(f'"{o.name}" ({o.notes:,})' for o in shown)
+        + "; pass `instance` to search only one"
+    )
+    lines = [
+        f"This server searches the user's personal Trilium notebook: {total:,} notes in "
+        f"{where}. Its largest subjects (notes in each) and some of their parts:"
+    ]
+    for o in shown:
+        if len(shown) > 1 and subjects:
+            lines.append(f"{o.name}:")
+        for subject in o.subjects[:subjects]:
+            kind = f", {subject.area}" if subject.area != "other" else ""
+            line = f"- {_clip(subject.title)} ({subject.notes}{kind})"
+            if parts and subject.parts:
+                line += ": " + ", ".join(_clip(p) for p in subject.parts[:parts])
+            lines.append(line)
+    return "\n".join(lines)
+
+
+def _clip(title: str) -> str:
+    title = one_line(title)
+    return title if len(title) <= SUBJECT_TITLE_CHARS else title[: SUBJECT_TITLE_CHARS - 1] + "…"
+
+
+def transport_security(settings: Settings) -> TransportSecuritySettings:
+    """Host/Origin checks against DNS rebinding: loopback, RECALL_BASE_URL, RECALL_ALLOWED_HOSTS."""
+    hosts = ["127.0.0.1:*", "localhost:*", "[::1]:*", *settings.allowed_hosts]
+    origins = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
+    if settings.base_url:
+        parsed = urlparse(settings.base_url)
+        hosts += [parsed.netloc, f"{parsed.hostname}:*"]
+        origins.append(f"{parsed.scheme}://{parsed.netloc}")
+    origins += [f"https://{host}" for host in settings.allowed_hosts]
+    origins += ["https://claude.ai", "https://claude.com"]
+    return TransportSecuritySettings(allowed_hosts=hosts, allowed_origins=origins)
+
+
+def mcp_routes(server: MCPServer, settings: Settings) -> list[BaseRoute]:
+    """/mcp, and /mcp/ answered by the same app; the caller runs `server.session_manager.run()`
+    in its lifespan.
+
+    /mcp/ is served, not redirected: Starlette's slash redirect builds its Location from the
+    Host header, so `Host: evil.example` got `Location: http://evil.example/mcp`."""
+    app = server.streamable_http_app(
+        streamable_http_path=MCP_PATH, transport_security=transport_security(settings)
+    )
+    routes: list[BaseRoute] = list(app.routes)
+    endpoint = next(r.endpoint for r in routes if isinstance(r, Route) and r.path == MCP_PATH)
+    return [*routes, Route(MCP_PATH + "/", endpoint)]

@@ -1,0 +1,49 @@
+"""Reading a JSON request body: bounded in size, an object, or a BadRequest that says why."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from starlette.requests import Request
+
+from ..errors import BadRequest
+from ..textclean import valid_utf8
+
+MAX_BODY_BYTES = 2 * 1024 * 1024  # a 1 MB prompt is accepted (and truncated for search)
+
+
+async def read_json(request: Request, limit: int = MAX_BODY_BYTES) -> dict[str, Any]:
+    declared = request.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > limit:
+        raise BadRequest(f"body larger than {limit} bytes")
+    raw = bytearray()
+    async for chunk in request.stream():
+        raw += chunk
+        if len(raw) > limit:
+            raise BadRequest(f"body larger than {limit} bytes")
+    try:
+        body = json.loads(raw)
+    except ValueError:  # UnicodeDecodeError included
+        raise BadRequest("body is not valid JSON") from None
+    except RecursionError:
+        raise BadRequest("body is nested too deeply") from None
+    if not isinstance(body, dict):
+        raise BadRequest("body must be a JSON object")
+    return body
+
+
+def prompt_field(body: dict[str, Any], name: str = "prompt") -> str:
+    """A required string; NUL characters become spaces (SQLite and FTS5 stop at them)."""
+    prompt = valid_utf8(body.get(name))  # only the strings we use, not the whole payload
+    if not isinstance(prompt, str):
+        raise BadRequest(f"'{name}' is required and must be a string")
+    return prompt.replace("\x00", " ")
+
+
+def optional_text(body: dict[str, Any], name: str) -> str | None:
+    """A string or absent; an empty string counts as absent."""
+    value = valid_utf8(body.get(name))
+    if value is not None and not isinstance(value, str):
+        raise BadRequest(f"'{name}' must be a string")
+    return value or None

