@@ -80,6 +80,60 @@ def test_imports_flow_one_way() -> None:
     assert len(order) == len(graph) and "index.store" in order and "search.recall" in order
 
 
+# The stages, lowest first: a module may import its own layer and the ones before it. The top
+# of the package is two layers: the foundation every stage uses, and the entry points that use
+# every stage. Each subpackage's docstring says the same in words.
+FOUNDATION = {"__init__", "config", "errors", "areas", "textclean"}
+ENTRY_POINTS = {"cli", "commands", "hook", "claude_settings"}
+LAYERS = (
+    "foundation",
+    "trilium",
+    "demo",
+    "notes",
+    "index",
+    "sync",
+    "search",
+    "access",
+    "server",
+    "entry points",
+)
+
+
+def _layer(module: str) -> str:
+    if "." in module:
+        return module.split(".")[0]
+    if module in FOUNDATION:
+        return "foundation"
+    if module in ENTRY_POINTS:
+        return "entry points"
+    return module  # a top-level module nobody placed, or a new subpackage: not in LAYERS
+
+
+def test_every_module_sits_in_a_known_layer() -> None:
+    placed = {module: _layer(module) for module in _imports()}
+    assert {module: layer for module, layer in placed.items() if layer not in LAYERS} == {}
+
+
+def test_no_layer_imports_one_above_it() -> None:
+    rank = {layer: number for number, layer in enumerate(LAYERS)}
+    upward = sorted(
+        f"{module} ({_layer(module)}) → {imported} ({_layer(imported)})"
+        for module, imported_modules in _imports().items()
+        for imported in imported_modules
+        if rank.get(_layer(imported), len(LAYERS)) > rank.get(_layer(module), -1)
+    )
+    assert upward == []
+
+
+def test_only_the_entry_points_use_the_demo() -> None:
+    users = {
+        module
+        for module, imported in _imports().items()
+        if _layer(module) != "demo" and any(_layer(m) == "demo" for m in imported)
+    }
+    assert users == {"commands"}
+
+
 def test_only_the_demo_uses_the_trilium_stand_in() -> None:
     users = {
         module
