@@ -31,6 +31,7 @@ from .server.app import create_app, server_options
 from .server.engine import Engine
 from .server.overview import failed_notes
 from .sync.syncer import SyncStatus
+from .textclean import clip
 
 log = logging.getLogger("trilium_recall")
 CLI_BUDGET_MS = 120_000  # search and explain wait for the answer; the hook's budget is not theirs
@@ -245,7 +246,7 @@ def _print_explain(result: RecallResult) -> None:
         f"\nIs the prompt about the notes?  {verdict.reason}\n"
         f"  margin {signals.margin:+.3f} = best snippet {signals.top_cosine:.3f} − closest "
         f"generic prompt {signals.generic_cosine:.3f} − generic level here {signals.offset:+.3f}"
-        f'\n    closest generic prompt: "{_clip(signals.generic_prompt, 70)}"\n'
+        f'\n    closest generic prompt: "{clip(signals.generic_prompt, 70)}"\n'
         f"  agreement {signals.agreement:.0%} of the keyword weight in the best-meaning note · "
         f"best keyword match {signals.coverage:.0%} ({signals.terms} terms) · "
         f"z {signals.zscore:.1f}\n"
@@ -279,10 +280,6 @@ def _print_reference(trace: SearchTrace) -> None:
         f"({r.reason}); languages {', '.join(r.languages) or 'not told'}; prompt language "
         f"{trace.language or 'not told'}{foreign if trace.foreign else ''}"
     )
-
-
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _log(args: argparse.Namespace) -> int:

@@ -30,3 +30,8 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
 def one_line(text: str) -> str:
     """`text` on one line: control characters and runs of white space become one space."""
     return " ".join(_CONTROL.sub(" ", text).split())
+
+
+def clip(text: str, limit: int) -> str:
+    """`text` cut to at most `limit` characters, the last one "…" when anything was cut."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"

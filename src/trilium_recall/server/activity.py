@@ -29,7 +29,7 @@ from ..errors import StoreError
 from ..index.file import open_db
 from ..index.transactions import write_transaction
 from ..search.recall import RecallResult
-from ..textclean import one_line
+from ..textclean import clip, one_line
 
 log = logging.getLogger(__name__)
 
@@ -82,8 +82,7 @@ class Activity:
 
 def prompt_head(prompt: str, limit: int = PROMPT_HEAD_CHARS) -> str:
     """The first `limit` characters on one line, control characters folded to spaces."""
-    line = one_line(prompt[: limit * 4])
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+    return clip(one_line(prompt[: limit * 4]), limit)
 
 
 def silence_reason(result: RecallResult, budget_ms: float) -> str | None:

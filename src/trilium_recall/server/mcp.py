@@ -26,7 +26,7 @@ from starlette.routing import BaseRoute, Route
 from ..config import Settings
 from ..errors import RecallError, UnknownInstance
 from ..search.recall import STATUS_TEXT
-from ..textclean import one_line
+from ..textclean import clip, one_line
 from .activity import ActivityLog
 from .engine import Engine
 from .http_errors import BUG
@@ -153,8 +153,7 @@ def _describe(overviews: list[InstanceOverview], parts: int, subjects: int) -> s
 
 
 def _clip(title: str) -> str:
-    title = one_line(title)
-    return title if len(title) <= SUBJECT_TITLE_CHARS else title[: SUBJECT_TITLE_CHARS - 1] + "…"
+    return clip(one_line(title), SUBJECT_TITLE_CHARS)
 
 
 def transport_security(settings: Settings) -> TransportSecuritySettings:
