@@ -19,6 +19,8 @@ import secrets
 import time
 from collections.abc import Callable
 
+from .oauth import digest
+
 COOKIE = "recall_session"
 SESSION_SECONDS = 12 * 3600
 MAX_SESSIONS = 64
@@ -34,23 +36,23 @@ class WebSessions:
     def create(self) -> str:
         """A new session's cookie value."""
         now = self._clock()
-        for digest in [d for d, expiry in self._expires.items() if expiry <= now]:
-            del self._expires[digest]
+        for expired in [d for d, expiry in self._expires.items() if expiry <= now]:
+            del self._expires[expired]
         while len(self._expires) >= MAX_SESSIONS:
             del self._expires[next(iter(self._expires))]
         token = secrets.token_urlsafe(32)
-        self._expires[_digest(token)] = now + SESSION_SECONDS
+        self._expires[digest(token)] = now + SESSION_SECONDS
         return token
 
     def valid(self, token: str | None) -> bool:
         if not token:
             return False
-        expiry = self._expires.get(_digest(token))
+        expiry = self._expires.get(digest(token))
         return expiry is not None and expiry > self._clock()
 
     def end(self, token: str | None) -> None:
         if token:
-            self._expires.pop(_digest(token), None)
+            self._expires.pop(digest(token), None)
 
     def csrf(self, token: str | None) -> str:
         """The CSRF token for the page of this session (or of no session)."""
@@ -61,7 +63,3 @@ class WebSessions:
         return bool(presented) and hmac.compare_digest(
             self.csrf(token).encode(), (presented or "").encode()
         )
-
-
-def _digest(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()

@@ -64,5 +64,5 @@ class SectionHit:
 
 
 def text_hash(text: str) -> str:
-    """The embedding cache's key for a text."""
+    """A text's SHA-256 in 32 hex digits: the embedding cache's key, and a note's content hash."""
     return hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:32]

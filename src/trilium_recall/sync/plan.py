@@ -9,7 +9,6 @@ once.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -123,7 +122,7 @@ def prepare(note: Note, record: NoteRecord, content: str) -> PreparedNote:
         (link.target_note_id, link.kind) for link in extract_links(note.type, note.mime, content)
     ]
     links += relation_links(note)
-    content_hash = hashlib.sha256(content.encode("utf-8", "replace")).hexdigest()[:32]
+    content_hash = text_hash(content)
     return PreparedNote(
         replace(record, content_hash=content_hash),
         tuple(_prepared_section(note.title, section) for section in sections),
