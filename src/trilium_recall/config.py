@@ -63,6 +63,11 @@ def _split(value: Any) -> Any:
     return value
 
 
+# This machine by name: binding here needs no password, OAuth may redirect here over plain http,
+# and /mcp accepts these Host and Origin headers.
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
 class Settings(BaseModel):
     """Everything tunable. Field `foo` comes from env `RECALL_FOO` (through load_settings)."""
 
@@ -162,7 +167,7 @@ class Settings(BaseModel):
 
     @property
     def is_loopback(self) -> bool:
-        return self.host in ("127.0.0.1", "localhost", "::1") or self.host.startswith("127.")
+        return self.host in LOOPBACK_HOSTS or self.host.startswith("127.")
 
     @property
     def engine_url(self) -> str:

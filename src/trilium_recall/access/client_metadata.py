@@ -9,7 +9,8 @@ from urllib.parse import urlparse
 from mcp.server.auth.provider import RegistrationError
 from mcp.shared.auth import OAuthClientInformationFull
 
-LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+from ..config import LOOPBACK_HOSTS
+
 # claude.ai sends a ~20-character name and one redirect URI.
 MAX_CLIENT_NAME_CHARS = 100  # shown on the login page, written to the log
 MAX_URI_CHARS = 2000  # a redirect URI's origin goes into the login page's CSP header

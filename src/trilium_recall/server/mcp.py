@@ -23,7 +23,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import Field
 from starlette.routing import BaseRoute, Route
 
-from ..config import Settings
+from ..config import LOOPBACK_HOSTS, Settings
 from ..errors import RecallError, UnknownInstance
 from ..search.recall import STATUS_TEXT
 from ..textclean import clip, one_line
@@ -158,8 +158,9 @@ def _clip(title: str) -> str:
 
 def transport_security(settings: Settings) -> TransportSecuritySettings:
     """Host/Origin checks against DNS rebinding: loopback, RECALL_BASE_URL, RECALL_ALLOWED_HOSTS."""
-    hosts = ["127.0.0.1:*", "localhost:*", "[::1]:*", *settings.allowed_hosts]
-    origins = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
+    loopback = [f"[{host}]" if ":" in host else host for host in LOOPBACK_HOSTS]
+    hosts = [f"{host}:*" for host in loopback] + list(settings.allowed_hosts)
+    origins = [f"http://{host}:*" for host in loopback]
     if settings.base_url:
         parsed = urlparse(settings.base_url)
         hosts += [parsed.netloc, f"{parsed.hostname}:*"]
