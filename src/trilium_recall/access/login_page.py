@@ -67,20 +67,25 @@ def _field(value: object) -> str:
     return value if isinstance(value, str) else ""
 
 
+def security_headers(csp: str, referrer: str = "no-referrer") -> dict[str, str]:
+    """What every page the engine draws carries: its CSP, no framing, no sniffing, no caching."""
+    return {
+        "Content-Security-Policy": csp,
+        "X-Frame-Options": "DENY",
+        "Referrer-Policy": referrer,
+        "X-Content-Type-Options": "nosniff",
+        "Cache-Control": "no-store",
+    }
+
+
 def _security_headers(form_target: str | None = None) -> dict[str, str]:
     # Chromium applies form-action to the redirect that follows a POST, so the page must also
     # allow the client's redirect origin or the browser stops at our 303 (tests/test_login_browser).
     targets = "'self'" + (f" {form_target}" if form_target else "")
-    return {
-        "Content-Security-Policy": (
-            f"default-src 'none'; style-src 'sha256-{_CSS_HASH}'; form-action {targets}; "
-            "frame-ancestors 'none'; base-uri 'none'"
-        ),
-        "X-Frame-Options": "DENY",
-        "Referrer-Policy": "no-referrer",
-        "X-Content-Type-Options": "nosniff",
-        "Cache-Control": "no-store",
-    }
+    return security_headers(
+        f"default-src 'none'; style-src 'sha256-{_CSS_HASH}'; form-action {targets}; "
+        "frame-ancestors 'none'; base-uri 'none'"
+    )
 
 
 def _origin(url: str) -> str | None:

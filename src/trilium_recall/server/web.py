@@ -37,7 +37,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route, request_response
 
-from ..access.login_page import parse_submission, sign_in_page, too_many_attempts_page
+from ..access.login_page import (
+    parse_submission,
+    security_headers,
+    sign_in_page,
+    too_many_attempts_page,
+)
 from ..access.oauth_routes import MAX_FORM_BYTES
 from ..access.rate_limits import source_of
 from ..access.web_sessions import COOKIE, SESSION_SECONDS, WebSessions
@@ -78,14 +83,8 @@ CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
     "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 )
-HEADERS = {
-    "Content-Security-Policy": CSP,
-    "X-Frame-Options": "DENY",
-    # Not no-referrer: under it browsers send `Origin: null` on our own POSTs (_same_origin).
-    "Referrer-Policy": "same-origin",
-    "X-Content-Type-Options": "nosniff",
-    "Cache-Control": "no-store",
-}
+# Not no-referrer: under it browsers send `Origin: null` on our own POSTs (_same_origin).
+HEADERS = security_headers(CSP, referrer="same-origin")
 T = TypeVar("T")
 Handler = Callable[[Request, "Caller"], Awaitable[Response]]
 
