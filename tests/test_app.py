@@ -19,6 +19,7 @@ from conftest import (
     make_settings,
 )
 from trilium_recall.index.store import Store
+from trilium_recall.search.recall import RecallRequest
 from trilium_recall.server.engine import Engine
 
 
@@ -210,13 +211,13 @@ async def test_time_budget_overrun_answers_nothing_and_on_time(tmp_path) -> None
     engine = Engine(settings, embedder=embedder, gate=OPEN)
     add_note(engine.store, embedder, "n1", "Backups", [("Backups", "restic backup nightly")])
     await engine.warm()
-    on_time = await engine.recall("restic backup", session_id="other")
+    on_time = await engine.recall(RecallRequest("restic backup", session_id="other"))
     assert (on_time.status, [p.note_id for p in on_time.passages]) == ("sent", ["n1"])
 
     engine.settings = settings.model_copy(update={"time_budget_ms": 100})
     embedder.finished.clear()
     embedder.release.clear()  # the next search cannot end until the test says so
-    late = await engine.recall("restic backup", session_id="s")
+    late = await engine.recall(RecallRequest("restic backup", session_id="s"))
     assert (late.status, late.passages, late.context) == ("late", [], "")
     assert not embedder.finished.is_set()  # answered at the budget, not when the search ended
     embedder.release.set()

@@ -10,6 +10,7 @@ from pydantic import SecretStr
 from conftest import OPEN, HashEmbedder, make_settings
 from trilium_recall.config import Instance
 from trilium_recall.demo.standin import FakeTrilium
+from trilium_recall.search.recall import RecallRequest
 from trilium_recall.server.engine import Engine
 
 
@@ -47,9 +48,11 @@ async def test_two_instances_sync_search_and_fail_independently(tmp_path) -> Non
             "home": 1,
         }
 
-        both = await engine.recall("kubectl rollout restart tomatoes sun")
+        both = await engine.recall(RecallRequest("kubectl rollout restart tomatoes sun"))
         assert {p.instance for p in both.passages} == {"work", "home"}
-        only_home = await engine.recall("kubectl rollout restart tomatoes sun", instance="home")
+        only_home = await engine.recall(
+            RecallRequest("kubectl rollout restart tomatoes sun", instance="home")
+        )
         assert [(p.instance, p.title) for p in only_home.passages] == [("home", "Garden")]
         assert only_home.passages[0].url == f"{home.url()}/#root/noteAAAAAAAA"
 
@@ -58,7 +61,7 @@ async def test_two_instances_sync_search_and_fail_independently(tmp_path) -> Non
         assert down["status"] == "degraded" and down["instances"]["work"]["error"] is None
         work.set_content("noteAAAAAAAA", "<p>helm rollback to revision 41</p>")
         await _wait(engine, lambda h: _has(engine, "helm rollback revision"))
-        still = await engine.recall("tomatoes sun", instance="home")
+        still = await engine.recall(RecallRequest("tomatoes sun", instance="home"))
         assert [p.title for p in still.passages] == ["Garden"]  # the last index keeps serving
     finally:
         await engine.stop()

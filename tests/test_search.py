@@ -15,7 +15,7 @@ from trilium_recall.errors import UnknownInstance
 from trilium_recall.search.gate import FITTED
 from trilium_recall.search.hybrid import rrf, search
 from trilium_recall.search.null_bank import GenericPrompts
-from trilium_recall.search.recall import recall
+from trilium_recall.search.recall import RecallRequest, recall
 
 # Passes no prompt on its score, only the strong-keyword rule (3 terms, 60 % of the weight).
 KEYWORDS_ONLY = replace(FITTED, bias=-100.0, keyword_terms=3, keyword_coverage=0.6)
@@ -198,8 +198,7 @@ def test_session_sends_a_note_once_and_other_sessions_still_get_it(
             embedder,
             generic,
             settings,
-            "restic backup restore",
-            session_id=session,
+            RecallRequest("restic backup restore", session_id=session),
             gate=OPEN,
         )
         return [p.note_id for p in found.passages]
@@ -217,20 +216,20 @@ def test_recall_skips_before_searching_and_searches_what_a_person_wrote(
 ) -> None:
     _corpus(store, embedder)
     settings = make_settings(tmp_path)
-    skipped = recall(store, embedder, generic, settings, "/compact")
+    skipped = recall(store, embedder, generic, settings, RecallRequest("/compact"))
     assert (skipped.skipped, skipped.passages, skipped.context) == ("slash command", [], "")
     envelope = "<task-notification>\n<task-id>b1</task-id>\n</task-notification>"
-    machine = recall(store, embedder, generic, settings, envelope)
+    machine = recall(store, embedder, generic, settings, RecallRequest(envelope))
     assert machine.skipped == "machine: task-notification"
-    reminded = recall(
-        store, embedder, generic, settings, "<system-reminder>x</system-reminder>\nrestic"
-    )
+    reminder = RecallRequest("<system-reminder>x</system-reminder>\nrestic")
+    reminded = recall(store, embedder, generic, settings, reminder)
     assert reminded.trace is not None and reminded.trace.keyword.terms == ["restic"]
 
 
 def test_unknown_instance_is_a_clear_error(store, embedder, generic, tmp_path) -> None:
     with pytest.raises(UnknownInstance, match="nope"):
-        recall(store, embedder, generic, make_settings(tmp_path), "restic", instance="nope")
+        settings = make_settings(tmp_path)
+        recall(store, embedder, generic, settings, RecallRequest("restic", instance="nope"))
 
 
 def test_deadline_passed_returns_nothing_and_marks_nothing(
@@ -238,7 +237,8 @@ def test_deadline_passed_returns_nothing_and_marks_nothing(
 ) -> None:
     _corpus(store, embedder)
     settings = make_settings(tmp_path)
-    late = recall(store, embedder, generic, settings, "restic backup", session_id="s", deadline=0.0)
+    asked = RecallRequest("restic backup", session_id="s")
+    late = recall(store, embedder, generic, settings, asked, deadline=0.0)
     assert (late.passages, late.context) == ([], "")
     assert store.already_sent("s", 3600) == set()
 

@@ -25,7 +25,7 @@ from .errors import IndexUnusable, RecallError
 from .index.file import index_errors
 from .index.store import Store
 from .search.candidates import SearchTrace
-from .search.recall import RecallResult
+from .search.recall import RecallRequest, RecallResult
 from .server.activity import Activity, parse_since, recent
 from .server.app import create_app, server_options
 from .server.engine import Engine
@@ -206,7 +206,7 @@ def _search(args: argparse.Namespace, explain: bool = False) -> int:
         engine = Engine(settings)
         try:
             await engine.warm()
-            return await engine.recall(args.prompt, instance=args.instance)
+            return await engine.recall(RecallRequest(args.prompt, instance=args.instance))
         finally:
             await engine.stop()
 

@@ -43,6 +43,21 @@ STATUS_TEXT: dict[Status, str] = {
 
 
 @dataclass(frozen=True)
+class RecallRequest:
+    """One prompt to answer, as every door hands it on: who asks (`session_id`: notes already
+    sent to it are not sent again), which notes (`instance`, None for all), how many passages
+    at most (`limit`, None for RECALL_MAX_PASSAGES), and whether the skip rules apply (prompts
+    from the hook; `from_subagent` when Claude Code fired it inside a subagent)."""
+
+    prompt: str
+    session_id: str | None = None
+    instance: str | None = None
+    limit: int | None = None
+    use_skip_rules: bool = True
+    from_subagent: bool = False
+
+
+@dataclass(frozen=True)
 class Passage:
     instance: str
     note_id: str
@@ -99,13 +114,8 @@ def recall(
     embedder: Embedder,
     generic: GenericPrompts,
     settings: Settings,
-    prompt: str,
+    request: RecallRequest,
     *,
-    session_id: str | None = None,
-    instance: str | None = None,
-    limit: int | None = None,
-    use_skip_rules: bool = True,
-    from_subagent: bool = False,
     deadline: float | None = None,
     gate: GateThresholds | None = None,
 ) -> RecallResult:
@@ -115,10 +125,11 @@ def recall(
     started = time.perf_counter()
     if deadline is not None and time.monotonic() > deadline:  # queued behind a slow search
         return RecallResult("late", took_ms=_since(started))
+    prompt, session_id, instance = request.prompt, request.session_id, request.instance
     if instance is not None and instance not in settings.instances:
         raise UnknownInstance(f"unknown instance {instance!r}")
-    if use_skip_rules:
-        decided = triage(prompt, from_subagent=from_subagent)
+    if request.use_skip_rules:
+        decided = triage(prompt, from_subagent=request.from_subagent)
         if decided.skip is not None:
             return RecallResult("skipped", skipped=decided.skip, took_ms=_since(started))
         prompt = decided.text
@@ -130,7 +141,7 @@ def recall(
         generic,
         settings,
         prompt,
-        limit=limit or settings.max_passages,
+        limit=request.limit or settings.max_passages,
         instance=instance,
         exclude=sent,
         gate=gate,

@@ -17,7 +17,7 @@ from starlette.types import ASGIApp
 
 from ..config import Settings
 from ..errors import EngineStarting
-from ..search.recall import STATUS_TEXT
+from ..search.recall import STATUS_TEXT, RecallRequest
 from .activity import ActivityLog
 from .auth import Authenticator
 from .engine import Engine
@@ -76,11 +76,13 @@ def create_app(
         hook_mode = "hook_event_name" in body
         prompt, session_id, instance = _recall_fields(body)
         result = await engine.recall(
-            prompt,
-            session_id=session_id,
-            instance=instance,
-            # Claude Code sets agent_id when the hook fires inside a subagent or teammate.
-            from_subagent=hook_mode and bool(body.get("agent_id")),
+            RecallRequest(
+                prompt,
+                session_id=session_id,
+                instance=instance,
+                # Claude Code sets agent_id when the hook fires inside a subagent or teammate.
+                from_subagent=hook_mode and bool(body.get("agent_id")),
+            )
         )
         path = "hook" if hook_mode else "api"
         activity.record(path, prompt, result, session_id=session_id, instance=instance)

@@ -27,7 +27,7 @@ from ..notes.classify import Rules
 from ..search.gate import GateThresholds
 from ..search.hybrid import gate_thresholds
 from ..search.null_bank import GenericPrompts
-from ..search.recall import RecallResult, building, recall
+from ..search.recall import RecallRequest, RecallResult, building, recall
 from ..sync.syncer import RunReport, Syncer, SyncStatus, run_forever
 from ..trilium.client import TriliumClient
 from ..trilium.features import Features
@@ -146,7 +146,14 @@ class Engine:
 
     def _warm_search(self, prompt: str) -> None:
         assert self.generic is not None
-        recall(self._reader(), self.embedder, self.generic, self.settings, prompt, gate=self.gate)
+        recall(
+            self._reader(),
+            self.embedder,
+            self.generic,
+            self.settings,
+            RecallRequest(prompt),
+            gate=self.gate,
+        )
 
     def _read_generic(self) -> GenericPrompts:
         # First start: ~1,300 query embeddings (~15 s); later starts read the cache. A
@@ -186,16 +193,7 @@ class Engine:
             reports[name] = await syncer.full()
         return reports
 
-    async def recall(
-        self,
-        prompt: str,
-        *,
-        session_id: str | None = None,
-        instance: str | None = None,
-        limit: int | None = None,
-        use_skip_rules: bool = True,
-        from_subagent: bool = False,
-    ) -> RecallResult:
+    async def recall(self, request: RecallRequest) -> RecallResult:
         """The recall pipeline under the time budget: status "late" when the budget ran out,
         "starting" before warm() and "building" for silence while nothing is indexed yet."""
         budget = self.settings.time_budget_ms / 1000
@@ -211,12 +209,7 @@ class Engine:
                 self.embedder,
                 generic,
                 self.settings,
-                prompt,
-                session_id=session_id,
-                instance=instance,
-                limit=limit,
-                use_skip_rules=use_skip_rules,
-                from_subagent=from_subagent,
+                request,
                 deadline=deadline,
                 gate=self.gate,
             ),

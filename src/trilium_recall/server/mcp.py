@@ -25,7 +25,7 @@ from starlette.routing import BaseRoute, Route
 
 from ..config import LOOPBACK_HOSTS, Settings
 from ..errors import RecallError, UnknownInstance
-from ..search.recall import STATUS_TEXT
+from ..search.recall import STATUS_TEXT, RecallRequest
 from ..textclean import clip, one_line
 from .activity import ActivityLog
 from .engine import Engine
@@ -84,7 +84,7 @@ def build_mcp(engine: Engine, activity: ActivityLog | None = None) -> MCPServer:
     ) -> str:
         try:
             result = await engine.recall(
-                query, instance=instance, limit=limit, use_skip_rules=False
+                RecallRequest(query, instance=instance, limit=limit, use_skip_rules=False)
             )
         except UnknownInstance as exc:  # the pipeline's own check, shown to the model
             raise ToolError(f"{exc}; known: {', '.join(settings.instances)}") from None

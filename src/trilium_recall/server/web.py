@@ -49,7 +49,7 @@ from ..access.web_sessions import COOKIE, SESSION_SECONDS, WebSessions
 from ..errors import BadRequest, RecallError
 from ..index.file import index_errors
 from ..index.store import Store
-from ..search.recall import RecallResult
+from ..search.recall import RecallRequest, RecallResult
 from .activity import ActivityLog, recent, silence_reason
 from .auth import Authenticator, bearer_token
 from .checks import (
@@ -285,7 +285,8 @@ class WebUI:
             raise BadRequest('\'path\' must be "hook" or "mcp"')
         if not prompt.strip():
             raise BadRequest("type a prompt first")
-        result = await self._engine.recall(prompt, instance=instance, use_skip_rules=path == "hook")
+        asked = RecallRequest(prompt, instance=instance, use_skip_rules=path == "hook")
+        result = await self._engine.recall(asked)
         self._activity.record("web", prompt, result, instance=instance)
         return _json(self._explained(path, result))
 
@@ -360,7 +361,7 @@ class WebUI:
         subjects = [s.title for o in self._described.current for s in o.subjects]
         prompt = f"what do my notes say about {subjects[0]}?" if subjects else "my notes"
         try:
-            result = await self._engine.recall(prompt, use_skip_rules=False)
+            result = await self._engine.recall(RecallRequest(prompt, use_skip_rules=False))
         except RecallError as exc:  # the index unavailable: this check fails, not the page
             return Check("test recall", "fail", f'"{prompt}": {exc}', "see the index checks")
         silence = silence_reason(result, self._engine.settings.time_budget_ms)
