@@ -14,13 +14,14 @@ import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import TypeVar
 
 from threadpoolctl import threadpool_limits
 
 from ..config import Settings
 from ..errors import IndexUnusable
 from ..index.embed import E5Embedder, Embedder
-from ..index.file import move_aside
+from ..index.file import index_errors, move_aside
 from ..index.store import Store
 from ..index.vectors import VectorIndex
 from ..notes.classify import Rules
@@ -33,6 +34,7 @@ from ..trilium.client import TriliumClient
 from ..trilium.features import Features
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 # Two search threads: while one waits for the model (its own thread, queries first), the other
 # runs keyword search, vector scoring and the gate (bench/RESULTS.md, concurrent clients).
@@ -224,6 +226,19 @@ class Engine:
         # `building` reads the index; the mirror's size is checked first, so a served index
         # never pays that query on the answer path.
         return building(result) if not len(self.vectors) and self.building else result
+
+    async def read(self, read: Callable[[Store], T]) -> T:
+        """`read` on a search thread's connection: the status page reads the index through the
+        pool /recall uses instead of opening a connection per request, and the event loop (whose
+        connection belongs to the syncer) stays free."""
+        loop = asyncio.get_running_loop()
+
+        def run() -> T:
+            store = self._reader()
+            with index_errors(store.path):  # `read` may query store.db itself
+                return read(store)
+
+        return await loop.run_in_executor(self._pool, run)
 
     def _reader(self) -> Store:
         store = getattr(self._local, "store", None)

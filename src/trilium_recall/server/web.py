@@ -47,7 +47,6 @@ from ..access.oauth_routes import MAX_FORM_BYTES
 from ..access.rate_limits import source_of
 from ..access.web_sessions import COOKIE, SESSION_SECONDS, WebSessions
 from ..errors import BadRequest, RecallError
-from ..index.file import index_errors
 from ..index.store import Store
 from ..search.recall import RecallRequest, RecallResult
 from .activity import ActivityLog, recent, silence_reason
@@ -368,18 +367,7 @@ class WebUI:
         return recall_check(prompt, [p.title for p in result.passages], silence, result.status)
 
     async def _read(self, read: Callable[[Store], T]) -> T:
-        """`read` on a connection of its own in a worker thread: the event loop's connection
-        belongs to the syncer, and the loop must stay free for /recall."""
-
-        def run() -> T:
-            store = Store(self._engine.settings.db_path)
-            try:
-                with index_errors(store.path):  # `read` may query store.db itself
-                    return read(store)
-            finally:
-                store.close()
-
-        return await asyncio.to_thread(run)
+        return await self._engine.read(read)
 
 
 def _json(body: object, status: int = 200) -> JSONResponse:
