@@ -1,7 +1,11 @@
 """In-memory mirror of the snippet vectors, searched by brute force, answered per section.
 
-numpy over the float32 matrix measured 0.4 ms at 10k vectors against 8 ms for a sqlite-vec vec0
-KNN scan (DESIGN.md); the vec0 table stays the durable copy and fills this mirror at start.
+One home for search: numpy over the float32 matrix answers a top-40 query in 0.9 ms at 10k
+vectors and 10 ms at 50k, where sqlite-vec's vec0 KNN takes 8.4 and 48 ms for the same 40 rows
+(bench/bench_vectors.py); vec0 is brute force too, so it is no way out at scale either. The vec0
+table is only the durable copy that fills this mirror at start. A plain table of BLOBs would do
+that job better (writes 1.6-2.2x, the start-up fill 3-4.5x faster in the same run); moving to
+it takes a migration, left to the scale work.
 Each snippet belongs to one section; a section's cosine is its best snippet's.
 """
 
