@@ -4,7 +4,7 @@ Coding chatter, general questions and small talk as people type them into an ass
 (`generic_prompts.txt`, written for this purpose and kept apart from every eval set). A prompt
 resembling one of them more than it resembles any snippet of the notes is most likely not about
 the notes: e5 cosines sit in a narrow band that moves with the corpus, but the distance to the
-closest generic prompt moves with it. The bank's vectors ship beside it (`generic_prompts.npy`,
+closest generic prompt moves with it. The bank's vectors ship beside it (`generic_prompts.npz`,
 made by `eval/bank_vectors.py` with the bundled model), so no start embeds 1,300 prompts; if the
 bank or the model ever differ from what they were made with, the bank is embedded once and kept
 in the index's embedding cache instead.
