@@ -21,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "eval"))
 from corpora import HERE, corpus_settings, labelled_set
 from fit import LANDED
 
+from trilium_recall.embed import E5Embedder
 from trilium_recall.gate import FITTED
 from trilium_recall.generic import GenericPrompts
 from trilium_recall.search import LANDED_RANKING, RANKING, decide, gather
@@ -29,7 +30,7 @@ from trilium_recall.vectors import VectorIndex
 
 
 class Cached:
-    name, dim = "multilingual-e5-small", 384
+    name, dim = E5Embedder.name, 384  # the bank's shipped vectors are keyed on it
 
     def __init__(self) -> None:
         with np.load(HERE / ".index" / "queries.npz") as data:
