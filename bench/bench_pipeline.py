@@ -21,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "eval"))
 from corpora import HERE, corpus_settings, labelled_set
 from fit import LANDED
 
+from trilium_recall.index.embed import E5Embedder
 from trilium_recall.index.store import Store
 from trilium_recall.index.vectors import VectorIndex
 from trilium_recall.search.gate import FITTED
@@ -29,7 +30,7 @@ from trilium_recall.search.null_bank import GenericPrompts
 
 
 class Cached:
-    name, dim = "multilingual-e5-small", 384
+    name, dim = E5Embedder.name, 384  # the bank's shipped vectors are keyed on it
 
     def __init__(self) -> None:
         with np.load(HERE / ".index" / "queries.npz") as data:
