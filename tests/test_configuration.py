@@ -16,7 +16,7 @@ from engine_process import EngineProcess
 from procs import closed_port_url, free_port, scrubbed_env
 from trilium_recall.config import ENGINE_VARIABLES, load_settings
 from trilium_recall.demo.standin import FakeTrilium
-from trilium_recall.demo.standin.etapi import APP_INFO
+from trilium_recall.demo.standin.newest import APP_INFO
 from trilium_recall.errors import ConfigError
 
 PASSWORD = "configured-password-1"
@@ -95,7 +95,7 @@ def test_readme_multi_instance_env_serves_two_trilium_instances(tmp_path: Path) 
         assert checks["engine"]["status"] == "ok", checks["engine"]
         assert checks["password"]["detail"] == "accepted (from RECALL_PASSWORD_FILE)"
         versions = {checks[f"trilium {n}"]["facts"]["version"] for n in ("work", "home")}
-        assert versions == {APP_INFO["appVersion"]}
+        assert versions == {APP_INFO["0.93"]["appVersion"]}
     finally:
         engine.stop()
         work.stop()
