@@ -143,7 +143,14 @@ def test_explain_shows_every_step(demo_engine) -> None:
     assert first["passed"] is True
     prompt = explain["prompt"]
     assert prompt["about_notes"] is True and prompt["why"].startswith("about the notes")
-    assert set(prompt["parts"]) == {"bias", "margin", "agreement", "zscore"}
+    assert set(prompt["parts"]) == {
+        "bias",
+        "margin",
+        "agreement",
+        "zscore",
+        "foreign language",
+        "code phrase",
+    }
     assert prompt["score"] == pytest.approx(sum(prompt["parts"].values()), abs=0.01)
     assert explain["closest_generic_prompt"] and -1 < explain["generic_cosine"] < 1
 

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
+
 from conftest import add_note
 from trilium_recall.index.terms import (
     FTS_TOKENIZER,
+    MAX_PHRASE_TOKENS,
+    MAX_PHRASES,
     code_phrases,
     fts_query,
     matched_terms,
@@ -85,3 +89,17 @@ def test_pasted_code_and_quoted_text_become_phrases_split_where_fts5_splits() ->
     ]
     assert code_phrases("how do I make a nice picture of it") == []
     assert code_phrases('the error "NEAR(a b) OR *c"') == ['"near a b or c"']  # plain words
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    ["x" * 1_000_000, "a_" * 500_000, "a.b " * 250_000, "KeyErro" * 150_000],
+    ids=["one-word", "underscores", "dotted", "camel"],
+)
+def test_huge_prompts_yield_few_short_phrases(prompt: str) -> None:
+    # Once a scan retried every position of a 1 MB word (minutes, and the engine's search
+    # threads with it). What is asserted is the output's bound; the pattern's linearity is what
+    # lets this test end at all.
+    phrases = code_phrases(prompt)
+    assert len(phrases) <= MAX_PHRASES
+    assert all(len(phrase.split()) <= MAX_PHRASE_TOKENS for phrase in phrases)

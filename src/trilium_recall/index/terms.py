@@ -17,12 +17,17 @@ import apsw
 FTS_TOKENIZER = ("unicode61", ("remove_diacritics", "2"))
 MAX_TERMS = 24
 MAX_PHRASES = 6
+MAX_PHRASE_CHARS = 4000  # code is looked for in the prompt's start: a pasted log's head says enough
+MAX_PHRASE_TOKENS = 8  # a longer "identifier" is a run of text, not a name to match as a phrase
 # What a developer pastes: `quoted code`, "quoted text", dotted or underscored identifiers
 # (os.path.join, shared_buffers, std::vector), CamelCase names (KeyError), --flags and paths.
+# An identifier starts at a word's start only, and its parts cannot hold its separators: a run of
+# word characters is then scanned once, not retried from every position (a 1 MB prompt of "x"
+# took minutes with the first pattern). Prompts are read up to MAX_PHRASE_CHARS anyway.
 _CODE = re.compile(
     r"`([^`\n]{2,80})`"
     r"|\"([^\"\n]{3,80})\""
-    r"|((?:--?)?[A-Za-z_][\w-]*(?:(?:\.|::|/|_)[\w-]+)+(?:\(\))?)"
+    r"|(?<![\w-])((?:--?)?[A-Za-z_][A-Za-z0-9-]*(?:(?:\.|::|/|_+)[A-Za-z0-9-]+)+_*(?:\(\))?)"
     r"|\b([a-z]*[A-Z][a-z0-9]+[A-Z]\w*)"
     r"|(--[a-z][\w-]+)"
 )
@@ -79,8 +84,10 @@ def code_phrases(prompt: str) -> list[str]:
     """The prompt's code and quoted text as FTS5 phrase queries, split where FTS5 splits
     (`shared_buffers` is the phrase "shared buffers"): evidence stronger than loose words."""
     phrases: dict[str, None] = {}
-    for match in _CODE.finditer(prompt):
+    for match in _CODE.finditer(prompt[:MAX_PHRASE_CHARS]):
         tokens = tokenize(next(group for group in match.groups() if group))
+        if len(tokens) > MAX_PHRASE_TOKENS:
+            continue
         if tokens and (len(tokens) > 1 or match.group(3) or match.group(4)):
             phrases['"' + " ".join(t.replace('"', '""') for t in tokens) + '"'] = None
     return list(phrases)[:MAX_PHRASES]
