@@ -417,9 +417,12 @@ def _post_raw(engine: Any, body: bytes) -> httpx.Response:
 def test_lone_surrogate_in_prompt_is_mended_not_a_500(demo_engine, body: bytes) -> None:
     answer = _post_raw(demo_engine, body)
     assert answer.status_code == 200, answer.text
-    # Both decode to "restic \ufffd backup": the script first, then its note and the Homelab page.
+    # Both decode to "restic \ufffd backup": the same answer as that prompt sent clean, led by
+    # the restic script.
+    clean = _post_raw(demo_engine, '{"prompt": "restic \ufffd backup"}'.encode())
     found = [p["note_id"] for p in answer.json()["passages"]]
-    assert found == ["3KuZbB1SI2Nr", "EHNWLmkEi2qa", "JHq4u4adStj7"]
+    assert found == [p["note_id"] for p in clean.json()["passages"]]
+    assert found[0] == "3KuZbB1SI2Nr"
 
 
 def test_lone_surrogate_in_session_id_is_mended_not_a_500(demo_engine) -> None:
