@@ -4,7 +4,7 @@ is the same for both), the two alternating prompt by prompt.
 
     python bench/bench_pipeline.py notebook handbook
 
-"landed" is `search.LANDED_RANKING` with the landed gate (eval/fit.py `LANDED`): no code-phrase
+"landed" is eval/fit.py's `LANDED_RANKING` with its landed gate `LANDED`: no code-phrase
 query, no evidence windows, no fusion-order rule. The language check runs in both.
 """
 
@@ -19,13 +19,13 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "eval"))
 from corpora import HERE, corpus_settings, labelled_set
-from fit import LANDED
+from fit import LANDED, LANDED_RANKING
 
 from trilium_recall.index.embed import E5Embedder
 from trilium_recall.index.store import Store
 from trilium_recall.index.vectors import VectorIndex
 from trilium_recall.search.gate import FITTED
-from trilium_recall.search.hybrid import LANDED_RANKING, RANKING, decide, gather
+from trilium_recall.search.hybrid import RANKING, decide, gather
 from trilium_recall.search.null_bank import GenericPrompts
 
 

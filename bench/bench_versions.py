@@ -29,9 +29,9 @@ from report import load_average, machine
 
 from change_kinds import KINDS, finds, note_row, seed
 from conftest import HashEmbedder
+from standin_faults import FaultyTrilium
 from test_sync import TOKEN, Harness
 from trilium_recall.demo.mode import NOTEBOOK_DIR
-from trilium_recall.demo.standin import FakeTrilium
 
 VERSIONS = ("0.93", "0.105")
 FOLDERS = 50
@@ -58,8 +58,8 @@ def synthetic_notebook(directory: Path, count: int, seed_value: int = 25) -> Non
     (directory / "notebook.json").write_text(json.dumps({"notes": notes}), encoding="utf-8")
 
 
-def stand_in(version: str, notebook: Path) -> FakeTrilium:
-    fake = FakeTrilium(token=TOKEN, version=version)
+def stand_in(version: str, notebook: Path) -> FaultyTrilium:
+    fake = FaultyTrilium(token=TOKEN, version=version)
     fake.load_notebook_dir(NOTEBOOK_DIR)
     fake.load_notebook_dir(notebook)
     seed(fake)
@@ -67,7 +67,7 @@ def stand_in(version: str, notebook: Path) -> FakeTrilium:
     return fake
 
 
-async def counted(fake: FakeTrilium, run) -> tuple[int, float, object]:
+async def counted(fake: FaultyTrilium, run) -> tuple[int, float, object]:
     """(requests, seconds, result) of one sync run."""
     before, started = len(fake.requests), time.perf_counter()
     result = await run()
@@ -107,7 +107,7 @@ async def measure(version: str, notebook: Path, ticks: int, work: Path) -> dict[
         fake.stop()
 
 
-async def burst(fake: FakeTrilium, h: Harness) -> str:
+async def burst(fake: FaultyTrilium, h: Harness) -> str:
     """520 notes created and one deleted within one minute: ticks until the deletion shows."""
     fake.add_note("burstVictimA", "Victim", content="<p>The xylophone victim.</p>")
     await h.syncer.full()
@@ -155,7 +155,7 @@ def main() -> None:
         Path(tmp).chmod(0o700)  # the index holds notes
         notebook = Path(tmp) / "notebook"
         notebook.mkdir()
-        base = FakeTrilium()  # root, the system notes, the demo notebook, change_kinds'
+        base = FaultyTrilium()  # root, the system notes, the demo notebook, change_kinds'
         base.load_notebook_dir(NOTEBOOK_DIR)
         seed(base)
         synthetic_notebook(notebook, args.notes - len(base.note_ids()))

@@ -14,8 +14,8 @@ import numpy as np
 from corpus import sorted_batches
 from pydantic import SecretStr
 
+from standin_faults import FaultyTrilium
 from trilium_recall.config import Instance, Settings, load_settings
-from trilium_recall.demo.standin import FakeTrilium
 from trilium_recall.index.embed import E5Embedder
 from trilium_recall.index.store import Store
 from trilium_recall.index.terms import matched_terms
@@ -177,14 +177,14 @@ class BuildNumbers:
         return self.build_s / self.raw.seconds
 
 
-async def _timed_run(fake: FakeTrilium, run: Coroutine[Any, Any, RunReport]) -> Run:
+async def _timed_run(fake: FaultyTrilium, run: Coroutine[Any, Any, RunReport]) -> Run:
     before = len(fake.requests)
     started = time.perf_counter()
     report = await run
     return Run(ms_since(started), len(fake.requests) - before, report.listed)
 
 
-async def _build(db_path: Path, fake: FakeTrilium, token: str, repeats: int) -> BuildNumbers:
+async def _build(db_path: Path, fake: FaultyTrilium, token: str, repeats: int) -> BuildNumbers:
     settings = bench_settings(db_path.parent, fake.url(), token)
     embedder, _ = fresh_embedder()
     recording = RecordingEmbedder(embedder)
@@ -220,7 +220,7 @@ async def _build(db_path: Path, fake: FakeTrilium, token: str, repeats: int) -> 
         embedder.close()
 
 
-def bench_build(db_path: Path, fake: FakeTrilium, token: str, repeats: int) -> BuildNumbers:
+def bench_build(db_path: Path, fake: FaultyTrilium, token: str, repeats: int) -> BuildNumbers:
     """First full build into an empty index (a fresh E5Embedder), full comparisons and ticks
     with nothing changed, then the raw baseline: another fresh E5Embedder on exactly the texts
     the build embedded, sorted by length in batches of 8."""

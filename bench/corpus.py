@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -20,8 +21,11 @@ from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(
+    0, str(Path(__file__).resolve().parents[1] / "tests")
+)  # the request-counting stand-in
+from standin_faults import FaultyTrilium
 from trilium_recall.demo.mode import NOTEBOOK_DIR
-from trilium_recall.demo.standin import FakeTrilium
 from trilium_recall.demo.standin.export import SeedNote, read_export_zip, read_notebook_dir
 from trilium_recall.index.embed import E5Embedder
 from trilium_recall.index.store import Store
@@ -123,9 +127,9 @@ def packed_texts(seeds: list[SeedNote], tokens: int = PASSAGE_TOKENS) -> list[st
     return passages
 
 
-def export_trilium(token: str, exports: tuple[Path, ...] = EXPORTS) -> FakeTrilium:
+def export_trilium(token: str, exports: tuple[Path, ...] = EXPORTS) -> FaultyTrilium:
     """The fake Trilium holding the real exports, listening on 127.0.0.1."""
-    fake = FakeTrilium(token=token)
+    fake = FaultyTrilium(token=token)
     for path in exports:
         fake.load_export_zip(path)
     fake.start()

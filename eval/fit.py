@@ -13,7 +13,7 @@ from dataclasses import replace
 import numpy as np
 
 from trilium_recall.search.gate import FITTED, GateThresholds, PromptSignals
-from trilium_recall.search.hybrid import LANDED_RANKING, RANKING, Ranking
+from trilium_recall.search.hybrid import RANKING, Ranking
 
 # Share of the training corpora's unrelated prompts the fitted bias keeps silent. Above the
 # held-out target (0.96) because a threshold fitted on six corpora loosens on a seventh.
@@ -32,6 +32,8 @@ LANDED = GateThresholds(
     neighbour_cosine_gap=0.015,
     neighbour_coverage=0.5,
 )
+# The ranking as landed before issue 23: no code-phrase query, the whole section as evidence.
+LANDED_RANKING = Ranking(phrase_weight=0.0, evidence_chars=None)
 
 
 class Variant(enum.Enum):

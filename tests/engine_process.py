@@ -17,8 +17,8 @@ from starlette.types import ASGIApp
 
 from conftest import HashEmbedder, make_settings
 from procs import free_port, scrubbed_env
+from standin_faults import FaultyTrilium
 from trilium_recall.config import Instance
-from trilium_recall.demo.standin import FakeTrilium
 from trilium_recall.search.gate import GateThresholds
 from trilium_recall.server.app import create_app
 from trilium_recall.server.engine import Engine
@@ -119,7 +119,7 @@ def serve_in_thread(app: ASGIApp) -> Iterator[str]:
 
 @contextlib.contextmanager
 def app_over_trilium(
-    trilium: FakeTrilium,
+    trilium: FaultyTrilium,
     token: str,
     data_dir: Path,
     gate: GateThresholds | None = None,

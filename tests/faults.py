@@ -13,8 +13,8 @@ import httpx
 
 from conftest import PASSWORD, HashEmbedder, make_settings
 from engine_process import EngineProcess
+from standin_faults import FaultyTrilium
 from trilium_recall.config import Instance
-from trilium_recall.demo.standin import FakeTrilium
 from trilium_recall.index.store import Store
 from trilium_recall.index.vectors import VectorIndex
 from trilium_recall.notes.classify import Rules
@@ -77,9 +77,9 @@ ROUNDS_OF_TOPICS = TOPICS + tuple(
 )
 
 
-def small_notebook(topics: Sequence[tuple[str, str, str]] = TOPICS) -> FakeTrilium:
+def small_notebook(topics: Sequence[tuple[str, str, str]] = TOPICS) -> FaultyTrilium:
     """A fake Trilium (not started) with one short note per topic plus two skipped notes."""
-    fake = FakeTrilium(token=TOKEN)
+    fake = FaultyTrilium(token=TOKEN)
     for note_id, title, text in topics:
         fake.add_note(note_id, title, content=f"<p>{text}</p>")
     archived = [{"type": "label", "name": "archived", "value": ""}]
@@ -88,7 +88,7 @@ def small_notebook(topics: Sequence[tuple[str, str, str]] = TOPICS) -> FakeTrili
     return fake
 
 
-def engine_env(trilium: FakeTrilium, **extra: str) -> dict[str, str]:
+def engine_env(trilium: FaultyTrilium, **extra: str) -> dict[str, str]:
     """Env for an engine on `trilium`: quick ticks so faults show and heal within seconds.
 
     The gate is made as lenient as the setting allows: these tests are about staying up, not
@@ -105,7 +105,7 @@ def engine_env(trilium: FakeTrilium, **extra: str) -> dict[str, str]:
     }
 
 
-def start_engine(data_dir: Path, trilium: FakeTrilium, **extra: str) -> EngineProcess:
+def start_engine(data_dir: Path, trilium: FaultyTrilium, **extra: str) -> EngineProcess:
     data_dir.mkdir(parents=True, exist_ok=True)
     return EngineProcess(data_dir, engine_env(trilium, **extra)).start()
 
@@ -162,7 +162,7 @@ def latency_summary(latencies: Sequence[float]) -> dict[str, float]:
     }
 
 
-def clean_counts(trilium: FakeTrilium, data_dir: Path) -> dict:
+def clean_counts(trilium: FaultyTrilium, data_dir: Path) -> dict:
     """/health-style counts of a clean build of `trilium` in `data_dir`.
 
     Counts depend on classification and splitting only, not on the vectors, so the

@@ -20,9 +20,9 @@ import pytest
 from conftest import OPEN, HashEmbedder, make_settings
 from engine_process import serve_in_thread
 from procs import HOOK_COMMANDS, scrubbed_env
+from standin_faults import FaultyTrilium
 from test_mcp import mcp_session
 from trilium_recall.config import Instance
-from trilium_recall.demo.standin import FakeTrilium
 from trilium_recall.errors import (
     BadRequest,
     EngineStarting,
@@ -42,8 +42,8 @@ TOKEN = "failure_token"
 PROMPT = "how do I feed the sourdough starter"
 
 
-def notebook(version: str = "0.93") -> FakeTrilium:
-    fake = FakeTrilium(token=TOKEN, version=version)
+def notebook(version: str = "0.93") -> FaultyTrilium:
+    fake = FaultyTrilium(token=TOKEN, version=version)
     fake.add_note("sourdough001", "Sourdough starter", content="<p>Feed the sourdough starter "
                   "rye flour twice a day.</p>")  # fmt: skip
     fake.add_note("brokenNote01", "Broken export", content="<p>never readable</p>")
@@ -57,7 +57,7 @@ class OtherModel(HashEmbedder):
 
 @contextmanager
 def served(
-    trilium: FakeTrilium,
+    trilium: FaultyTrilium,
     data: Path,
     embedder: HashEmbedder | None = None,
     token: str = TOKEN,

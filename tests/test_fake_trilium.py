@@ -27,6 +27,7 @@ from werkzeug.test import EnvironBuilder
 from werkzeug.wrappers import Request
 
 from export_zip import write_export_zip
+from standin_faults import FaultyTrilium
 from trilium_recall.demo.mode import NOTEBOOK_DIR
 from trilium_recall.demo.standin import FakeTrilium
 from trilium_recall.demo.standin.export import SeedAttribute, SeedNote
@@ -109,8 +110,9 @@ def export(request: pytest.FixtureRequest) -> Export:
 
 
 @pytest.fixture
-def fake() -> Iterator[FakeTrilium]:
-    with FakeTrilium() as fresh:
+def fake() -> Iterator[FaultyTrilium]:
+    """An empty stand-in, with the tests' fault switches and request log."""
+    with FaultyTrilium() as fresh:
         yield fresh
 
 
@@ -500,7 +502,7 @@ def test_auth_header_forms(notebook: FakeTrilium) -> None:
         assert (response.status_code, response.json()["code"]) == (401, "NOT_AUTHENTICATED")
 
 
-def test_other_methods_and_paths_get_error_json(fake: FakeTrilium) -> None:
+def test_other_methods_and_paths_get_error_json(fake: FaultyTrilium) -> None:
     fake.add_note("keptNote0001", "Kept")
     with httpx.Client(base_url=fake.url(), headers={"Authorization": TOKEN}, trust_env=False) as c:
         deleted = c.delete("/etapi/notes/keptNote0001")
@@ -513,7 +515,7 @@ def test_other_methods_and_paths_get_error_json(fake: FakeTrilium) -> None:
     assert ("DELETE", "/etapi/notes/keptNote0001") in fake.requests
 
 
-def test_fault_injection(fake: FakeTrilium) -> None:
+def test_fault_injection(fake: FaultyTrilium) -> None:
     fake.fail_status = 503
     assert get(fake, "/etapi/app-info").status_code == 503
     fake.fail_status, fake.malformed = None, True

@@ -14,7 +14,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from conftest import HashEmbedder, make_settings
 from engine_process import app_over_trilium, serve_in_thread
-from trilium_recall.demo.standin import FakeTrilium
+from standin_faults import FaultyTrilium
 from trilium_recall.server.app import create_app
 from trilium_recall.server.engine import Engine
 from trilium_recall.server.mcp import (
@@ -142,7 +142,7 @@ def test_instructions_shed_detail_to_stay_under_the_cap() -> None:
 
 
 async def test_instructions_describe_the_index_once_the_first_build_is_done(tmp_path) -> None:
-    trilium = FakeTrilium(token="mcp_token")
+    trilium = FaultyTrilium(token="mcp_token")
     trilium.add_note("homelab00001", "Homelab", content="<p>servers at home</p>")
     trilium.add_note("garden000001", "Tomato beds", parent_id="homelab00001", content="<p>sun</p>")
     trilium.delay = 1.0  # every ETAPI answer: the first build takes seconds; connect meanwhile
@@ -167,7 +167,7 @@ async def test_instructions_describe_the_index_once_the_first_build_is_done(tmp_
 
 
 async def test_connecting_does_not_wait_for_a_stuck_first_build(tmp_path) -> None:
-    trilium = FakeTrilium(token="slow_token")
+    trilium = FaultyTrilium(token="slow_token")
     trilium.add_note("noteAAAAAAAA", "Garden", content="<p>tomatoes need sun</p>")
     # Every ETAPI answer takes 10 minutes: the first build cannot finish during this test, so a
     # connection that waited for it would hit the 60 s deadline below instead of answering.

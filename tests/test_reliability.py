@@ -40,7 +40,7 @@ from faults import (
     start_engine,
     wait_until,
 )
-from trilium_recall.demo.standin import FakeTrilium
+from standin_faults import FaultyTrilium
 from trilium_recall.index.store import Store
 
 pytestmark = pytest.mark.slow  # every test here runs the real engine and model
@@ -53,7 +53,7 @@ BUILD_S = 120  # a 25-note build takes ~5 s alone; generous for a loaded machine
 
 @dataclass
 class Running:
-    trilium: FakeTrilium
+    trilium: FaultyTrilium
     engine: EngineProcess
 
 
@@ -567,5 +567,5 @@ def _top_text(engine: EngineProcess) -> str:
     return " ".join(p["text"] for p in passages if p["note_id"] == PROMPT_NOTE)
 
 
-def _content_reads(trilium: FakeTrilium) -> int:
+def _content_reads(trilium: FaultyTrilium) -> int:
     return sum(1 for _, target in list(trilium.requests) if target.endswith("/content"))

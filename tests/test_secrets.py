@@ -16,8 +16,8 @@ import pytest
 
 from auth_flow import OAuthClient, mcp_recall, recall
 from engine_process import EngineProcess, free_port
+from standin_faults import FaultyTrilium
 from trilium_recall.access.oauth import digest
-from trilium_recall.demo.standin import FakeTrilium
 
 pytestmark = pytest.mark.slow
 
@@ -66,8 +66,8 @@ def run_serve(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture
-def trilium() -> Iterator[FakeTrilium]:
-    fake = FakeTrilium(token=ETAPI_TOKEN)
+def trilium() -> Iterator[FaultyTrilium]:
+    fake = FaultyTrilium(token=ETAPI_TOKEN)
     for note_id, title, content in NOTES:
         fake.add_note(note_id, title, content=content)
     with fake:
@@ -80,7 +80,9 @@ def sqlite_bytes(data_dir: Path) -> bytes:
     )
 
 
-async def test_no_secret_reaches_the_engine_log_or_its_files(tmp_path: Path, trilium: FakeTrilium):
+async def test_no_secret_reaches_the_engine_log_or_its_files(
+    tmp_path: Path, trilium: FaultyTrilium
+):
     data_dir = tmp_path / "data"
     data_dir.mkdir()
     port = free_port()
@@ -189,7 +191,7 @@ async def test_no_secret_reaches_the_engine_log_or_its_files(tmp_path: Path, tri
 # -- `serve` refuses to expose an engine without a password -------------------------------------
 
 
-def test_serve_refuses_a_public_host_without_a_password(tmp_path: Path, trilium: FakeTrilium):
+def test_serve_refuses_a_public_host_without_a_password(tmp_path: Path, trilium: FaultyTrilium):
     env = clean_env(
         RECALL_HOST="0.0.0.0",
         RECALL_PORT=str(free_port()),
@@ -219,7 +221,7 @@ def test_serve_refuses_before_building_the_demo_notebook(tmp_path: Path):
     assert not (data_dir / "demo" / "recall.sqlite3").exists(), "built the demo, then refused"
 
 
-def test_serve_on_loopback_without_a_password_warns(tmp_path: Path, trilium: FakeTrilium):
+def test_serve_on_loopback_without_a_password_warns(tmp_path: Path, trilium: FaultyTrilium):
     data_dir = tmp_path / "data"
     data_dir.mkdir()
     env = {"TRILIUM_URL": trilium.url(), "TRILIUM_ETAPI_TOKEN": ETAPI_TOKEN}

@@ -12,9 +12,9 @@ import pytest
 
 from change_kinds import KINDS, OLD, ChangeKind, finds, note_row, seed
 from conftest import HashEmbedder
+from standin_faults import FaultyTrilium
 from test_sync import TOKEN, Harness
 from trilium_recall.demo.mode import NOTEBOOK_DIR
-from trilium_recall.demo.standin import FakeTrilium
 from trilium_recall.demo.standin.etapi import Reply, error_reply
 
 VERSIONS = ("0.93", "0.105")
@@ -39,8 +39,8 @@ EXPECTED = {
 
 
 @pytest.fixture(params=VERSIONS)
-def trilium(request: pytest.FixtureRequest) -> Iterator[FakeTrilium]:
-    fake = FakeTrilium(token=TOKEN, version=request.param)
+def trilium(request: pytest.FixtureRequest) -> Iterator[FaultyTrilium]:
+    fake = FaultyTrilium(token=TOKEN, version=request.param)
     fake.load_notebook_dir(NOTEBOOK_DIR)
     seed(fake)
     fake.start()
@@ -49,7 +49,7 @@ def trilium(request: pytest.FixtureRequest) -> Iterator[FakeTrilium]:
 
 
 @pytest.fixture
-async def harness(trilium: FakeTrilium, tmp_path: Path) -> AsyncIterator[Harness]:
+async def harness(trilium: FaultyTrilium, tmp_path: Path) -> AsyncIterator[Harness]:
     h = Harness(trilium, tmp_path, HashEmbedder())
     await h.syncer.full()
     yield h
@@ -70,7 +70,7 @@ def test_the_table_covers_every_kind() -> None:
 
 @pytest.mark.parametrize("kind", KINDS, ids=[kind.name for kind in KINDS])
 async def test_each_change_is_seen_by_the_tick_or_the_full_comparison(
-    harness: Harness, trilium: FakeTrilium, kind: ChangeKind
+    harness: Harness, trilium: FaultyTrilium, kind: ChangeKind
 ) -> None:
     if kind.before is not None:
         kind.before(trilium)
@@ -83,7 +83,7 @@ async def test_each_change_is_seen_by_the_tick_or_the_full_comparison(
     assert kind.seen(harness.store)
 
 
-async def test_protected_titles_never_reach_the_index(harness: Harness, trilium: FakeTrilium):
+async def test_protected_titles_never_reach_the_index(harness: Harness, trilium: FaultyTrilium):
     trilium.add_note("chgChildAAAA", "Child of a protected note", parent_id="chgProtectAA",
                      content="<p>The child keeps its own words.</p>")  # fmt: skip
     trilium.protect("chgProtectAA")
@@ -96,7 +96,7 @@ async def test_protected_titles_never_reach_the_index(harness: Harness, trilium:
     assert harness.indexed() >= {"chgChildAAAA"}
 
 
-async def test_more_than_500_changes_in_a_minute(harness: Harness, trilium: FakeTrilium) -> None:
+async def test_more_than_500_changes_in_a_minute(harness: Harness, trilium: FaultyTrilium) -> None:
     for number in range(520):
         trilium.add_note(f"bulkNote{number:04d}", f"Bulk {number}", content="<p>bulk</p>")
     trilium.delete("chgDeleteAAA")
@@ -109,7 +109,7 @@ async def test_more_than_500_changes_in_a_minute(harness: Harness, trilium: Fake
 
 
 async def test_an_erased_deletion_is_left_to_the_full_comparison(
-    harness: Harness, trilium: FakeTrilium
+    harness: Harness, trilium: FaultyTrilium
 ) -> None:
     trilium.delete("chgDeleteAAA")
     trilium.erase_deleted(older_than=timedelta(0))
@@ -120,7 +120,7 @@ async def test_an_erased_deletion_is_left_to_the_full_comparison(
 
 
 async def test_quiet_tick_and_full_comparison_request_budget(
-    harness: Harness, trilium: FakeTrilium
+    harness: Harness, trilium: FaultyTrilium
 ) -> None:
     budget = {"0.93": 1, "0.105": 2}[trilium.version]  # the minute query (+ recent changes)
     for more in (0, 300):  # the same with 300 more notes
@@ -140,7 +140,7 @@ async def test_quiet_tick_and_full_comparison_request_budget(
 
 
 async def test_content_is_read_only_for_a_new_blob_id_or_title(
-    harness: Harness, trilium: FakeTrilium
+    harness: Harness, trilium: FaultyTrilium
 ) -> None:
     before = len(trilium.requests)
     trilium.set_title("chgEditAAAAA", "Renamed")
@@ -155,7 +155,7 @@ async def test_content_is_read_only_for_a_new_blob_id_or_title(
     assert not [p for _, p in trilium.requests[before:] if p.endswith("/content")]
 
 
-async def test_features_are_detected_and_shown(harness: Harness, trilium: FakeTrilium) -> None:
+async def test_features_are_detected_and_shown(harness: Harness, trilium: FaultyTrilium) -> None:
     features = harness.syncer.features
     assert features.version == {"0.93": "0.93.0", "0.105": "0.105.0"}[trilium.version]
     assert features.names() == (["history", "blobId"] if trilium.version == "0.105" else ["blobId"])
@@ -181,7 +181,7 @@ def _warnings(caplog: pytest.LogCaptureFixture, needle: str) -> list[str]:
 )
 @pytest.mark.parametrize("trilium", ["0.105"], indirect=True)  # 0.93 has no recent changes
 async def test_a_broken_history_endpoint_is_logged_once_and_the_tick_carries_on(
-    harness: Harness, trilium: FakeTrilium, reply: Reply, caplog: pytest.LogCaptureFixture
+    harness: Harness, trilium: FaultyTrilium, reply: Reply, caplog: pytest.LogCaptureFixture
 ) -> None:
     harness.client._backoff = 0.0  # the fault answers at once; the retries are not under test
     trilium.path_faults["/etapi/notes/history"] = reply
@@ -198,7 +198,7 @@ async def test_a_broken_history_endpoint_is_logged_once_and_the_tick_carries_on(
 
 @pytest.mark.parametrize("trilium", ["0.105"], indirect=True)  # 0.93 has no recent changes
 async def test_a_history_row_for_a_note_that_404s(
-    harness: Harness, trilium: FakeTrilium, caplog: pytest.LogCaptureFixture
+    harness: Harness, trilium: FaultyTrilium, caplog: pytest.LogCaptureFixture
 ) -> None:
     trilium.set_content("chgBackAAAAA", "<p>The riverstone procedure.</p>", revision=True)
     trilium.backdate("chgBackAAAAA", OLD)
@@ -216,7 +216,7 @@ async def test_a_history_row_for_a_note_that_404s(
 
 
 async def test_an_unparsable_app_version_is_logged_once(
-    harness: Harness, trilium: FakeTrilium, caplog: pytest.LogCaptureFixture
+    harness: Harness, trilium: FaultyTrilium, caplog: pytest.LogCaptureFixture
 ) -> None:
     trilium.app_version = "next-gen"
     trilium.set_content("chgEditAAAAA", "<p>The hummingbird procedure.</p>")
@@ -229,7 +229,7 @@ async def test_an_unparsable_app_version_is_logged_once(
 
 
 async def test_a_note_type_never_seen_before(
-    harness: Harness, trilium: FakeTrilium, caplog: pytest.LogCaptureFixture
+    harness: Harness, trilium: FaultyTrilium, caplog: pytest.LogCaptureFixture
 ) -> None:
     trilium.add_note("holoNoteAAAA", "Hologram", type="hologram", content="<p>beam</p>")
     trilium.add_note("holoNoteBBBB", "Hologram 2", type="hologram", content="<p>beam</p>")
@@ -242,7 +242,7 @@ async def test_a_note_type_never_seen_before(
 
 
 async def test_a_note_without_blob_id_is_reread_by_the_full_comparison(
-    harness: Harness, trilium: FakeTrilium, caplog: pytest.LogCaptureFixture
+    harness: Harness, trilium: FaultyTrilium, caplog: pytest.LogCaptureFixture
 ) -> None:
     trilium.drop_blob_id("chgBackAAAAA")
     trilium.set_content("chgBackAAAAA", "<p>The riverstone procedure.</p>")
@@ -255,7 +255,7 @@ async def test_a_note_without_blob_id_is_reread_by_the_full_comparison(
 
 
 async def test_unwrapped_divs_are_read_again_but_not_embedded_again(
-    harness: Harness, trilium: FakeTrilium
+    harness: Harness, trilium: FaultyTrilium
 ) -> None:
     """0.105 unwraps an old text note's <div>s on its next edit: a new blobId, the same text."""
     trilium.set_content("chgEditAAAAA", "<div><p>The quillfeather procedure, kept.</p></div>")

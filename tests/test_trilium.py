@@ -9,8 +9,8 @@ from collections.abc import AsyncIterator, Iterator
 import httpx
 import pytest
 
+from standin_faults import FaultyTrilium
 from trilium_recall.demo.mode import NOTEBOOK_DIR
-from trilium_recall.demo.standin import FakeTrilium
 from trilium_recall.errors import (
     ForbiddenRequest,
     NoteNotFound,
@@ -30,9 +30,9 @@ TEMPLATE = "Cot5rlkoHdGL"  # "Summary page template"
 
 
 @pytest.fixture
-def fake() -> Iterator[FakeTrilium]:
+def fake() -> Iterator[FaultyTrilium]:
     """The built-in notebook, plus what it lacks: a clone, a template in use, a prefixed branch."""
-    server = FakeTrilium(token=TOKEN)
+    server = FaultyTrilium(token=TOKEN)
     server.load_notebook_dir(NOTEBOOK_DIR)
     server.clone(SUMMARY, "lllrD6ed6yVl")  # also under its incident's journal day
     server.set_label(TEMPLATE, "status", "draft")
@@ -43,7 +43,7 @@ def fake() -> Iterator[FakeTrilium]:
 
 
 @pytest.fixture
-async def client(fake: FakeTrilium) -> AsyncIterator[TriliumClient]:
+async def client(fake: FaultyTrilium) -> AsyncIterator[TriliumClient]:
     async with TriliumClient(fake.url(), TOKEN, retries=1, backoff=0.01) as trilium:
         yield trilium
 
@@ -76,7 +76,7 @@ async def test_note_is_parsed_into_typed_model(client: TriliumClient) -> None:
 
 
 async def test_inherited_label_is_found_and_own_label_wins(
-    client: TriliumClient, fake: FakeTrilium
+    client: TriliumClient, fake: FaultyTrilium
 ) -> None:
     fake.add_note("areaParent01", "Area", attributes=[
         {"type": "label", "name": "area", "value": "wiki", "inheritable": True}])  # fmt: skip
@@ -98,7 +98,7 @@ async def test_branch_app_info_and_content(client: TriliumClient) -> None:
 
 
 async def test_all_notes_skips_hidden_and_keeps_archived(
-    client: TriliumClient, fake: FakeTrilium
+    client: TriliumClient, fake: FaultyTrilium
 ) -> None:
     fake.set_label("JHq4u4adStj7", "archived", inheritable=True)  # "Homelab" and its subtree
     notes = {n.note_id: n for n in await client.all_notes()}
@@ -117,7 +117,7 @@ async def test_all_notes_skips_hidden_and_keeps_archived(
 
 
 async def test_changed_since_returns_edited_notes_oldest_first(
-    client: TriliumClient, fake: FakeTrilium
+    client: TriliumClient, fake: FaultyTrilium
 ) -> None:
     fake.set_content("wuHwYj7IBZt5", "<p>edited</p>")
     watermark = (await client.note("wuHwYj7IBZt5")).utc_date_modified
@@ -138,7 +138,7 @@ async def test_changed_since_returns_edited_notes_oldest_first(
     ],
 )
 async def test_changed_since_rejects_malformed_timestamps(
-    client: TriliumClient, fake: FakeTrilium, bad: str
+    client: TriliumClient, fake: FaultyTrilium, bad: str
 ) -> None:
     fake.requests.clear()
     with pytest.raises(ValueError, match=r"timestamp|does not match|unconverted|month"):
@@ -146,7 +146,9 @@ async def test_changed_since_rejects_malformed_timestamps(
     assert fake.requests == []
 
 
-async def test_protected_deleted_and_invalid_ids(client: TriliumClient, fake: FakeTrilium) -> None:
+async def test_protected_deleted_and_invalid_ids(
+    client: TriliumClient, fake: FaultyTrilium
+) -> None:
     with pytest.raises(NoteProtected, match="mLP0IgGSxH3Q") as protected:
         await client.content("mLP0IgGSxH3Q")  # the notebook's "Recovery codes"
     fake.delete("JHq4u4adStj7")
@@ -168,7 +170,7 @@ async def test_protected_deleted_and_invalid_ids(client: TriliumClient, fake: Fa
 
 
 async def test_every_request_of_a_full_read_is_a_get(
-    client: TriliumClient, fake: FakeTrilium
+    client: TriliumClient, fake: FaultyTrilium
 ) -> None:
     fake.requests.clear()
     await client.app_info()
@@ -247,7 +249,7 @@ async def test_unreachable_port_is_unavailable_after_bounded_retries() -> None:
     assert_no_token(unavailable.value)
 
 
-async def test_wrong_token_is_an_auth_error(fake: FakeTrilium) -> None:
+async def test_wrong_token_is_an_auth_error(fake: FaultyTrilium) -> None:
     wrong = "wrongId_" + TOKEN[::-1]
     async with TriliumClient(fake.url(), wrong, retries=3, backoff=0.01) as trilium:
         with pytest.raises(TriliumAuthError) as denied:
@@ -256,7 +258,7 @@ async def test_wrong_token_is_an_auth_error(fake: FakeTrilium) -> None:
     assert len(fake.requests) == 1  # 401 is final: no retry
 
 
-async def test_malformed_json_is_a_bad_response(client: TriliumClient, fake: FakeTrilium) -> None:
+async def test_malformed_json_is_a_bad_response(client: TriliumClient, fake: FaultyTrilium) -> None:
     fake.malformed = True
     with pytest.raises(TriliumBadResponse, match="not ETAPI JSON") as bad:
         await client.all_notes()
@@ -288,7 +290,7 @@ async def test_answers_that_are_not_etapi_json_are_bad_responses(
     assert_no_token(bad.value)
 
 
-async def test_a_title_with_half_an_emoji_is_mended_not_fatal(fake: FakeTrilium) -> None:
+async def test_a_title_with_half_an_emoji_is_mended_not_fatal(fake: FaultyTrilium) -> None:
     """JavaScript can write a lone surrogate escape; one such title must not fail a listing."""
     note_json = httpx.get(f"{fake.url()}/etapi/notes/root", headers={"Authorization": TOKEN}).json()
     note_json["title"] = "Trip \ud83c notes"
@@ -309,7 +311,7 @@ async def test_a_title_with_half_an_emoji_is_mended_not_fatal(fake: FakeTrilium)
 class _RecoverAfterFirst(httpx.AsyncBaseTransport):
     """Real HTTP to the fake; the fake stops failing once its first answer came back."""
 
-    def __init__(self, fake: FakeTrilium) -> None:
+    def __init__(self, fake: FaultyTrilium) -> None:
         self.fake = fake
         self.inner = httpx.AsyncHTTPTransport()
 
@@ -322,7 +324,7 @@ class _RecoverAfterFirst(httpx.AsyncBaseTransport):
         await self.inner.aclose()
 
 
-async def test_a_500_is_retried_then_succeeds(fake: FakeTrilium) -> None:
+async def test_a_500_is_retried_then_succeeds(fake: FaultyTrilium) -> None:
     fake.fail_status = 500
     transport = _RecoverAfterFirst(fake)
     async with TriliumClient(fake.url(), TOKEN, retries=2, backoff=0.01, transport=transport) as c:
@@ -331,7 +333,7 @@ async def test_a_500_is_retried_then_succeeds(fake: FakeTrilium) -> None:
     assert fake.requests == [("GET", "/etapi/app-info"), ("GET", "/etapi/app-info")]
 
 
-async def test_5xx_every_time_is_unavailable(fake: FakeTrilium) -> None:
+async def test_5xx_every_time_is_unavailable(fake: FaultyTrilium) -> None:
     fake.fail_status = 503
     async with TriliumClient(fake.url(), TOKEN, retries=2, backoff=0.01) as trilium:
         with pytest.raises(TriliumUnavailable, match="HTTP 503") as unavailable:
@@ -340,7 +342,7 @@ async def test_5xx_every_time_is_unavailable(fake: FakeTrilium) -> None:
     assert_no_token(unavailable.value)
 
 
-async def test_slow_answer_past_the_timeout_is_unavailable(fake: FakeTrilium) -> None:
+async def test_slow_answer_past_the_timeout_is_unavailable(fake: FaultyTrilium) -> None:
     fake.delay = 60.0  # the client's 0.2 s timeout, not the answer, must end each attempt
     async with TriliumClient(fake.url(), TOKEN, timeout=0.2, retries=1, backoff=0.01) as trilium:
         with pytest.raises(TriliumUnavailable, match="Timeout") as unavailable:
@@ -349,7 +351,7 @@ async def test_slow_answer_past_the_timeout_is_unavailable(fake: FakeTrilium) ->
     assert_no_token(unavailable.value)
 
 
-async def test_url_forms_and_repr_hide_the_token(fake: FakeTrilium) -> None:
+async def test_url_forms_and_repr_hide_the_token(fake: FaultyTrilium) -> None:
     for url in (fake.url() + "/", fake.url() + "/etapi", fake.url() + "/etapi/"):
         async with TriliumClient(url, TOKEN) as trilium:
             assert (await trilium.app_info()).db_version == 229

@@ -16,10 +16,10 @@ import httpx
 import pytest
 
 from engine_process import app_over_trilium
+from standin_faults import FaultyTrilium
 from test_auth import PASSWORD, running_engine
 from trilium_recall.access.rate_limits import PASSWORD_PER_SOURCE
 from trilium_recall.access.web_sessions import COOKIE, SESSION_SECONDS, WebSessions
-from trilium_recall.demo.standin import FakeTrilium
 from trilium_recall.server.web import CSP
 
 JSON_ENDPOINTS = [("GET", "/ui/status"), ("GET", "/ui/activity"), ("POST", "/ui/explain")]
@@ -231,7 +231,7 @@ def test_without_a_password_the_page_is_open_on_loopback_but_posts_need_the_toke
 
 
 def test_while_the_first_build_runs_the_page_says_so(tmp_path: Path) -> None:
-    trilium = FakeTrilium(token="web_token")
+    trilium = FaultyTrilium(token="web_token")
     trilium.add_note("garden000001", "Garden", content="<p>tomatoes need sun</p>")
     trilium.delay = 5.0  # every ETAPI answer: the first build cannot finish during the test
     with app_over_trilium(trilium, "web_token", tmp_path) as url:

@@ -50,15 +50,14 @@ EVIDENCE_CHARS = 600
 
 @dataclass(frozen=True)
 class Ranking:
-    """How search ranks before the gate decides. `LANDED_RANKING` is the ranking before issue 23
-    (eval/evaluate.py runs both on the same indexes)."""
+    """How search ranks before the gate decides (eval/fit.py holds the ranking before issue 23,
+    and eval/evaluate.py runs both on the same indexes)."""
 
     phrase_weight: float = PHRASE_WEIGHT
     evidence_chars: int | None = EVIDENCE_CHARS  # None: the whole section counts
 
 
 RANKING = Ranking()
-LANDED_RANKING = Ranking(phrase_weight=0.0, evidence_chars=None)
 
 
 def gate_thresholds(settings: Settings) -> GateThresholds:

@@ -66,7 +66,6 @@ class NoteRecord:
     created: datetime
     modified: datetime
     attributes: list[AttributeRecord] = field(default_factory=list)
-    blob_missing: bool = False  # a fault: the listing leaves blobId out
 
 
 @dataclass
@@ -229,8 +228,6 @@ class _Views:
             "childBranchIds": [b.branch_id for b in children],
             "attributes": [_attribute_json(a) for a in self.attributes(note_id)],
         }
-        if note.blob_missing:
-            del fields["blobId"]
         return fields
 
 

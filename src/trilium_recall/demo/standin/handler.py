@@ -32,7 +32,7 @@ class Handler(BaseHTTPRequestHandler):
         if length:
             self.rfile.read(length)
         fake = self.server.fake  # type: ignore[attr-defined]
-        reply = fake._answer(self.command, self.path, self.headers.get("Authorization"))
+        reply = fake.respond(self.command, self.path, self.headers.get("Authorization"))
         if reply is None:
             self.close_connection = True
             return
@@ -46,4 +46,4 @@ class Handler(BaseHTTPRequestHandler):
     do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = _serve
 
     def log_message(self, format: str, *args: Any) -> None:
-        """Silent: the request log is `FakeTrilium.requests`."""
+        """Silent: the stand-in serves tests and the demo, not an operator."""

@@ -2,7 +2,8 @@
 
 It reproduces the behaviours of shared/trilium/TRILIUM-FACTS.md: the three auth header forms,
 inherited attributes, hidden and archived filtering, protected notes, and which edits bump a
-note's utcDateModified. Tests and the demo mode change it through this Python API while it serves.
+note's utcDateModified. Tests and the demo mode change it through this Python API while it serves
+(the tests' fault switches live beside them, in a subclass that overrides `respond`).
 `version="0.105"` makes it answer as the newest Trilium does (py): its app-info, recent
 changes with deletions until they are erased, revisions, its note types, and imports that keep
 the source's old dates. Run standalone: `python -m trilium_recall.demo.standin --port N [--zip P]
@@ -60,7 +61,6 @@ class FakeTrilium:
         if version not in VERSIONS:
             raise ValueError(f"the stand-in speaks Trilium {VERSIONS}, not {version!r}")
         self.version = version
-        self.app_version = str(APP_INFO[version]["appVersion"])  # a fault may change it
         self._ledger = Ledger()
         self._token = token
         self._port = port
@@ -71,14 +71,7 @@ class FakeTrilium:
         self._attribute_count = 0
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
-        self._stopping = threading.Event()
         self._started_at = datetime.now(UTC)
-        # Fault injection for reliability tests.
-        self.delay: float = 0.0
-        self.fail_status: int | None = None
-        self.malformed: bool = False
-        self.path_faults: dict[str, Reply] = {}  # this reply for this path, authenticated or not
-        self.requests: list[tuple[str, str]] = []
         self._insert(SeedNote("root", "root"), self._seed_time())
         self._tree.add_branch("root", "none", None, 0, SEED_BASE_TIME)  # Trilium's root branch
         for position, (note_id, parent, title, kind, content) in enumerate(_SYSTEM_NOTES):
@@ -96,7 +89,6 @@ class FakeTrilium:
         """Listen on 127.0.0.1 (on the same port again after stop()); return the base URL."""
         with self._lock:
             if self._server is None:
-                self._stopping.clear()
                 server = ThreadingHTTPServer(("127.0.0.1", self._port), Handler)
                 server.daemon_threads = True
                 server.fake = self  # type: ignore[attr-defined]
@@ -113,7 +105,6 @@ class FakeTrilium:
             server, thread, self._server, self._thread = self._server, self._thread, None, None
         if server is None:
             return
-        self._stopping.set()  # requests still sleeping in `delay` are dropped unanswered
         server.shutdown()
         server.server_close()
         if thread is not None:
@@ -207,11 +198,6 @@ class FakeTrilium:
         with self._lock:
             note = self._require(note_id)
             note.is_protected, note.modified = True, self._stamp()
-
-    def drop_blob_id(self, note_id: str) -> None:
-        """A fault: the note is listed without its blobId."""
-        with self._lock:
-            self._require(note_id).blob_missing = True
 
     def set_title(self, note_id: str, title: str) -> None:
         """A title edit bumps utcDateModified; blobId stays (it hashes the content only)."""
@@ -354,20 +340,11 @@ class FakeTrilium:
         if note_id == parent_id or note_id in self._tree.ancestors(parent_id):
             raise ValueError(f"placing {note_id!r} under {parent_id!r} would make a cycle")
 
-    def _answer(self, method: str, target: str, authorization: str | None) -> Reply | None:
-        """The reply to one request, or None to drop the connection (server stopping)."""
-        with self._lock:
-            self.requests.append((method, target))
-        if self.delay and self._stopping.wait(self.delay):
-            return None
-        if self.fail_status is not None:
-            return error_reply(self.fail_status, "FAKE_FAILURE", "Injected failure.")
-        if self.malformed:
-            return Reply(200, b'{"results": [{"noteId": "abc", ')
+    def respond(self, method: str, target: str, authorization: str | None) -> Reply | None:
+        """The reply to one request; None drops the connection unanswered (a subclass that
+        holds requests back answers None when the server stops meanwhile)."""
         parts = urlsplit(target)
         path, query = unquote(parts.path), parse_qs(parts.query, keep_blank_values=True)
-        if path in self.path_faults:
-            return self.path_faults[path]
         if not authorized(authorization, self._token):
             return error_reply(401, "NOT_AUTHENTICATED", "Not authenticated")
         with self._lock:
@@ -381,5 +358,4 @@ class FakeTrilium:
     def _app_info(self) -> dict[str, Any]:
         """utcDateTime is fixed at server start, as in Trilium."""
         started = self._started_at.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
-        return {**APP_INFO[self.version], "appVersion": self.app_version,
-                "utcDateTime": started}  # fmt: skip
+        return {**APP_INFO[self.version], "utcDateTime": started}
