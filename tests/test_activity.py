@@ -17,18 +17,10 @@ from conftest import OPEN, HashEmbedder, add_note, make_settings
 from engine_process import serve_in_thread
 from test_cli import run
 from test_mcp import mcp_session
+from trilium_recall.index.activity_log import Activity, SentNote, append, recent
 from trilium_recall.index.store import Store
 from trilium_recall.search.recall import Passage, RecallResult
-from trilium_recall.server.activity import (
-    PROMPT_HEAD_CHARS,
-    Activity,
-    ActivityLog,
-    SentNote,
-    parse_since,
-    prompt_head,
-    recent,
-    write,
-)
+from trilium_recall.server.activity import PROMPT_HEAD_CHARS, ActivityLog, parse_since, prompt_head
 from trilium_recall.server.app import create_app
 from trilium_recall.server.engine import Engine
 
@@ -53,7 +45,7 @@ def index(tmp_path: Path) -> Path:
 def logged(path: Path, **query: object) -> list[Activity]:
     store = Store(path)
     try:
-        return recent(store.db, **query)  # type: ignore[arg-type]
+        return recent(store, **query)  # type: ignore[arg-type]
     finally:
         store.close()
 
@@ -113,7 +105,7 @@ def test_the_log_forgets_rows_older_than_its_days(tmp_path: Path, index: Path) -
     old = Activity(time.time() - 2 * 86400, "api", None, None, "two days ago", (), "x", 1.0)
     store = Store(index)
     with store.db:
-        write(store.db, [old], max_rows=100, max_days=30)
+        append(store.db, [old], max_rows=100, max_days=30)
     store.close()
     assert [e.prompt_head for e in logged(index)] == ["two days ago"]
     log = ActivityLog(settings)

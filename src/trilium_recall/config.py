@@ -66,6 +66,8 @@ def _split(value: Any) -> Any:
 # This machine by name: binding here needs no password, OAuth may redirect here over plain http,
 # and /mcp accepts these Host and Origin headers.
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+# Where the MCP server answers; with RECALL_BASE_URL, `<base_url>/mcp` is the OAuth resource.
+MCP_PATH = "/mcp"
 
 
 class Settings(BaseModel):
@@ -100,7 +102,8 @@ class Settings(BaseModel):
     time_budget_ms: float = Field(default=1200.0, gt=0)
     session_ttl_hours: float = Field(default=24.0, gt=0)
 
-    # The activity log (server/activity.py): what each /recall and MCP call sent, bounded both ways.
+    # The activity log (server/activity.py; its table: index/activity_log.py): what each /recall
+    # and MCP call sent, bounded both ways.
     log_prompts: bool = True  # RECALL_LOG_PROMPTS=0: not even the first words of a prompt
     activity_max_rows: int = Field(default=10_000, ge=0)  # 0 turns the log off
     activity_max_days: float = Field(default=30.0, gt=0)

@@ -17,8 +17,8 @@ import httpx
 
 from .config import Settings, load_settings
 from .errors import ConfigError
+from .index.activity_log import recent
 from .index.store import Store
-from .server.activity import recent
 from .server.checks import (
     Check,
     Status,
@@ -128,7 +128,7 @@ def _without_engine(settings: Settings) -> list[Check]:
     try:
         names = list(store.recorded_instances())
         checks += index_checks(index_state(store, names))
-        entries = [e.to_json() for e in recent(store.db, limit=500)]
+        entries = [e.to_json() for e in recent(store, limit=500)]
     finally:
         store.close()
     return [*checks, last_hook_request(entries, settings.activity_max_rows > 0)]

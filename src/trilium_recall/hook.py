@@ -30,6 +30,8 @@ import threading
 import time
 from urllib.parse import urlsplit
 
+from .body_limits import HOOK_INPUT_BYTES
+
 BUDGET_S = 1.5  # Claude Code's limit for the whole hook process
 # The main thread gives up this long after the process started. Waking, exiting and the parent
 # noticing took, against a silent engine on 2 cores: idle, at most 8 ms past the deadline (150
@@ -39,8 +41,6 @@ DEADLINE_S = BUDGET_S - 0.1
 START_UP_GUESS_S = 0.1
 DEFAULT_URL = "http://127.0.0.1:8765"
 HOOK_EVENT = "UserPromptSubmit"
-# A real prompt is far below this; the engine reads only its first ~2,000 characters anyway.
-MAX_STDIN_BYTES = 1_000_000
 MAX_SESSION_ID_CHARS = 200  # Claude Code's are UUIDs; a longer one is not passed on
 # Three passages and their context are a few kB; anything near this is not our engine talking.
 MAX_ANSWER_BYTES = 4_000_000
@@ -125,8 +125,8 @@ def _read_payload() -> dict[str, object]:
     size = 0
     while chunk := os.read(0, _CHUNK):
         size += len(chunk)
-        if size > MAX_STDIN_BYTES:
-            raise _Skip(f"hook input over {MAX_STDIN_BYTES} bytes")
+        if size > HOOK_INPUT_BYTES:
+            raise _Skip(f"hook input over {HOOK_INPUT_BYTES} bytes")
         chunks.append(chunk)
     try:
         payload = json.loads(b"".join(chunks))

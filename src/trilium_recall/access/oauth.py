@@ -8,8 +8,8 @@ the token and revocation routes hash the secret a client sends before the SDK co
 Access tokens live an hour, refresh tokens rotate on every use, codes are single-use and live
 five minutes. A used code or a rotated refresh token presented again has leaked (the client
 itself never does that), so it ends its whole grant (RFC 6749 §4.1.2, RFC 9700 §4.14.2): the
-tokens issued from the code, or the newer refresh token. Every table is read and written
-through `Store.atomic()`.
+tokens issued from the code, or the newer refresh token. The tables' SQL is in
+`index/oauth_records.py`; every write goes through `Store.atomic()`.
 
 This module is protocol state only; the HTTP side (the SDK's routes, our shims around them and
 the login page's route) is wired in `oauth_routes.py`.
@@ -24,6 +24,7 @@ import logging
 import secrets
 import time
 from collections.abc import Callable
+from typing import Any
 
 import apsw
 from mcp.server.auth.provider import (
@@ -40,6 +41,7 @@ from mcp.server.auth.provider import (
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from pydantic import AnyUrl
 
+from ..index import oauth_records as records
 from ..index.store import Store
 from .client_metadata import check_client_metadata
 from .pending_authorizations import Pending, PendingAuthorizations
@@ -51,7 +53,7 @@ REFRESH_TOKEN_SECONDS = 30 * 24 * 3600
 CODE_SECONDS = 300  # RFC 6749 §4.1.2 recommends at most 10 minutes
 SPENT_SECONDS = REFRESH_TOKEN_SECONDS  # or until the grant ends, whichever comes first
 # Past this many, registering drops the oldest clients without a live grant. Registrations are
-# rate limited (limits.REGISTER_OVERALL, 30 an hour), so pushing out a client that is still
+# rate limited (rate_limits.REGISTER_OVERALL, 30 an hour), so pushing out a client that is still
 # signing in (10 minutes at most) would take hours of registering.
 MAX_CLIENTS = 100
 
@@ -64,6 +66,18 @@ def digest(secret: str) -> str:
 def _password_check(password: bytes, salt: bytes) -> bytes:
     # scrypt, not a bare hash: the file must not make the password cheap to guess offline.
     return hashlib.scrypt(password, salt=salt, n=2**14, r=8, p=1, dklen=32)
+
+
+def _token_fields(token: str, row: records.TokenRow) -> dict[str, Any]:
+    """The SDK's token fields from a stored token row."""
+    client_id, scopes, resource, expires_at = row
+    return {
+        "token": token,
+        "client_id": client_id,
+        "scopes": json.loads(scopes),
+        "resource": resource,
+        "expires_at": int(expires_at),
+    }
 
 
 class OAuthProvider(OAuthAuthorizationServerProvider[AuthorizationCode, RefreshToken, AccessToken]):
@@ -89,29 +103,19 @@ class OAuthProvider(OAuthAuthorizationServerProvider[AuthorizationCode, RefreshT
         """Whoever knew the old password must not keep access through OAuth: on a new password,
         every token and code is deleted (clients stay registered). Returns grants ended."""
         with self._store.atomic() as db:
-            row = db.execute("SELECT salt, check_hash FROM auth_password").fetchone()
+            row = records.password_check(db)
             if row and hmac.compare_digest(_password_check(password, row[0]), row[1]):
                 return 0
-            ended = 0
-            if row:
-                ended = len(db.execute("SELECT DISTINCT grant_id FROM oauth_tokens").fetchall())
-                db.execute("DELETE FROM oauth_tokens")
-                db.execute("DELETE FROM oauth_codes")
-                db.execute("DELETE FROM oauth_spent")
+            ended = records.end_every_grant(db) if row else 0
             salt = secrets.token_bytes(16)
-            db.execute(
-                "INSERT OR REPLACE INTO auth_password VALUES (1, ?, ?)",
-                (salt, _password_check(password, salt)),
-            )
+            records.set_password_check(db, salt, _password_check(password, salt))
         return ended
 
     # -- clients -----------------------------------------------------------------------------
 
     async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
-        row = self._store.db.execute(
-            "SELECT info FROM oauth_clients WHERE client_id = ?", (client_id,)
-        ).fetchone()
-        return OAuthClientInformationFull.model_validate_json(row[0]) if row else None
+        info = records.client_info(self._store.db, client_id)
+        return OAuthClientInformationFull.model_validate_json(info) if info else None
 
     async def register_client(self, client_info: OAuthClientInformationFull) -> None:
         check_client_metadata(client_info)
@@ -120,33 +124,24 @@ class OAuthProvider(OAuthAuthorizationServerProvider[AuthorizationCode, RefreshT
         secret = client_info.client_secret
         stored = client_info.model_copy(update={"client_secret": secret and digest(secret)})
         with self._store.atomic() as db:
-            self._purge(db)
+            records.purge(db, self._clock())
             self._make_room(db)
-            db.execute(
-                "INSERT INTO oauth_clients (client_id, info, created_at) VALUES (?, ?, ?)",
-                (client_info.client_id, stored.model_dump_json(exclude_none=True), self._clock()),
-            )
+            info = stored.model_dump_json(exclude_none=True)
+            records.add_client(db, client_info.client_id, info, self._clock())
         logger.info("registered OAuth client %s (%r)", client_info.client_id, stored.client_name)
 
     def _make_room(self, db: apsw.Connection) -> None:
         """Drop the oldest clients without a live code or token until one more fits."""
-        count = db.execute("SELECT count(*) FROM oauth_clients").fetchone()
-        excess = (count[0] if count else 0) - MAX_CLIENTS + 1
+        excess = records.client_count(db) - MAX_CLIENTS + 1
         if excess <= 0:
             return
-        db.execute(
-            "DELETE FROM oauth_clients WHERE client_id IN (SELECT client_id FROM oauth_clients "
-            "WHERE client_id NOT IN (SELECT client_id FROM oauth_tokens) "
-            "AND client_id NOT IN (SELECT client_id FROM oauth_codes) "
-            "ORDER BY created_at LIMIT ?)",
-            (excess,),
-        )
-        if db.changes() < excess:  # every client holds a grant, and each grant took the password
+        dropped = records.drop_idle_clients(db, excess)
+        if dropped < excess:  # every client holds a grant, and each grant took the password
             raise RegistrationError(
                 "invalid_client_metadata",
                 f"{MAX_CLIENTS} clients are registered and signed in; revoke one first",
             )
-        logger.info("dropped %d unused OAuth client(s) to make room", db.changes())
+        logger.info("dropped %d unused OAuth client(s) to make room", dropped)
 
     # -- authorization -----------------------------------------------------------------------
 
@@ -174,20 +169,15 @@ class OAuthProvider(OAuthAuthorizationServerProvider[AuthorizationCode, RefreshT
             "resource": params.resource,
         }
         with self._store.atomic() as db:
-            self._purge(db)
-            db.execute(
-                "INSERT INTO oauth_codes VALUES (?, ?, ?, ?)",
-                (digest(code), pending.client_id, json.dumps(record), self._clock() + CODE_SECONDS),
-            )
+            records.purge(db, self._clock())
+            expires_at = self._clock() + CODE_SECONDS
+            records.add_code(db, digest(code), pending.client_id, json.dumps(record), expires_at)
         return construct_redirect_uri(str(params.redirect_uri), code=code, state=params.state)
 
     async def load_authorization_code(
         self, client: OAuthClientInformationFull, authorization_code: str
     ) -> AuthorizationCode | None:
-        row = self._store.db.execute(
-            "SELECT params, expires_at FROM oauth_codes WHERE code_hash = ? AND client_id = ?",
-            (digest(authorization_code), client.client_id),
-        ).fetchone()
+        row = records.code(self._store.db, digest(authorization_code), client.client_id)
         if row is None:
             self._end_grant_if_spent(authorization_code, "authorization code", client.client_id)
             return None
@@ -211,9 +201,9 @@ class OAuthProvider(OAuthAuthorizationServerProvider[AuthorizationCode, RefreshT
         code = authorization_code.code
         grant_id = secrets.token_urlsafe(16)
         with self._store.atomic() as db:
-            self._purge(db)
-            db.execute("DELETE FROM oauth_codes WHERE code_hash = ?", (digest(code),))
-            used = db.changes() == 0  # a second exchange raced past load_authorization_code
+            records.purge(db, self._clock())
+            # False: a second exchange raced past load_authorization_code
+            used = not records.take_code(db, digest(code))
             if not used:
                 issued = self._issue_tokens(
                     db,
@@ -239,13 +229,7 @@ class OAuthProvider(OAuthAuthorizationServerProvider[AuthorizationCode, RefreshT
             return None
         if row[0] != client.client_id:
             return None
-        return RefreshToken(
-            token=refresh_token,
-            client_id=row[0],
-            scopes=json.loads(row[1]),
-            resource=row[2],
-            expires_at=int(row[3]),
-        )
+        return RefreshToken(**_token_fields(refresh_token, row))
 
     async def exchange_refresh_token(
         self, client: OAuthClientInformationFull, refresh_token: RefreshToken, scopes: list[str]
@@ -253,17 +237,14 @@ class OAuthProvider(OAuthAuthorizationServerProvider[AuthorizationCode, RefreshT
         """Rotate: the old refresh token and its access token die, a new pair is issued."""
         old = refresh_token.token
         with self._store.atomic() as db:
-            self._purge(db)
-            row = db.execute(
-                "SELECT grant_id FROM oauth_tokens WHERE token_hash = ? AND kind = 'refresh'",
-                (digest(old),),
-            ).fetchone()
-            if row is not None:
-                db.execute("DELETE FROM oauth_tokens WHERE grant_id = ?", (row[0],))
+            records.purge(db, self._clock())
+            grant_id = records.refresh_grant(db, digest(old))
+            if grant_id is not None:
+                records.drop_grant_tokens(db, grant_id)
                 resource = refresh_token.resource or self.resources[0]
-                issued = self._issue_tokens(db, row[0], client.client_id, scopes, resource)
-                self._spend(db, old, row[0])
-        if row is None:  # a second rotation raced past load_refresh_token
+                issued = self._issue_tokens(db, grant_id, client.client_id, scopes, resource)
+                self._spend(db, old, grant_id)
+        if grant_id is None:  # a second rotation raced past load_refresh_token
             self._end_grant_if_spent(old, "refresh token", client.client_id)
             raise TokenError("invalid_grant", "refresh token was already used")
         return issued
@@ -272,51 +253,29 @@ class OAuthProvider(OAuthAuthorizationServerProvider[AuthorizationCode, RefreshT
         row = self._token_row(token, "access")
         if row is None:
             return None
-        return AccessToken(
-            token=token,
-            client_id=row[0],
-            scopes=json.loads(row[1]),
-            resource=row[2],
-            expires_at=int(row[3]),
-        )
+        return AccessToken(**_token_fields(token, row))
 
     async def revoke_token(self, token: AccessToken | RefreshToken) -> None:
         """RFC 7009 via the SDK: revoking either token ends the whole grant."""
         with self._store.atomic() as db:
-            db.execute(
-                "DELETE FROM oauth_tokens WHERE grant_id IN "
-                "(SELECT grant_id FROM oauth_tokens WHERE token_hash = ?)",
-                (digest(token.token),),
-            )
+            records.drop_grant_of_token(db, digest(token.token))
         logger.info("revoked an OAuth grant of client %s", token.client_id)
 
     def _spend(self, db: apsw.Connection, credential: str, grant_id: str) -> None:
-        db.execute(
-            "INSERT OR REPLACE INTO oauth_spent VALUES (?, ?, ?)",
-            (digest(credential), grant_id, self._clock() + SPENT_SECONDS),
-        )
+        records.spend(db, digest(credential), grant_id, self._clock() + SPENT_SECONDS)
 
     def _end_grant_if_spent(self, credential: str, what: str, client_id: str) -> None:
         """A used code or rotated refresh token came back: whoever holds it is not (only) the
         client, so every token of its grant dies and the client signs in again."""
         with self._store.atomic() as db:
-            row = db.execute(
-                "SELECT grant_id FROM oauth_spent WHERE credential_hash = ?", (digest(credential),)
-            ).fetchone()
-            if row is None:
+            if not records.end_spent_grant(db, digest(credential)):
                 return
-            db.execute("DELETE FROM oauth_tokens WHERE grant_id = ?", (row[0],))
-            db.execute("DELETE FROM oauth_spent WHERE grant_id = ?", (row[0],))
         logger.warning(
             "a used OAuth %s was presented again (client %s): ended its grant", what, client_id
         )
 
-    def _token_row(self, token: str, kind: str) -> tuple[str, str, str, float] | None:
-        row = self._store.db.execute(
-            "SELECT client_id, scopes, resource, expires_at FROM oauth_tokens "
-            "WHERE token_hash = ? AND kind = ?",
-            (digest(token), kind),
-        ).fetchone()
+    def _token_row(self, token: str, kind: str) -> records.TokenRow | None:
+        row = records.token(self._store.db, digest(token), kind)
         if row is None or row[3] <= self._clock():
             return None
         return row
@@ -330,33 +289,13 @@ class OAuthProvider(OAuthAuthorizationServerProvider[AuthorizationCode, RefreshT
             (access, "access", ACCESS_TOKEN_SECONDS),
             (refresh, "refresh", REFRESH_TOKEN_SECONDS),
         ):
-            db.execute(
-                "INSERT INTO oauth_tokens VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (
-                    digest(token),
-                    kind,
-                    grant_id,
-                    client_id,
-                    json.dumps(scopes),
-                    resource,
-                    now + lifetime,
-                ),
-            )
+            records.add_token(
+                db, digest(token), kind, grant_id, client_id, json.dumps(scopes), resource,
+                now + lifetime,
+            )  # fmt: skip
         return OAuthToken(
             access_token=access,
             expires_in=ACCESS_TOKEN_SECONDS,
             refresh_token=refresh,
             scope=" ".join(scopes) or None,
-        )
-
-    def _purge(self, db: apsw.Connection) -> None:
-        """Expired rows out; a spent credential also goes once its grant has no token left.
-        Run first in a write transaction: mid-rotation a grant has no tokens for a moment."""
-        now = self._clock()
-        db.execute("DELETE FROM oauth_codes WHERE expires_at <= ?", (now,))
-        db.execute("DELETE FROM oauth_tokens WHERE expires_at <= ?", (now,))
-        db.execute(
-            "DELETE FROM oauth_spent WHERE expires_at <= ? "
-            "OR grant_id NOT IN (SELECT grant_id FROM oauth_tokens)",
-            (now,),
         )

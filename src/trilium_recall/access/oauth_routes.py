@@ -20,12 +20,14 @@ from mcp.server.auth.routes import (
     REVOCATION_PATH,
     TOKEN_PATH,
 )
-from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, RequestBodyLimitMiddleware
+from mcp.server.transport_security import RequestBodyLimitMiddleware
+from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route, request_response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from ..body_limits import FORM_BODY_BYTES, REGISTRATION_BODY_BYTES, read_at_most
 from .login_page import (
     LOGIN_PATH,
     expired_page,
@@ -39,10 +41,6 @@ from .pending_authorizations import Pending, PendingAuthorizations
 from .rate_limits import Attempt, SourceLimit, source_of
 
 logger = logging.getLogger(__name__)
-
-MAX_TOKEN_REQUEST_BYTES = DEFAULT_MAX_REQUEST_BODY_SIZE
-MAX_FORM_BYTES = 16 * 1024  # the login form is three short fields
-MAX_REGISTRATION_BYTES = 32 * 1024  # room for 10 redirect URIs of 2,000; claude.ai sends ~400
 
 
 class LoginEndpoint:
@@ -64,7 +62,7 @@ class LoginEndpoint:
             Route(LOGIN_PATH, self.show, methods=["GET"]),
             Route(
                 LOGIN_PATH,
-                RequestBodyLimitMiddleware(request_response(self.submit), MAX_FORM_BYTES),
+                RequestBodyLimitMiddleware(request_response(self.submit), FORM_BODY_BYTES),
                 methods=["POST"],
             ),
         ]
@@ -113,9 +111,9 @@ def guard_sdk_route(route: BaseRoute, registrations: SourceLimit) -> BaseRoute:
         return route
     app: ASGIApp
     if route.path in (TOKEN_PATH, REVOCATION_PATH):
-        # The SDK's own limit goes first, so the hashing never buffers an unbounded body.
+        # The size limit goes first, so the hashing never buffers an unbounded body.
         hashing = _HashClientSecret(route.app, public_revocation=route.path == REVOCATION_PATH)
-        app = RequestBodyLimitMiddleware(hashing, MAX_TOKEN_REQUEST_BYTES)
+        app = RequestBodyLimitMiddleware(hashing, FORM_BODY_BYTES)
     elif route.path == AUTHORIZATION_PATH:
         app = _NoErrorRedirects(route.app)
     elif route.path == REGISTRATION_PATH:
@@ -127,7 +125,7 @@ def guard_sdk_route(route: BaseRoute, registrations: SourceLimit) -> BaseRoute:
 
 class _LimitRegistration:
     """Anyone may register (RFC 7591), so registrations are counted per source and overall
-    (`limits.REGISTER_*`), and a body is at most MAX_REGISTRATION_BYTES (the SDK takes 4 MB)."""
+    (`rate_limits.REGISTER_*`), and a body is at most REGISTRATION_BODY_BYTES (the SDK's: 4 MB)."""
 
     def __init__(self, app: ASGIApp, limit: SourceLimit) -> None:
         self.app = app
@@ -146,29 +144,15 @@ class _LimitRegistration:
             await JSONResponse(answer, 429, headers=headers)(scope, receive, send)
             return
         self._limit.add(source)
-        body = await _read_at_most(receive, MAX_REGISTRATION_BYTES)
+        body = await read_at_most(Headers(scope=scope), receive, REGISTRATION_BODY_BYTES)
         if body is None:
             answer = {
                 "error": "invalid_client_metadata",
-                "error_description": f"registration larger than {MAX_REGISTRATION_BYTES} bytes",
+                "error_description": f"registration larger than {REGISTRATION_BODY_BYTES} bytes",
             }
             await JSONResponse(answer, 400)(scope, receive, send)
             return
         await self.app(scope, _replay(body, receive), send)
-
-
-async def _read_at_most(receive: Receive, limit: int) -> bytes | None:
-    """The request body, or None as soon as it passes `limit` bytes."""
-    body = bytearray()
-    while True:
-        message = await receive()
-        if message["type"] != "http.request":
-            return bytes(body)
-        body += message.get("body", b"")
-        if len(body) > limit:
-            return None
-        if not message.get("more_body", False):
-            return bytes(body)
 
 
 def _replay(body: bytes, receive: Receive) -> Receive:

@@ -5,7 +5,6 @@ Pure functions over `trilium.Note` objects: no I/O, so the sync engine and the t
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -13,6 +12,7 @@ from dataclasses import dataclass
 from ..areas import AREA_RANK
 from ..config import Settings
 from ..trilium.client import Note
+from .records import text_hash
 
 ROOT = "root"
 HIDDEN_ROOT = "_hidden"
@@ -154,4 +154,4 @@ def _hidden_stub() -> Note:
 def attribute_fingerprint(note: Note) -> str:
     """Changes whenever an own or inherited label/relation changes (dates do not)."""
     facts = sorted((a.note_id, a.type, a.name, a.value, a.is_inheritable) for a in note.attributes)
-    return hashlib.sha256(json.dumps(facts).encode()).hexdigest()[:16]
+    return text_hash(json.dumps(facts))[:16]  # JSON is ASCII: the same digits as ever

@@ -17,59 +17,26 @@ defaults, and `reason` says so; `explain` and the page show all of it.
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import StoreError
+from ..index import note_stats
 from ..index.embed import Embedder
 from ..index.store import Store
 from ..index.vectors import VectorIndex
 from ..notes.records import text_hash
-from .gate import DEFAULT_SPREAD
+from .candidates import Reference
 from .languages import notebook_languages
 
 PSEUDO_PROMPTS = 64  # a median needs no more; ~1 s of embedding on 2 cores
 MIN_NOTES = 5
 
 
-@dataclass(frozen=True)
-class Reference:
-    """What `explain` shows as this notebook's reference points."""
-
-    generic_level: float = 0.0  # mean margin of generic prompts (the gate's offset)
-    about_level: float | None = None  # median margin of pseudo-prompts from the notes
-    languages: tuple[str, ...] = ()
-    pseudo_prompts: int = 0
-    reason: str = "not calibrated yet: shipped defaults"
-
-    @property
-    def spread(self) -> float:
-        """How far prompts about these notes stand above generic chatter, in margin."""
-        if self.about_level is None or self.about_level - self.generic_level <= 0.005:
-            return DEFAULT_SPREAD
-        return self.about_level - self.generic_level
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "generic_level": round(self.generic_level, 4),
-            "about_level": None if self.about_level is None else round(self.about_level, 4),
-            "spread": round(self.spread, 4),
-            "languages": list(self.languages),
-            "pseudo_prompts": self.pseudo_prompts,
-            "why": self.reason,
-        }
-
-
 def pseudo_prompts(store: Store, count: int = PSEUDO_PROMPTS) -> tuple[list[str], int]:
     """(prompts, notes): a note's title with the heading of its longest section, for every
     n-th note in id order (deterministic, spread over the whole notebook)."""
-    rows = store.db.execute(
-        "SELECT n.title, (SELECT s.heading FROM sections s WHERE s.instance = n.instance "
-        "AND s.note_id = n.note_id ORDER BY length(s.text) DESC LIMIT 1) "
-        "FROM notes n WHERE EXISTS (SELECT 1 FROM sections s WHERE s.instance = n.instance "
-        "AND s.note_id = n.note_id) ORDER BY n.instance, n.note_id"
-    ).fetchall()
+    rows = note_stats.titles_with_longest_heading(store.db)
     step = max(1, len(rows) // count)
     prompts: list[str] = []
     for title, heading in rows[::step][:count]:

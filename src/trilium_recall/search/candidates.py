@@ -8,9 +8,7 @@ from dataclasses import dataclass, field
 
 from ..index.vectors import NO_NEIGHBOURS, Neighbours
 from ..notes.records import SectionHit
-from .calibration import Reference
-from .gate import CandidateSignals, PromptSignals, PromptVerdict
-from .null_bank import GenericMatch
+from .gate import DEFAULT_SPREAD, CandidateSignals, PromptSignals, PromptVerdict
 
 
 @dataclass(frozen=True)
@@ -27,6 +25,42 @@ class KeywordHits:
     def coverage(self, terms: Sequence[str]) -> float:
         """Share of the prompt's IDF weight that `terms` carry."""
         return sum(self.idf[t] for t in terms) / (sum(self.idf.values()) or 1.0)
+
+
+@dataclass(frozen=True)
+class Reference:
+    """This notebook's reference points (calibration.py makes them; `explain` shows them)."""
+
+    generic_level: float = 0.0  # mean margin of generic prompts (the gate's offset)
+    about_level: float | None = None  # median margin of pseudo-prompts from the notes
+    languages: tuple[str, ...] = ()
+    pseudo_prompts: int = 0
+    reason: str = "not calibrated yet: shipped defaults"
+
+    @property
+    def spread(self) -> float:
+        """How far prompts about these notes stand above generic chatter, in margin."""
+        if self.about_level is None or self.about_level - self.generic_level <= 0.005:
+            return DEFAULT_SPREAD
+        return self.about_level - self.generic_level
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "generic_level": round(self.generic_level, 4),
+            "about_level": None if self.about_level is None else round(self.about_level, 4),
+            "spread": round(self.spread, 4),
+            "languages": list(self.languages),
+            "pseudo_prompts": self.pseudo_prompts,
+            "why": self.reason,
+        }
+
+
+@dataclass(frozen=True)
+class GenericMatch:
+    """The generic prompt (null_bank.py) closest to a query (query–query cosine)."""
+
+    cosine: float
+    prompt: str
 
 
 NO_KEYWORDS = KeywordHits([], {}, "", [])

@@ -21,11 +21,18 @@ from ..index.store import Store
 from ..index.terms import code_phrases, fts_query, matched_terms, prompt_terms
 from ..index.vectors import Match, Neighbours
 from ..notes.records import SectionHit
-from .calibration import Reference
-from .candidates import NO_KEYWORDS, Candidate, KeywordHits, SearchResult, SearchTrace
+from .candidates import (
+    NO_KEYWORDS,
+    Candidate,
+    GenericMatch,
+    KeywordHits,
+    Reference,
+    SearchResult,
+    SearchTrace,
+)
 from .gate import FITTED, GateThresholds, PromptSignals, judge_candidates, judge_prompt
 from .languages import is_foreign, prompt_language
-from .null_bank import GenericMatch, GenericPrompts
+from .null_bank import GenericPrompts
 from .summaries import summaries_for_sources
 
 KEYWORD_K = 40

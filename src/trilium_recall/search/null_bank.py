@@ -13,7 +13,6 @@ in the index's embedding cache instead.
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass
 from importlib import resources
 
 import numpy as np
@@ -23,7 +22,8 @@ from ..index.embed import Embedder
 from ..index.store import Store
 from ..index.vectors import VectorIndex
 from ..notes.records import text_hash
-from .calibration import Reference, reference
+from .calibration import reference
+from .candidates import GenericMatch, Reference
 
 BANK_FILE = "generic_prompts.txt"
 VECTORS_FILE = "generic_prompts.npz"
@@ -31,14 +31,6 @@ _BATCH = 32
 # Calibration reads this many bank prompts (every n-th): a mean needs no more, and at 150k
 # snippets the pass costs ~1 s of CPU per 100 prompts.
 CALIBRATION_PROMPTS = 300
-
-
-@dataclass(frozen=True)
-class GenericMatch:
-    """The generic prompt closest to a query (query–query cosine)."""
-
-    cosine: float
-    prompt: str
 
 
 def bank_prompts() -> list[str]:

@@ -12,20 +12,19 @@ RECALL_LOG_PROMPTS=0.
 
 from __future__ import annotations
 
-import json
 import logging
 import queue
 import re
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 
 import apsw
 
 from ..config import Settings
 from ..errors import StoreError
+from ..index.activity_log import Activity, SentNote, append
 from ..index.file import open_db
 from ..index.transactions import write_transaction
 from ..search.recall import RecallResult
@@ -41,43 +40,6 @@ BATCH_LIMIT = 200  # entries written in one transaction
 PATHS = ("hook", "api", "mcp", "web")
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
-
-
-@dataclass(frozen=True)
-class SentNote:
-    instance: str
-    note_id: str
-    title: str
-    score: float
-
-
-@dataclass(frozen=True)
-class Activity:
-    """One call: when, which path, what was sent (or why nothing was), how long it took."""
-
-    at: float  # unix time
-    path: str  # hook | api | mcp | web
-    session_id: str | None
-    instance: str | None
-    prompt_head: str | None
-    passages: tuple[SentNote, ...]
-    silence: str | None  # None when something was sent
-    took_ms: float | None  # None when the answer came too late
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "at": datetime.fromtimestamp(self.at, UTC).isoformat(timespec="seconds"),
-            "path": self.path,
-            "session_id": self.session_id,
-            "instance": self.instance,
-            "prompt": self.prompt_head,
-            "passages": [
-                {"instance": p.instance, "note_id": p.note_id, "title": p.title, "score": p.score}
-                for p in self.passages
-            ],
-            "silence": self.silence,
-            "took_ms": self.took_ms,
-        }
 
 
 def prompt_head(prompt: str, limit: int = PROMPT_HEAD_CHARS) -> str:
@@ -233,7 +195,7 @@ class ActivityLog:
         try:
             db = db or open_db(self.settings.db_path)
             with write_transaction(db):
-                write(db, batch, self.settings.activity_max_rows, self.settings.activity_max_days)
+                append(db, batch, self.settings.activity_max_rows, self.settings.activity_max_days)
         except (apsw.Error, StoreError) as exc:
             self.dropped += len(batch)
             if not self._failing:
@@ -244,66 +206,6 @@ class ActivityLog:
             log.info("activity log: writing again (%d entries were dropped)", self.dropped)
         self._failing = False
         return db
-
-
-def write(db: apsw.Connection, entries: Sequence[Activity], max_rows: int, max_days: float) -> None:
-    """Append `entries`, then drop what is beyond the bounds."""
-    db.executemany(
-        "INSERT INTO activity (at, path, session_id, instance, prompt_head, passages, silence, "
-        "took_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        [
-            (
-                e.at,
-                e.path,
-                e.session_id,
-                e.instance,
-                e.prompt_head,
-                json.dumps([[p.instance, p.note_id, p.title, p.score] for p in e.passages]),
-                e.silence,
-                e.took_ms,
-            )
-            for e in entries
-        ],
-    )
-    newest = db.last_insert_rowid()
-    db.execute("DELETE FROM activity WHERE id <= ?", (newest - max_rows,))
-    db.execute("DELETE FROM activity WHERE at < ?", (time.time() - max_days * 86400,))
-
-
-def recent(
-    db: apsw.Connection,
-    *,
-    limit: int = 50,
-    session_id: str | None = None,
-    since: float | None = None,
-) -> list[Activity]:
-    """The newest entries first, optionally of one session and from a time on."""
-    where: list[str] = ["1"]
-    params: list[object] = []
-    if session_id is not None:
-        where.append("session_id = ?")
-        params.append(session_id)
-    if since is not None:
-        where.append("at >= ?")
-        params.append(since)
-    rows = db.execute(
-        "SELECT at, path, session_id, instance, prompt_head, passages, silence, took_ms "
-        f"FROM activity WHERE {' AND '.join(where)} ORDER BY id DESC LIMIT ?",
-        (*params, limit),
-    )
-    return [
-        Activity(
-            at,
-            path,
-            session,
-            instance,
-            head,
-            tuple(SentNote(*p) for p in json.loads(passages)),
-            silence,
-            took,
-        )
-        for at, path, session, instance, head, passages, silence, took in rows
-    ]
 
 
 def parse_since(text: str, now: float | None = None) -> float:

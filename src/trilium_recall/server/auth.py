@@ -33,10 +33,9 @@ from ..access.login_page import LOGIN_PATH
 from ..access.oauth import OAuthProvider
 from ..access.oauth_routes import LoginEndpoint, guard_sdk_route
 from ..access.rate_limits import Attempt, PasswordGuard, registration_limit, source_of
-from ..config import Settings
+from ..config import MCP_PATH, Settings
 from ..errors import ConfigError
 from ..index.store import Store
-from .mcp import MCP_PATH
 
 logger = logging.getLogger(__name__)
 

@@ -23,7 +23,8 @@ from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import Field
 from starlette.routing import BaseRoute, Route
 
-from ..config import LOOPBACK_HOSTS, Settings
+from ..body_limits import PROMPT_BODY_BYTES
+from ..config import LOOPBACK_HOSTS, MCP_PATH, Settings
 from ..errors import RecallError, UnknownInstance
 from ..search.recall import STATUS_TEXT, RecallRequest
 from ..textclean import clip, one_line
@@ -57,7 +58,6 @@ that do not depend on the user's own notes."""
 # Claude Code truncates server instructions at 2 KB; the built text stays under it in bytes.
 MAX_INSTRUCTIONS_BYTES = 2000
 SUBJECT_TITLE_CHARS = 60
-MCP_PATH = "/mcp"
 NO_MATCH = STATUS_TEXT["silent"]
 STILL_BUILDING = STATUS_TEXT["building"]
 
@@ -177,7 +177,9 @@ def mcp_routes(server: MCPServer, settings: Settings) -> list[BaseRoute]:
     /mcp/ is served, not redirected: Starlette's slash redirect builds its Location from the
     Host header, so `Host: evil.example` got `Location: http://evil.example/mcp`."""
     app = server.streamable_http_app(
-        streamable_http_path=MCP_PATH, transport_security=transport_security(settings)
+        streamable_http_path=MCP_PATH,
+        transport_security=transport_security(settings),
+        max_request_body_size=PROMPT_BODY_BYTES,
     )
     routes: list[BaseRoute] = list(app.routes)
     endpoint = next(r.endpoint for r in routes if isinstance(r, Route) and r.path == MCP_PATH)

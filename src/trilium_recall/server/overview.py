@@ -1,10 +1,10 @@
 """What the index covers, per instance: indexed notes per area and the largest top-level subjects.
 
 Read by the MCP server instructions (mcp.py: what the notes are about, so the model knows when
-calling `recall` is worth it) and by the status page (web.py). Plain queries over `notes`;
-the breadcrumbs the syncer stores (`paths`) say which top-level subtree a note is in.
-Summarising 50k notes takes ~150 ms, so `IndexOverview` does it after each full sync, in a
-thread on a connection of its own, and keeps the result.
+calling `recall` is worth it) and by the status page (web.py). Counted in SQL over `notes`
+(index/note_stats.py); the breadcrumbs the syncer stores (`paths`) say which top-level subtree
+a note is in. Summarising 50k notes takes ~150 ms, so `IndexOverview` does it after each full
+sync, in a thread on a connection of its own, and keeps the result.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from ..areas import AREAS
 from ..config import Settings
+from ..index import note_stats
 from ..index.file import index_errors
 from ..index.store import Store
 
@@ -60,12 +61,7 @@ def failed_notes(store: Store, instance: str) -> list[dict[str, object]]:
     """Each note that failed to index, with the reason, by title; a reason left from a note
     that has indexed since is not shown (the note's own row must still say "error")."""
     with index_errors(store.path):
-        rows = store.db.execute(
-            "SELECT n.note_id, n.title, e.reason, e.at FROM notes n LEFT JOIN note_errors e "
-            "USING (instance, note_id) WHERE n.instance = ? AND n.skip_reason = 'error' "
-            "ORDER BY n.title LIMIT ?",
-            (instance, FAILED_NOTES_SHOWN),
-        ).fetchall()
+        rows = note_stats.failed(store.db, instance, FAILED_NOTES_SHOWN)
     return [
         {"note_id": row[0], "title": row[1], "reason": row[2] or "(no reason kept)", "at": row[3]}
         for row in rows
@@ -73,13 +69,7 @@ def failed_notes(store: Store, instance: str) -> list[dict[str, object]]:
 
 
 def area_counts(store: Store, instance: str) -> dict[str, int]:
-    counts = dict.fromkeys(AREAS, 0)
-    for area, count in store.db.execute(
-        "SELECT area, count(*) FROM notes WHERE instance = ? AND skip_reason IS NULL GROUP BY area",
-        (instance,),
-    ):
-        counts[area] = count
-    return counts
+    return {**dict.fromkeys(AREAS, 0), **note_stats.per_area(store.db, instance)}
 
 
 def subjects(store: Store, instance: str, parts: int = 4) -> list[Subject]:
@@ -89,13 +79,7 @@ def subjects(store: Store, instance: str, parts: int = 4) -> list[Subject]:
     note adds to every subtree on its path, and is a node of its own only near the top, where
     it can be a subject or a part; deeper, only its path counts."""
     root = _Node()
-    rows = store.db.execute(
-        "SELECT path, CASE WHEN instr(path, ?) = 0 THEN title END, area, count(*) "
-        "FROM (SELECT title, area, json_extract(paths, '$[0]') AS path FROM notes "
-        "WHERE instance = ? AND skip_reason IS NULL) GROUP BY 1, 2, 3",
-        (BREADCRUMB, instance),
-    )
-    for path, leaf, area, count in rows:
+    for path, leaf, area, count in note_stats.per_breadcrumb(store.db, instance, BREADCRUMB):
         node = root
         for name in [*(path.split(BREADCRUMB) if path else []), *([leaf] if leaf else [])]:
             node = node.children.setdefault(name, _Node())

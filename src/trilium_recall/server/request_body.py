@@ -7,21 +7,16 @@ from typing import Any
 
 from starlette.requests import Request
 
+from ..body_limits import PROMPT_BODY_BYTES, read_at_most
 from ..errors import BadRequest
 from ..textclean import valid_utf8
 
-MAX_BODY_BYTES = 2 * 1024 * 1024  # a 1 MB prompt is accepted (and truncated for search)
 
-
-async def read_json(request: Request, limit: int = MAX_BODY_BYTES) -> dict[str, Any]:
-    declared = request.headers.get("content-length")
-    if declared and declared.isdigit() and int(declared) > limit:
+async def read_json(request: Request, limit: int = PROMPT_BODY_BYTES) -> dict[str, Any]:
+    """The body as a JSON object; over `limit` bytes (body_limits.py) it is refused unparsed."""
+    raw = await read_at_most(request.headers, request.receive, limit)
+    if raw is None:
         raise BadRequest(f"body larger than {limit} bytes")
-    raw = bytearray()
-    async for chunk in request.stream():
-        raw += chunk
-        if len(raw) > limit:
-            raise BadRequest(f"body larger than {limit} bytes")
     try:
         body = json.loads(raw)
     except ValueError:  # UnicodeDecodeError included

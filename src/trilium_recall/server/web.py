@@ -43,13 +43,14 @@ from ..access.login_page import (
     sign_in_page,
     too_many_attempts_page,
 )
-from ..access.oauth_routes import MAX_FORM_BYTES
 from ..access.rate_limits import source_of
 from ..access.web_sessions import COOKIE, SESSION_SECONDS, WebSessions
+from ..body_limits import EXPLAIN_BODY_BYTES, FORM_BODY_BYTES
 from ..errors import BadRequest, RecallError
+from ..index.activity_log import recent
 from ..index.store import Store
 from ..search.recall import RecallRequest, RecallResult
-from .activity import ActivityLog, recent, silence_reason
+from .activity import ActivityLog, silence_reason
 from .auth import Authenticator, bearer_token
 from .checks import (
     Check,
@@ -76,7 +77,6 @@ ASSETS = {
     "/ui/app.css": "text/css",
     "/ui/icon.svg": "image/svg+xml",
 }
-MAX_EXPLAIN_BYTES = 256 * 1024  # the prompt box's limit (/recall takes 2 MB); search reads less
 ACTIVITY_DEFAULT, ACTIVITY_MAX = 50, 500
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
@@ -118,8 +118,8 @@ class WebUI:
         self._base_origin = f"{base.scheme}://{base.netloc}" if base.netloc else None
 
     def routes(self) -> list[BaseRoute]:
-        login = RequestBodyLimitMiddleware(request_response(self.login), MAX_FORM_BYTES)
-        logout = RequestBodyLimitMiddleware(request_response(self.logout), MAX_FORM_BYTES)
+        login = RequestBodyLimitMiddleware(request_response(self.login), FORM_BODY_BYTES)
+        logout = RequestBodyLimitMiddleware(request_response(self.logout), FORM_BODY_BYTES)
         return [
             Route("/", self._guard(self.page, page=True), methods=["GET"]),
             *(Route(path, self.asset, methods=["GET"]) for path in ASSETS),
@@ -276,7 +276,7 @@ class WebUI:
         )
 
     async def explain(self, request: Request, caller: Caller) -> Response:
-        body = await read_json(request, MAX_EXPLAIN_BYTES)
+        body = await read_json(request, EXPLAIN_BODY_BYTES)
         prompt = prompt_field(body)
         instance = optional_text(body, "instance")
         path = optional_text(body, "path") or "hook"
@@ -321,9 +321,7 @@ class WebUI:
             raise BadRequest(f"'limit' must be a whole number from 1 to {ACTIVITY_MAX}")
         session = request.query_params.get("session") or None
         await asyncio.to_thread(self._activity.flush, 2.0)
-        entries = await self._read(
-            lambda store: recent(store.db, limit=int(text), session_id=session)
-        )
+        entries = await self._read(lambda store: recent(store, limit=int(text), session_id=session))
         return _json(
             {
                 "enabled": self._activity.enabled,
@@ -338,7 +336,7 @@ class WebUI:
         names = list(settings.instances)
         await asyncio.to_thread(self._activity.flush, 2.0)
         state, entries = await self._read(
-            lambda store: (index_state(store, names), recent(store.db, limit=ACTIVITY_MAX))
+            lambda store: (index_state(store, names), recent(store, limit=ACTIVITY_MAX))
         )
         for name, syncer in engine.syncers.items():
             state[name]["error"] = syncer.status.error  # the live one, as /health shows

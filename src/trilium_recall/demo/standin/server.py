@@ -232,16 +232,6 @@ class FakeTrilium:
             self._require(target_id)
             self._add_attribute(note, SeedAttribute("relation", name, target_id, inheritable))
 
-    def remove_relation(self, note_id: str, name: str, target_id: str | None = None) -> None:
-        """Remove relations `name` of a note (only those pointing at `target_id` if given)."""
-        with self._lock:
-            note = self._require(note_id)
-            note.attributes = [
-                a
-                for a in note.attributes
-                if not (a.type == "relation" and a.name == name and target_id in (None, a.value))
-            ]
-
     def move(self, note_id: str, old_parent_id: str, new_parent_id: str) -> None:
         """Re-parent one placement. Only the branch is stamped, not the note."""
         with self._lock:

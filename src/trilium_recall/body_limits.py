@@ -1,0 +1,46 @@
+"""Every cap on the bytes a caller may send, in one place, and the one reader that enforces it.
+
+A cap differs from another only where its reason does (said beside each). A body over its cap
+is refused before it is parsed, and before it is read when its Content-Length says so. Each
+route answers as it always has: the JSON routes 400 `{"error": "body larger than N bytes"}`
+(`server/request_body.py`), the forms and the SDK's routes the SDK's 413, /register RFC 7591's
+400 `invalid_client_metadata`. Stdlib only: the hook imports this module too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from typing import Any
+
+# POST /recall and /mcp carry one prompt in JSON: a 1 MB prompt is accepted (search reads only
+# its start) and escaping may double it in JSON.
+PROMPT_BODY_BYTES = 2 * 1024 * 1024
+# The hook's stdin, Claude Code's event JSON: about half the engine's cap, so the body the hook
+# sends on (the prompt re-escaped, two short fields) stays under PROMPT_BODY_BYTES.
+HOOK_INPUT_BYTES = 1_000_000
+# POST /ui/explain: the page's prompt box holds at most 100,000 characters (index.html).
+EXPLAIN_BODY_BYTES = 256 * 1024
+# Forms of a few short fields: sign-in and sign-out, the OAuth login, /token and /revoke.
+FORM_BODY_BYTES = 16 * 1024
+# POST /register: room for 10 redirect URIs of 2,000 characters; claude.ai sends ~400 bytes.
+REGISTRATION_BODY_BYTES = 32 * 1024
+
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+
+
+async def read_at_most(headers: Mapping[str, str], receive: Receive, limit: int) -> bytes | None:
+    """The ASGI request body, or None when it is over `limit`: at once if Content-Length (in
+    `headers`, lower-case names) says so, else as soon as the bytes read pass it."""
+    declared = headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        return None
+    body = bytearray()
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return bytes(body)
+        body += message.get("body", b"")
+        if len(body) > limit:
+            return None
+        if not message.get("more_body", False):
+            return bytes(body)

@@ -1,0 +1,55 @@
+"""Questions about the indexed notes as a whole, answered in SQL: how many per area, per
+top-level breadcrumb, which failed, and a title with its longest section's heading per note.
+Asked by the status page and the MCP instructions (server/overview.py) and by calibration, on
+a `Store`'s connection."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import apsw
+
+Row = tuple[Any, ...]  # columns as each docstring lists them
+
+
+def failed(db: apsw.Connection, instance: str, limit: int) -> list[Row]:
+    """(note_id, title, reason, at) of notes whose row says "error", by title; the reason is
+    None when none was kept."""
+    return db.execute(
+        "SELECT n.note_id, n.title, e.reason, e.at FROM notes n LEFT JOIN note_errors e "
+        "USING (instance, note_id) WHERE n.instance = ? AND n.skip_reason = 'error' "
+        "ORDER BY n.title LIMIT ?",
+        (instance, limit),
+    ).fetchall()
+
+
+def per_area(db: apsw.Connection, instance: str) -> dict[str, int]:
+    """Indexed (not skipped) notes per area; an area without notes is absent."""
+    return dict(
+        db.execute(
+            "SELECT area, count(*) FROM notes WHERE instance = ? AND skip_reason IS NULL "
+            "GROUP BY area",
+            (instance,),
+        )
+    )
+
+
+def per_breadcrumb(db: apsw.Connection, instance: str, separator: str) -> list[Row]:
+    """(first breadcrumb, title, area, notes) of indexed notes, grouped; the title only for
+    notes whose breadcrumb has no `separator` (the top two levels), else None."""
+    return db.execute(
+        "SELECT path, CASE WHEN instr(path, ?) = 0 THEN title END, area, count(*) "
+        "FROM (SELECT title, area, json_extract(paths, '$[0]') AS path FROM notes "
+        "WHERE instance = ? AND skip_reason IS NULL) GROUP BY 1, 2, 3",
+        (separator, instance),
+    ).fetchall()
+
+
+def titles_with_longest_heading(db: apsw.Connection) -> list[Row]:
+    """(title, heading of its longest section) of every note with sections, in id order."""
+    return db.execute(
+        "SELECT n.title, (SELECT s.heading FROM sections s WHERE s.instance = n.instance "
+        "AND s.note_id = n.note_id ORDER BY length(s.text) DESC LIMIT 1) "
+        "FROM notes n WHERE EXISTS (SELECT 1 FROM sections s WHERE s.instance = n.instance "
+        "AND s.note_id = n.note_id) ORDER BY n.instance, n.note_id"
+    ).fetchall()
