@@ -12,6 +12,7 @@ import pytest
 
 from auth_flow import (
     CALLBACK,
+    PASSWORD,
     Engine,
     OAuthClient,
     query,
@@ -27,7 +28,7 @@ from trilium_recall.access.client_metadata import (
 )
 from trilium_recall.access.oauth import MAX_CLIENTS
 from trilium_recall.access.rate_limits import REGISTER_OVERALL, REGISTER_PER_SOURCE
-from trilium_recall.body_limits import REGISTRATION_BODY_BYTES
+from trilium_recall.body_limits import FORM_BODY_BYTES, PROMPT_BODY_BYTES, REGISTRATION_BODY_BYTES
 
 
 def register(url: str, headers: dict[str, str] | None = None, **metadata: Any) -> httpx.Response:
@@ -88,6 +89,28 @@ def test_oversized_registrations_are_refused_and_leave_nothing_behind(
     )
     assert row_count(engine.data_dir, "oauth_clients") == 0
     assert sum(map(len, engine_log(caplog))) < 1000
+
+
+@pytest.mark.parametrize(
+    ("path", "cap", "content_type"),
+    [
+        ("/token", FORM_BODY_BYTES, "application/x-www-form-urlencoded"),
+        ("/revoke", FORM_BODY_BYTES, "application/x-www-form-urlencoded"),
+        ("/login", FORM_BODY_BYTES, "application/x-www-form-urlencoded"),
+        ("/mcp", PROMPT_BODY_BYTES, "application/json"),
+    ],
+)
+def test_a_body_over_its_cap_is_refused_before_it_is_read(
+    engine: Engine, path: str, cap: int, content_type: str
+):
+    """body_limits.py: one byte over the route's cap is a 413; at the cap the body gets past
+    the size check to the route's own answer."""
+    headers = {"Content-Type": content_type, "Authorization": f"Bearer {PASSWORD}"}
+    answers = [
+        httpx.post(f"{engine.url}{path}", content=b"a" * size, headers=headers, timeout=30)
+        for size in (cap + 1, cap)
+    ]
+    assert [a.status_code == 413 for a in answers] == [True, False], [a.text for a in answers]
 
 
 def test_the_limits_still_take_a_normal_registration(engine: Engine, caplog):
