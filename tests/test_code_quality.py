@@ -181,6 +181,31 @@ def _sql(node: ast.AST) -> str | None:
     return None
 
 
+FAULT_SWITCHES = ("delay", "fail_status", "malformed", "path_faults", "drop_blob_id", "requests")
+
+
+def test_the_product_stand_in_holds_no_fault_switches() -> None:
+    """The stand-in ships for the demo and its command line; the switches tests turn to break
+    it live in tests/standin_faults.py. Found: an attribute of that name set or defined there."""
+    found = sorted(
+        f"{path.relative_to(PACKAGE)}:{node.lineno} {name}"
+        for path in (PACKAGE / "demo" / "standin").glob("*.py")
+        for node in ast.walk(ast.parse(path.read_text()))
+        for name in _defined_names(node)
+        if name in FAULT_SWITCHES
+    )
+    assert found == []
+
+
+def _defined_names(node: ast.AST) -> list[str]:
+    """Methods defined and `self.x` attributes assigned at `node`."""
+    if isinstance(node, ast.FunctionDef):
+        return [node.name]
+    if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+        return [node.attr]
+    return []
+
+
 def test_no_module_is_over_400_lines() -> None:
     long = {
         str(path.relative_to(PACKAGE)): lines
