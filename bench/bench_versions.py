@@ -37,8 +37,10 @@ VERSIONS = ("0.93", "0.105")
 FOLDERS = 50
 
 
-def synthetic_notebook(directory: Path, count: int, seed_value: int = 25) -> None:
-    """`count` notes in `FOLDERS` folders, written as a notebook.json manifest."""
+def synthetic_notebook(
+    directory: Path, count: int, seed_value: int = 25, folders: int = FOLDERS
+) -> None:
+    """`count` notes in `folders` folders, written as a notebook.json manifest."""
     rng = random.Random(seed_value)
     syllables = ["ka", "lo", "mi", "ren", "sto", "va", "qui", "dor", "pel", "tun", "bra", "xe"]
 
@@ -48,13 +50,13 @@ def synthetic_notebook(directory: Path, count: int, seed_value: int = 25) -> Non
     def sentence() -> str:
         return " ".join(word() for _ in range(rng.randint(8, 16))).capitalize() + "."
 
-    notes = [{"id": f"benchDir{f:04d}", "title": f"Folder {f}"} for f in range(FOLDERS)]
-    for number in range(count - FOLDERS):
+    notes = [{"id": f"benchDir{f:04d}", "title": f"Folder {f}"} for f in range(folders)]
+    for number in range(count - folders):
         name = f"n{number:05d}.html"
         paragraphs = "".join(f"<p>{sentence()} {sentence()}</p>" for _ in range(2))
         (directory / name).write_text(paragraphs, encoding="utf-8")
         notes.append({"id": f"benchNote{number:05d}", "title": f"{word()} {word()}",
-                      "parent": f"benchDir{number % FOLDERS:04d}", "file": name})  # fmt: skip
+                      "parent": f"benchDir{number % folders:04d}", "file": name})  # fmt: skip
     (directory / "notebook.json").write_text(json.dumps({"notes": notes}), encoding="utf-8")
 
 
