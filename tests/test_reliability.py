@@ -419,7 +419,7 @@ class FileSizeLimitedEngine(EngineProcess):
         resource.prlimit(self.process.pid, resource.RLIMIT_FSIZE, unlimited)
 
 
-# The schema fits in 512 KB; the first note does not (sqlite-vec allocates a 1.5 MB chunk).
+# The schema fits in 512 KB; the notebook's index does not.
 FULL_DISK_BYTES = 512 * 1024
 
 
@@ -431,17 +431,23 @@ def test_disk_full_mid_build_keeps_serving_and_heals_when_space_returns(tmp_path
     engine = FileSizeLimitedEngine(data, engine_env(trilium), FULL_DISK_BYTES).start()
     try:
         down = wait_until("degraded health", lambda: _degraded(engine), BUILD_S)
-        assert "recall.sqlite3" in down["error"] and down["notes"] == 0, down  # the reason shows
+        clean = clean_counts(trilium, tmp_path / "clean")
+        assert "recall.sqlite3" in down["error"], down  # the reason shows
+        assert down["notes"] < clean["notes"], down  # the build stopped part-way
         with httpx.Client(timeout=10) as client:
             answer = recall(client, engine, PROMPT)
-        # Nothing indexed yet: "come back later", with a reason, never a bare error.
-        assert answer.status_code == 503 and answer.headers["retry-after"] == "5", answer.text
-        assert answer.json()["error"].startswith("The notes index is still being built")
+        # What is indexed answers; with nothing yet, "come back later" with a reason. Never a
+        # bare error.
+        if answer.status_code == 503:
+            assert answer.headers["retry-after"] == "5", answer.text
+            assert answer.json()["error"].startswith("The notes index is still being built")
+        else:
+            assert answer.status_code == 200 and "passages" in answer.json(), answer.text
         _alive(engine)
 
         engine.free_space()
         healed = wait_until("ok once the disk has room", lambda: _healed(engine), HEALS_S)
-        assert _counts(healed) == clean_counts(trilium, tmp_path / "clean")
+        assert _counts(healed) == clean
         assert_answers(engine)
     finally:
         engine.stop()

@@ -244,3 +244,31 @@ def test_connections_opening_a_new_file_at_once_migrate_it_once(tmp_path) -> Non
     assert errors == [] and len(opened) == 4
     assert opened[0].db.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
     assert {store.db.execute("PRAGMA journal_mode").fetchone()[0] for store in opened} == {"wal"}
+
+
+def test_vectors_in_a_schema_9_vec0_table_move_to_blobs_unchanged(tmp_path, embedder) -> None:
+    """An index written before migration m010 kept its vectors in sqlite-vec's vec0 table; the
+    upgrade copies them byte for byte and the mirror loads the same vectors."""
+    path = tmp_path / "recall.sqlite3"
+    store = Store(path, VectorIndex(embedder.dim, embedder.name))
+    add_note(store, embedder, "a", "Alpha", [("Alpha", "alpha text"), ("Beta", "beta words")])
+    db = store.db
+    before = dict(db.execute("SELECT id, embedding FROM snippet_vectors"))
+    with store.atomic():  # back to schema 9: the vectors in vec0, as that version wrote them
+        db.execute("DROP TABLE snippet_vectors")
+        db.execute("CREATE VIRTUAL TABLE snippet_vectors USING vec0(embedding float[384])")
+        db.executemany(
+            "INSERT INTO snippet_vectors (rowid, embedding) VALUES (?, ?)", before.items()
+        )
+        db.execute(f"PRAGMA user_version = {len(MIGRATIONS) - 1}")
+    store.close()
+    again = Store(path, VectorIndex(embedder.dim, embedder.name))
+    assert again.db.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
+    schema = again.db.execute("SELECT sql FROM sqlite_schema WHERE name = 'snippet_vectors'")
+    assert "vec0" not in schema.fetchone()[0]
+    assert dict(again.db.execute("SELECT id, embedding FROM snippet_vectors")) == before
+    assert again.load_vectors() == len(before) == 2
+    for snippet_id, blob in before.items():
+        assert again.vectors.snippet_vector(snippet_id) == pytest.approx(
+            np.frombuffer(blob, dtype=np.float32)
+        )

@@ -43,6 +43,8 @@ def open_db(path: Path) -> apsw.Connection:
     with index_errors(path):
         db = apsw.Connection(str(path))
         try:
+            # sqlite-vec only for the migrations: early schemas made vec0 tables that later
+            # ones read and drop (m006, m010); nothing else uses it.
             db.enable_load_extension(True)
             db.load_extension(sqlite_vec.loadable_path())
             db.enable_load_extension(False)
@@ -128,9 +130,8 @@ def _use_wal(db: apsw.Connection, attempts: int = WAL_ATTEMPTS) -> None:
 
 
 def ensure_vector_table(db: apsw.Connection, path: Path, dim: int, model: str) -> None:
-    """The snippet vector table, made with the embedder's dimension; the dimension and model
-    are recorded, and an index another model built is refused (its vectors, and the cache's,
-    mean nothing to this one)."""
+    """The embedder's dimension and model, recorded with the first vectors; an index another
+    model built is refused (its vectors, and the cache's, mean nothing to this one)."""
     recorded = dict(db.execute("SELECT key, value FROM index_meta WHERE key LIKE 'embedding_%'"))
     built_dim, built_model = recorded.get("embedding_dim"), recorded.get("embedding_model")
     if built_dim is not None and (
@@ -143,9 +144,6 @@ def ensure_vector_table(db: apsw.Connection, path: Path, dim: int, model: str) -
     if built_dim is not None and (built_model is not None or not model):
         return  # readers never write: several open at once
     with write_transaction(db):
-        db.execute(
-            f"CREATE VIRTUAL TABLE IF NOT EXISTS snippet_vectors USING vec0(embedding float[{dim}])"
-        )
         meta = [("embedding_dim", str(dim))] + ([("embedding_model", model)] if model else [])
         db.executemany("INSERT OR REPLACE INTO index_meta VALUES (?, ?)", meta)
 

@@ -71,14 +71,14 @@ class Store:
             yield self.db
 
     def load_vectors(self, chunk: int = 4096) -> int:
-        """Fill the mirror from vec0 at start, a chunk at a time: reading all 50k rows at once
-        peaked at 463 MiB RSS against 296 MiB steady (bench/RESULTS.md)."""
+        """Fill the mirror from the vector BLOBs at start, a chunk at a time: reading all 50k
+        rows at once peaked at 463 MiB RSS against 296 MiB steady (bench/RESULTS.md)."""
         vectors = self.vectors
         total = self._scalar("SELECT count(*) FROM snippets")
         vectors.reserve(total)
         rows = self.db.execute(
             "SELECT s.id, s.section_id, v.embedding FROM snippets s "
-            "JOIN snippet_vectors v ON v.rowid = s.id"
+            "JOIN snippet_vectors v ON v.id = s.id"
         )
         while batch := list(itertools.islice(rows, chunk)):
             matrix = np.frombuffer(b"".join(row[2] for row in batch), dtype=np.float32)
@@ -227,7 +227,7 @@ class Store:
             )
             snippet_id = self.db.last_insert_rowid()
             self.db.execute(
-                "INSERT INTO snippet_vectors (rowid, embedding) VALUES (?, ?)",
+                "INSERT INTO snippet_vectors (id, embedding) VALUES (?, ?)",
                 (snippet_id, np.asarray(snippet.vector, dtype=np.float32).tobytes()),
             )
             rows.append(((snippet_id, section_id), snippet.vector))
@@ -245,8 +245,7 @@ class Store:
             snippet_ids = self.db.execute(
                 "SELECT id FROM snippets WHERE section_id = ?", (section_id,)
             ).fetchall()
-            # One rowid at a time: vec0 finds a rowid directly but scans for an IN (subquery).
-            self.db.executemany("DELETE FROM snippet_vectors WHERE rowid = ?", snippet_ids)
+            self.db.executemany("DELETE FROM snippet_vectors WHERE id = ?", snippet_ids)
             self.db.execute("DELETE FROM snippets WHERE section_id = ?", (section_id,))
         self.db.execute(
             "DELETE FROM sections WHERE instance = ? AND note_id = ?", (instance, note_id)

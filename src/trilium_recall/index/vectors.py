@@ -2,10 +2,10 @@
 
 One home for search: numpy over the float32 matrix answers a top-40 query in 0.9 ms at 10k
 vectors and 10 ms at 50k, where sqlite-vec's vec0 KNN takes 8.4 and 48 ms for the same 40 rows
-(bench/bench_vectors.py); vec0 is brute force too, so it is no way out at scale either. The vec0
-table is only the durable copy that fills this mirror at start. A plain table of BLOBs would do
-that job better (writes 1.6-2.2x, the start-up fill 3-4.5x faster in the same run); moving to
-it takes a migration, left to the scale work.
+(bench/bench_vectors.py); vec0 is brute force too, so it is no way out at scale either. The
+durable copy that fills this mirror at start is therefore a plain table of float32 BLOBs
+(`snippet_vectors`, migration m010), which writes 1.6-2.2x and fills the mirror 3-4.5x faster
+than vec0 did in the same run.
 Each snippet belongs to one section; a section's cosine is its best snippet's.
 """
 
