@@ -32,6 +32,7 @@ ALL_NOTES_QUERY = "note.noteId != ''"  # expression only: no content scan on the
 # join two (`parent_child`). Shorter words in a link (`#root/no`) are not ids.
 NOTE_ID = re.compile(r"[A-Za-z0-9_]{4,64}")
 _UTC_STAMP = re.compile(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}Z$")
+LISTING_TIMEOUT_FACTOR = 6  # the listing of every note may take 6x a single request's limit
 _RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 _NOT_FOUND_CODES = frozenset({"NOTE_NOT_FOUND", "BRANCH_NOT_FOUND"})
 
@@ -210,6 +211,9 @@ class TriliumClient:
     ) -> None:
         self._url = _display_url(url)
         self._token = token
+        # Trilium answers a search only once it has built the whole result: the full
+        # comparison's listing of every note took the stand-in over 10 s at 100,000 notes.
+        self._listing_timeout = timeout * LISTING_TIMEOUT_FACTOR
         self._retries = max(0, retries)
         self._backoff = backoff
         self._http = httpx.AsyncClient(
@@ -250,8 +254,10 @@ class TriliumClient:
         fast_search: bool = False,
         limit: int | None = None,
         order_by: str | None = None,
+        timeout: float | None = None,
     ) -> list[Note]:
-        """Run a search. Beware: a query Trilium cannot parse matches every note."""
+        """Run a search (`timeout`: seconds, the client's own limit if None). Beware: a query
+        Trilium cannot parse matches every note."""
         if not query.strip():
             raise ValueError("search query must not be empty")
         params = {"search": query}
@@ -267,12 +273,14 @@ class TriliumClient:
             params["limit"] = str(limit)
         if order_by is not None:
             params["orderBy"] = order_by
-        response = await self._get("/notes", "search results", params)
+        response = await self._get("/notes", "search results", params, timeout)
         return [n.to_note() for n in self._parse(response, _SearchWire, "search results").results]
 
     async def all_notes(self) -> list[Note]:
         """Every note outside the hidden subtree, archived ones included."""
-        return await self.search(ALL_NOTES_QUERY, include_archived=True)
+        return await self.search(
+            ALL_NOTES_QUERY, include_archived=True, timeout=self._listing_timeout
+        )
 
     async def changed_since(self, utc: str) -> list[Note]:
         """Notes whose utcDateModified >= `utc` (`2025-04-19 10:12:33.456Z`), oldest first."""
@@ -310,12 +318,17 @@ class TriliumClient:
     # ------------------------------------------------------------ plumbing
 
     async def _get(
-        self, path: str, what: str, params: dict[str, str] | None = None
+        self,
+        path: str,
+        what: str,
+        params: dict[str, str] | None = None,
+        timeout: float | None = None,
     ) -> httpx.Response:
         """GET with bounded retries (exponential backoff) on connection errors, timeouts, 5xx."""
+        limit = httpx.USE_CLIENT_DEFAULT if timeout is None else timeout
         for attempt in range(self._retries + 1):
             try:
-                response = await self._http.get(path, params=params)
+                response = await self._http.get(path, params=params, timeout=limit)
             except httpx.TransportError as exc:
                 problem = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
             else:
