@@ -1,0 +1,100 @@
+"""The first build: read in the order people ask, answered from while it runs (issue 26)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import httpx
+import numpy as np
+from pydantic import SecretStr
+
+from conftest import HashEmbedder, make_settings
+from engine_process import serve_in_thread
+from trilium_recall.config import Instance
+from trilium_recall.demo.standin import FakeTrilium
+from trilium_recall.search.recall import PARTIAL_NOTE, RecallResult
+from trilium_recall.server.app import create_app
+from trilium_recall.server.engine import Engine
+
+HELD_WORD = "zzheld"  # passages holding this word wait until the test lets them through
+FIRST = 16  # one round of the syncer: the notes read first
+HELD = 144  # read later: the first round is 10 % of the build
+
+
+class HeldEmbedder(HashEmbedder):
+    """Embeds at once, except passages with HELD_WORD: those wait for `release`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.release = threading.Event()
+
+    def passages(self, texts: Sequence[str]) -> np.ndarray:
+        if any(HELD_WORD in text for text in texts):
+            self.release.wait(120)
+        return super().passages(texts)
+
+
+def poll(read, done, what: str, seconds: float = 60):
+    deadline = time.monotonic() + seconds
+    while not done(value := read()):
+        assert time.monotonic() < deadline, f"never saw {what}: last {value}"
+        time.sleep(0.05)
+    return value
+
+
+def test_recall_answers_partially_while_the_first_build_runs(tmp_path: Path) -> None:
+    trilium = FakeTrilium(token="build_token")
+    # Added first, so edited longest ago: the build reads these last.
+    for n in range(HELD):
+        trilium.add_note(f"held{n:08d}", f"Archive {n}", content=f"<p>{HELD_WORD} old box {n}</p>")
+    trilium.add_note("tomato000001", "Tomato beds", content="<p>tomatoes need full sun</p>")
+    for n in range(FIRST - 1):
+        trilium.add_note(f"fresh{n:07d}", f"Garden {n}", content=f"<p>seedling tray {n}</p>")
+    embedder = HeldEmbedder()
+    trilium.start()
+    instance = Instance("default", trilium.url(), SecretStr("build_token"))
+    settings = make_settings(tmp_path, instances={"default": instance})
+    try:
+        with serve_in_thread(create_app(Engine(settings, embedder))) as url:
+            health = poll(
+                lambda: httpx.get(f"{url}/health").json(),
+                lambda h: h.get("notes_done") == FIRST,
+                "the first round indexed",
+            )
+            assert health["status"] == "building"
+            assert health["notes_total"] == FIRST + HELD
+            assert health["eta_seconds"] is not None and health["eta_seconds"] >= 0
+            progress = health["instances"]["default"]
+            assert (progress["notes_done"], progress["notes_total"]) == (FIRST, FIRST + HELD)
+
+            asked = httpx.post(f"{url}/recall", json={"prompt": "do tomatoes need full sun"})
+            assert asked.status_code == 200, asked.text
+            answer = asked.json()
+            assert answer["partial"] is True and answer["status"] == "sent"
+            assert answer["passages"][0]["title"] == "Tomato beds"
+
+            # The gate keeps its shipped defaults on a part-built index: no noise.
+            unrelated = {"prompt": "how do I reverse a linked list in rust"}
+            quiet = httpx.post(f"{url}/recall", json=unrelated).json()
+            assert quiet["partial"] is True and quiet["passages"] == []
+
+            embedder.release.set()
+            poll(
+                lambda: httpx.get(f"{url}/health").json()["status"],
+                lambda s: s == "ok",
+                "the build finish",
+            )
+            done = httpx.post(f"{url}/recall", json={"prompt": "do tomatoes need full sun"}).json()
+            assert done["partial"] is False and done["passages"][0]["title"] == "Tomato beds"
+            assert "notes_done" not in httpx.get(f"{url}/health").json()
+    finally:
+        embedder.release.set()
+        trilium.stop()
+
+
+def test_a_partial_answer_says_so_in_its_text() -> None:
+    assert PARTIAL_NOTE in RecallResult("silent", partial=True).text
+    assert PARTIAL_NOTE not in RecallResult("silent").text
