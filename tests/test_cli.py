@@ -100,6 +100,10 @@ def test_index_builds_a_new_index_file(tmp_path: Path) -> None:
     status = json.loads(done.stdout[done.stdout.index("{\n") :])  # after the progress bar
     assert status["default"]["notes"] == 1 and status["default"]["build_complete"] == 1
     assert "Traceback" not in done.stderr
+    # Not a terminal: the progress comes as plain lines on stderr, the first and the last.
+    lines = done.stderr.splitlines()
+    assert "indexing default: 0/1 notes" in lines and "indexing default: 1/1 notes" in lines
+    assert "\x1b[" not in done.stderr  # no cursor or colour codes in a log
 
 
 def test_status_search_and_explain_read_an_existing_index(demo_engine) -> None:
