@@ -69,6 +69,10 @@ def test_recall_answers_partially_while_the_first_build_runs(tmp_path: Path) -> 
             assert health["eta_seconds"] is not None and health["eta_seconds"] >= 0
             progress = health["instances"]["default"]
             assert (progress["notes_done"], progress["notes_total"]) == (FIRST, FIRST + HELD)
+            page = httpx.get(f"{url}/ui/status").json()  # what the status page draws
+            assert page["status"] == "building" and page["notes_done"] == FIRST
+            # Nothing indexed since: the same rate over a longer time, so no less time left.
+            assert page["instances"]["default"]["eta_seconds"] >= progress["eta_seconds"]
 
             asked = httpx.post(f"{url}/recall", json={"prompt": "do tomatoes need full sun"})
             assert asked.status_code == 200, asked.text
