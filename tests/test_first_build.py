@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Sequence
@@ -13,6 +16,7 @@ from pydantic import SecretStr
 
 from conftest import HashEmbedder, make_settings
 from engine_process import serve_in_thread
+from procs import scrubbed_env
 from trilium_recall.config import Instance
 from trilium_recall.demo.standin import FakeTrilium
 from trilium_recall.search.recall import PARTIAL_NOTE, RecallResult
@@ -22,6 +26,11 @@ from trilium_recall.server.engine import Engine
 HELD_WORD = "zzheld"  # passages holding this word wait until the test lets them through
 FIRST = 16  # one round of the syncer: the notes read first
 HELD = 144  # read later: the first round is 10 % of the build
+HOOK_INPUT = {
+    "session_id": "first-build",
+    "hook_event_name": "UserPromptSubmit",
+    "prompt": "do tomatoes need full sun",
+}
 
 
 class HeldEmbedder(HashEmbedder):
@@ -79,6 +88,18 @@ def test_recall_answers_partially_while_the_first_build_runs(tmp_path: Path) -> 
             answer = asked.json()
             assert answer["partial"] is True and answer["status"] == "sent"
             assert answer["passages"][0]["title"] == "Tomato beds"
+
+            # The Claude Code hook (the real command) passes a partial answer's passages on.
+            hooked = subprocess.run(
+                [sys.executable, "-m", "trilium_recall.cli", "hook"],
+                input=json.dumps(HOOK_INPUT).encode(),
+                capture_output=True,
+                env=scrubbed_env(RECALL_URL=url, RECALL_HOOK_DEBUG="1"),
+                timeout=60,
+            )
+            assert hooked.returncode == 0, hooked.stderr
+            context = json.loads(hooked.stdout)["hookSpecificOutput"]["additionalContext"]
+            assert "Tomato beds" in context and "full sun" in context
 
             # The gate keeps its shipped defaults on a part-built index: no noise.
             unrelated = {"prompt": "how do I reverse a linked list in rust"}
