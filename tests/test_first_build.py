@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -17,6 +18,7 @@ from pydantic import SecretStr
 from conftest import HashEmbedder, make_settings
 from engine_process import serve_in_thread
 from procs import scrubbed_env
+from test_mcp import mcp_session
 from trilium_recall.config import Instance
 from trilium_recall.demo.standin import FakeTrilium
 from trilium_recall.search.recall import PARTIAL_NOTE, RecallResult
@@ -52,6 +54,12 @@ def poll(read, done, what: str, seconds: float = 60):
         assert time.monotonic() < deadline, f"never saw {what}: last {value}"
         time.sleep(0.05)
     return value
+
+
+async def ask_the_tool(url: str, query: str) -> str:
+    async with mcp_session(url) as mcp:
+        answer = await mcp.session.call_tool("recall", {"query": query})
+    return answer.content[0].text
 
 
 def test_recall_answers_partially_while_the_first_build_runs(tmp_path: Path) -> None:
@@ -100,6 +108,10 @@ def test_recall_answers_partially_while_the_first_build_runs(tmp_path: Path) -> 
             assert hooked.returncode == 0, hooked.stderr
             context = json.loads(hooked.stdout)["hookSpecificOutput"]["additionalContext"]
             assert "Tomato beds" in context and "full sun" in context
+
+            # The MCP tool (the official client) says where its answer comes from.
+            tool_text = asyncio.run(ask_the_tool(url, "do tomatoes need full sun"))
+            assert "Tomato beds" in tool_text and tool_text.endswith(PARTIAL_NOTE)
 
             # The gate keeps its shipped defaults on a part-built index: no noise.
             unrelated = {"prompt": "how do I reverse a linked list in rust"}
