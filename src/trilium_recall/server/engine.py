@@ -282,12 +282,12 @@ class Engine:
 
     def _build_progress(self, instances: dict[str, Any]) -> dict[str, object]:
         """The first build's progress over all instances (what the page's bar shows)."""
-        building = [i for i in instances.values() if i["notes_total"] is not None]
-        if not building:
+        unbuilt = [i for i in instances.values() if i["notes_total"] is not None]
+        if not unbuilt:
             return {}
-        etas = [i["eta_seconds"] for i in building]
+        etas = [i["eta_seconds"] for i in unbuilt]
         return {
-            "notes_done": sum(i["notes_done"] for i in building),
-            "notes_total": sum(i["notes_total"] for i in building),
+            "notes_done": sum(i["notes_done"] for i in unbuilt),
+            "notes_total": sum(i["notes_total"] for i in unbuilt),
             "eta_seconds": None if None in etas else max(etas),
         }

@@ -53,8 +53,10 @@ class SyncStatus:
 
     def eta_seconds(self) -> float | None:
         """Seconds left at the rate so far; None before the first round is written."""
-        if not self.done or self.done >= self.total:
-            return None if not self.done else 0.0
+        if not self.done:
+            return None
+        if self.done >= self.total:
+            return 0.0
         elapsed = time.monotonic() - self.started
         return round(elapsed / self.done * (self.total - self.done), 1)
 
