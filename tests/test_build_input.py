@@ -9,6 +9,7 @@ import re
 from collections import Counter
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ from trilium_recall.demo.standin import FakeTrilium
 from trilium_recall.index.store import Store
 from trilium_recall.index.vectors import VectorIndex
 from trilium_recall.notes.classify import Rules
+from trilium_recall.sync.plan import plan
 from trilium_recall.sync.syncer import Syncer
 from trilium_recall.trilium.client import TriliumClient
 
@@ -117,3 +119,19 @@ async def test_a_note_with_ten_thousand_headings_is_indexed_whole(build: Build) 
     build.embedder.passage_calls.clear()
     assert (await build.syncer.full()).indexed == 0  # unchanged: read and embedded no more
     assert build.embedder.passage_calls == []
+
+
+async def test_a_build_reads_wiki_notes_first_then_the_most_recently_edited(
+    build: Build,
+) -> None:
+    add = build.trilium.add_note
+    add("otherOldAAAA", "Old errand", content="<p>old</p>")  # each added note is newer
+    add("wikiRootAAAA", "Wiki", content="<p>the wiki</p>")
+    add("wikiPageAAAA", "Page", parent_id="wikiRootAAAA", content="<p>a page</p>")
+    add("otherNewAAAA", "New errand", content="<p>new</p>")
+    build.trilium.backdate("wikiPageAAAA", datetime(2020, 1, 1, tzinfo=UTC))  # old, still first
+    notes = await build.syncer.client.all_notes()
+    tree = {note.note_id: note for note in notes}
+    decided = plan(notes, tree, {}, build.syncer.rules, "default", full=True)
+    order = [note.note_id for note, _ in decided.to_read if note.note_id.endswith("AAAA")]
+    assert order == ["wikiRootAAAA", "wikiPageAAAA", "otherNewAAAA", "otherOldAAAA"]
