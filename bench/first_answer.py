@@ -66,7 +66,7 @@ def watch(url: str, started: float) -> None:
                 continue
             at = time.monotonic() - started
             if health["status"] == "ok":
-                print(f"build complete at {at:.1f} s ({asked} prompts asked)")
+                print(f"build complete at {at:.1f} s ({asked} prompts asked)", flush=True)
                 return
             if first is None and health["status"] == "building":
                 prompt = PROMPTS[asked % len(PROMPTS)]
@@ -75,12 +75,12 @@ def watch(url: str, started: float) -> None:
                 if answer.status_code == 200 and answer.json()["passages"]:
                     first = time.monotonic() - started
                     done, total = health.get("notes_done"), health.get("notes_total")
-                    print(f"first non-empty answer at {first:.1f} s: {prompt!r}")
+                    print(f"first non-empty answer at {first:.1f} s: {prompt!r}", flush=True)
                     print(
                         f"  /health then: {done}/{total} notes, eta {health.get('eta_seconds')} s"
                     )
             time.sleep(0.5)
-    print(f"no complete build within {DEADLINE_S} s")
+    print(f"no complete build within {DEADLINE_S} s", flush=True)
 
 
 if __name__ == "__main__":
