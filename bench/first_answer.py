@@ -77,7 +77,8 @@ def watch(url: str, started: float) -> None:
                     done, total = health.get("notes_done"), health.get("notes_total")
                     print(f"first non-empty answer at {first:.1f} s: {prompt!r}", flush=True)
                     print(
-                        f"  /health then: {done}/{total} notes, eta {health.get('eta_seconds')} s"
+                        f"  /health then: {done}/{total} notes, eta {health.get('eta_seconds')} s",
+                        flush=True,
                     )
             time.sleep(0.5)
     print(f"no complete build within {DEADLINE_S} s", flush=True)
