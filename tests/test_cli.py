@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
+import pty
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import apsw
@@ -100,6 +104,10 @@ def test_index_builds_a_new_index_file(tmp_path: Path) -> None:
     status = json.loads(done.stdout[done.stdout.index("{\n") :])  # after the progress bar
     assert status["default"]["notes"] == 1 and status["default"]["build_complete"] == 1
     assert "Traceback" not in done.stderr
+    # Not a terminal: the progress comes as plain lines on stderr, the first and the last.
+    lines = done.stderr.splitlines()
+    assert "indexing default: 0/1 notes" in lines and "indexing default: 1/1 notes" in lines
+    assert "\x1b[" not in done.stderr  # no cursor or colour codes in a log
 
 
 def test_status_search_and_explain_read_an_existing_index(demo_engine) -> None:
@@ -215,3 +223,40 @@ def test_a_platform_without_the_model_gets_one_line(tmp_path: Path) -> None:
     last = done.stderr.strip().splitlines()[-1]
     assert last.startswith("trilium-recall: the embedding model cannot load on "), last
     assert "Linux x86-64, Linux aarch64, macOS arm64" in last and "Docker" in last
+
+
+def test_index_on_a_terminal_shows_a_bar_with_the_time_left(tmp_path: Path) -> None:
+    trilium = FakeTrilium(token="cli_token")
+    trilium.add_note("garden000001", "Garden", content="<p>Tomatoes go out in May.</p>")
+    env = {"RECALL_DATA_DIR": str(tmp_path), "TERM": "xterm", "COLUMNS": "100"}
+    leader, follower = pty.openpty()  # stderr a terminal, as in a shell
+    output: list[str] = []
+    # Read while it runs: a full terminal buffer would block the command's progress bar.
+    reader = threading.Thread(target=lambda: output.append(_read_all(leader)))
+    reader.start()
+    with trilium:
+        env |= {"TRILIUM_URL": trilium.url(), "TRILIUM_ETAPI_TOKEN": "cli_token"}
+        done = subprocess.run(
+            [sys.executable, "-m", "trilium_recall.cli", "index"],
+            env=scrubbed_env(**env),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=follower,
+            timeout=120,
+        )
+    os.close(follower)
+    reader.join(30)
+    shown = output[0]
+    assert done.returncode == 0, shown
+    assert "indexing default" in shown and "━" in shown  # rich's bar
+    assert "0:00:00" in shown  # its time-left column, at the end of the build
+    assert "indexing default: 0/1 notes" not in shown  # not the plain lines
+
+
+def _read_all(fd: int) -> str:
+    chunks = []
+    with contextlib.suppress(OSError):  # EIO once the writer's side is closed and drained
+        while chunk := os.read(fd, 65536):
+            chunks.append(chunk)
+    os.close(fd)
+    return b"".join(chunks).decode(errors="replace")

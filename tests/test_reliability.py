@@ -307,16 +307,21 @@ def test_sigkill_mid_first_build_then_restart_completes_like_a_clean_build(
             partial = store.counts("default")
             assert 0 < partial["notes"] < len(ROUNDS_OF_TOPICS), partial
             assert _file_is_consistent(store), "a note was left half-written"
+            indexed = {n for n, r in store.known_notes("default").items() if r.content_hash}
         finally:
             store.close()
 
         trilium.delay = 0.0
+        seen = len(trilium.requests)
         second = start_engine(data, trilium)
         try:
             built = _counts(second.wait_for("ok", timeout=BUILD_S)["instances"]["default"])
             assert_answers(second)
         finally:
             second.stop()
+        # The build resumed: the notes indexed before the kill were not read again.
+        read = {path.split("/")[3] for _, path in trilium.requests[seen:] if "/content" in path}
+        assert indexed and read and not indexed & read, (indexed, read)
         assert built == clean_counts(trilium, tmp_path / "clean")
         assert not list(data.glob("recall.sqlite3.broken-*")), "a partial build was moved aside"
         topics = len(ROUNDS_OF_TOPICS)

@@ -15,8 +15,8 @@ from datetime import datetime
 
 import uvicorn
 from pydantic import SecretStr
-from rich.progress import Progress
 
+from .build_progress import build_progress
 from .claude_settings import install_hook, uninstall_hook
 from .config import PASSWORD_FILE_VAR, Instance, Settings, is_http_url, load_settings
 from .demo.mode import demo_settings, start_demo_trilium, try_it
@@ -31,7 +31,6 @@ from .server.activity import parse_since
 from .server.app import create_app, server_options
 from .server.engine import Engine
 from .server.overview import failed_notes
-from .sync.syncer import SyncStatus
 from .textclean import clip
 
 log = logging.getLogger("trilium_recall")
@@ -117,22 +116,15 @@ def _check_exposure(settings: Settings) -> None:
 
 
 def _build_with_progress(settings: Settings) -> None:
-    """A full build of each instance through the engine `serve` runs, with a progress bar."""
+    """A full build of each instance through the engine `serve` runs, its progress on stderr."""
 
     async def build() -> None:
         engine = Engine(settings)
         try:
-            with Progress(transient=False) as progress:
-                tasks = {
-                    n: progress.add_task(f"indexing {n}", total=None) for n in settings.instances
-                }
-
-                def show(name: str, status: SyncStatus) -> None:
-                    progress.update(tasks[name], completed=status.done, total=status.total or None)
-
-                for name, report in (await engine.build(show)).items():
-                    description = f"{name}: {report.indexed} notes (re)indexed"
-                    progress.update(tasks[name], description=description)
+            with build_progress(list(settings.instances)) as show:
+                reports = await engine.build(show)
+            for name, report in reports.items():
+                print(f"{name}: {report.indexed} notes (re)indexed", file=sys.stderr)
         finally:
             await engine.stop()
 

@@ -67,7 +67,7 @@ def engine_health(url: str) -> Check:
         reason = _reason(exc)
         fix = "start it: `trilium-recall serve`, or set RECALL_URL to where it runs"
         return Check("engine", "fail", f"{url} does not answer ({reason})", fix, facts={"url": url})
-    mark: Status = "ok" if status in ("ok", "starting") else "warn"
+    mark: Status = "ok" if status in ("ok", "starting", "building") else "warn"
     return Check("engine", mark, f"{url} answers: {status}", facts={"url": url, "status": status})
 
 

@@ -40,6 +40,8 @@ STATUS_TEXT: dict[Status, str] = {
     "building": "The notes index is still being built; try again in a minute.",
     "late": "The search took too long; try a shorter query.",
 }
+# Added to the MCP tool's and the CLI's text for an answer from a part-built index.
+PARTIAL_NOTE = "(The notes index is still being built: this answer comes from part of the notes.)"
 
 
 @dataclass(frozen=True)
@@ -85,6 +87,7 @@ class RecallResult:
     skipped: str | None = None  # the skip rule, or "starting"
     took_ms: float = 0.0
     trace: SearchTrace | None = None
+    partial: bool = False  # answered while the first build runs: from part of the notes
 
     @property
     def context(self) -> str:
@@ -94,7 +97,8 @@ class RecallResult:
     @property
     def text(self) -> str:
         """What the MCP tool and the CLI answer: the passages, or what the status means."""
-        return render_passages(self.passages) if self.passages else STATUS_TEXT[self.status]
+        text = render_passages(self.passages) if self.passages else STATUS_TEXT[self.status]
+        return f"{text}\n\n{PARTIAL_NOTE}" if self.partial else text
 
     def to_json(self) -> dict[str, object]:
         answer: dict[str, object] = {
@@ -103,6 +107,7 @@ class RecallResult:
             "skipped": self.skipped,
             "took_ms": round(self.took_ms, 1),
             "status": self.status,
+            "partial": self.partial,
         }
         if self.status == "late":
             answer["timed_out"] = True
@@ -196,8 +201,11 @@ def render_passages(passages: list[Passage]) -> str:
     return "\n\n---\n\n".join(blocks)
 
 
-def building(result: RecallResult) -> RecallResult:
-    """A silent answer from an index whose first build has not indexed anything yet."""
+def building(result: RecallResult, indexed: bool) -> RecallResult:
+    """An answer during the first build: from the notes indexed so far, flagged partial, or
+    status "building" for silence while nothing is indexed yet."""
+    if indexed:
+        return replace(result, partial=True)
     return replace(result, status="building") if result.status == "silent" else result
 
 

@@ -14,7 +14,7 @@ import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from threadpoolctl import threadpool_limits
 
@@ -197,7 +197,8 @@ class Engine:
 
     async def recall(self, request: RecallRequest) -> RecallResult:
         """The recall pipeline under the time budget: status "late" when the budget ran out,
-        "starting" before warm() and "building" for silence while nothing is indexed yet."""
+        "starting" before warm(); during the first build the answer comes from what is indexed
+        so far, flagged partial ("building" for silence while nothing is indexed yet)."""
         budget = self.settings.time_budget_ms / 1000
         deadline = time.monotonic() + budget
         generic = self.generic
@@ -223,9 +224,8 @@ class Engine:
             if not len(self.vectors) and self.building:  # there was nothing to find anyway
                 return RecallResult("building", took_ms=budget * 1000)
             return RecallResult("late", took_ms=budget * 1000)
-        # `building` reads the index; the mirror's size is checked first, so a served index
-        # never pays that query on the answer path.
-        return building(result) if not len(self.vectors) and self.building else result
+        # `building` reads the index's state; a built index never pays it on the answer path.
+        return building(result, bool(len(self.vectors))) if self.building else result
 
     async def read(self, read: Callable[[Store], T]) -> T:
         """`read` on a search thread's connection: the status page reads the index through the
@@ -259,7 +259,10 @@ class Engine:
             saved = self.store.instance_state(name)
             complete = bool(saved.get("build_complete"))
             error = syncer.status.error
-            states.append("degraded" if error else "ok" if complete else "starting")
+            reading = syncer.status.running == "full" and syncer.status.total > 0
+            states.append(
+                "degraded" if error else "ok" if complete else "building" if reading else "starting"
+            )
             instances[name] = {
                 **self.store.counts(name),
                 "last_sync": saved.get("last_sync"),
@@ -267,10 +270,24 @@ class Engine:
                 "trilium": Features.from_state(saved).to_json(),
                 "error": error,
                 "progress": {"done": syncer.status.done, "total": syncer.status.total},
+                # The first build's notes read so far, of those to read, and the time left.
+                "notes_done": syncer.status.done if not complete else None,
+                "notes_total": syncer.status.total if not complete else None,
+                "eta_seconds": syncer.status.eta_seconds() if not complete else None,
             }
         if self.generic is None:
             states.append("starting")
-        status = (
-            "degraded" if "degraded" in states else "starting" if "starting" in states else "ok"
-        )
-        return {"status": status, "instances": instances}
+        status = next((s for s in ("degraded", "starting", "building") if s in states), "ok")
+        return {"status": status, "instances": instances, **self._build_progress(instances)}
+
+    def _build_progress(self, instances: dict[str, Any]) -> dict[str, object]:
+        """The first build's progress over all instances (what the page's bar shows)."""
+        unbuilt = [i for i in instances.values() if i["notes_total"] is not None]
+        if not unbuilt:
+            return {}
+        etas = [i["eta_seconds"] for i in unbuilt]
+        return {
+            "notes_done": sum(i["notes_done"] for i in unbuilt),
+            "notes_total": sum(i["notes_total"] for i in unbuilt),
+            "eta_seconds": None if None in etas else max(etas),
+        }

@@ -84,7 +84,15 @@ def plan(
             decided.to_read.append((note, record))
         elif previous != record:
             decided.metadata.append(record)
+    in_build_order(decided.to_read)
     return decided
+
+
+def in_build_order(to_read: list[tuple[Note, NoteRecord]]) -> None:
+    """What people ask about most is read first: wiki notes, then the rest, each part most
+    recently edited first, so a first build answers from the notes that matter early."""
+    to_read.sort(key=lambda item: item[1].utc_modified, reverse=True)
+    to_read.sort(key=lambda item: item[1].area != "wiki")  # stable: keeps the time order
 
 
 def note_record(

@@ -49,6 +49,16 @@ class SyncStatus:
     error: str | None = None
     running: str | None = None  # "full" | "tick" while a run is under way
     embedded: int = 0  # passages sent to the embedder since start
+    started: float = 0.0  # time.monotonic() when the current run began reading notes
+
+    def eta_seconds(self) -> float | None:
+        """Seconds left at the rate so far; None before the first round is written."""
+        if not self.done:
+            return None
+        if self.done >= self.total:
+            return 0.0
+        elapsed = time.monotonic() - self.started
+        return round(elapsed / self.done * (self.total - self.done), 1)
 
 
 @dataclass
@@ -88,10 +98,14 @@ class Syncer:
         self._once = OnceLog(log)
         self._where = f"Trilium instance {instance.name}"
         store.ensure_instance(instance.name, instance.url)
+        self._complete = False  # once true, stays true: /recall asks at every answer
 
     @property
     def build_complete(self) -> bool:
-        return bool(self.store.instance_state(self.instance.name).get("build_complete"))
+        if not self._complete:
+            state = self.store.instance_state(self.instance.name)
+            self._complete = bool(state.get("build_complete"))
+        return self._complete
 
     @property
     def features(self) -> Features:
@@ -240,6 +254,7 @@ class Syncer:
         report.updated += len(decided.metadata)
         to_read = decided.to_read
         self.status.done, self.status.total = 0, len(to_read)
+        self.status.started = time.monotonic()
         self._progress()
         rounds = [to_read[i : i + NOTES_PER_ROUND] for i in range(0, len(to_read), NOTES_PER_ROUND)]
         if not rounds:

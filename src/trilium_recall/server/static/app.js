@@ -94,7 +94,7 @@ async function loadStatus() {
     : [el("p", { className: "muted" }, "No Trilium instance is configured.")]));
   fillInstances(names);
   showLogSettings(status.log);
-  const busy = status.status === "starting" || names.some((n) => status.instances[n].running);
+  const busy = ["starting", "building"].includes(status.status) || names.some((n) => status.instances[n].running);
   setTimeout(loadStatus, busy ? 3000 : 30000);
 }
 
@@ -106,7 +106,8 @@ function trilium(info) {
 }
 
 function instanceCard(name, data) {
-  const state = data.error ? "degraded" : data.last_full ? "ok" : "starting";
+  const state = data.error ? "degraded" : data.last_full ? "ok"
+    : data.running && data.progress && data.progress.total ? "building" : "starting";
   const skipped = Object.entries(data.skipped || {}).map(([why, n]) => `${why} ${n}`).join(" · ");
   const facts = el("dl", { className: "facts" },
     el("dt", {}, "Indexed"), el("dd", {}, `${data.notes} notes · ${data.sections} sections`),
@@ -125,11 +126,18 @@ function instanceCard(name, data) {
     data.error ? el("p", { className: "alert", role: "alert" }, `Degraded: ${data.error}`) : null,
     data.running || !data.last_full ? el("p", {}, "Reading notes: ",
       el("progress", { max: progress.total || 1, value: progress.done }),
-      ` ${progress.done} of ${progress.total}`) : null,
+      ` ${progress.done} of ${progress.total}${timeLeft(data.eta_seconds)}`) : null,
     facts,
     subjects.length ? el("div", {}, el("span", { className: "muted" }, "Largest subjects"),
       el("ul", { className: "chips" }, subjects)) : null,
   );
+}
+
+// The first build's estimate (/health eta_seconds), from its rate so far.
+function timeLeft(seconds) {
+  if (seconds === null || seconds === undefined) return "";
+  return seconds < 90 ? ` · about ${Math.round(seconds)} s left`
+    : ` · about ${Math.round(seconds / 60)} min left`;
 }
 
 // Every note that failed to index, with the reason (not just a count).

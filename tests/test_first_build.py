@@ -1,0 +1,137 @@
+"""The first build: read in the order people ask, answered from while it runs (issue 26)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import httpx
+import numpy as np
+from pydantic import SecretStr
+
+from conftest import HashEmbedder, make_settings
+from engine_process import serve_in_thread
+from procs import scrubbed_env
+from test_mcp import mcp_session
+from trilium_recall.config import Instance
+from trilium_recall.demo.standin import FakeTrilium
+from trilium_recall.search.recall import PARTIAL_NOTE, RecallResult
+from trilium_recall.server.app import create_app
+from trilium_recall.server.engine import Engine
+
+HELD_WORD = "zzheld"  # passages holding this word wait until the test lets them through
+FIRST = 16  # one round of the syncer: the notes read first
+HELD = 144  # read later: the first round is 10 % of the build
+HOOK_INPUT = {
+    "session_id": "first-build",
+    "hook_event_name": "UserPromptSubmit",
+    "prompt": "do tomatoes need full sun",
+}
+
+
+class HeldEmbedder(HashEmbedder):
+    """Embeds at once, except passages with HELD_WORD: those wait for `release`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.release = threading.Event()
+
+    def passages(self, texts: Sequence[str]) -> np.ndarray:
+        if any(HELD_WORD in text for text in texts):
+            self.release.wait(120)
+        return super().passages(texts)
+
+
+def poll(read, done, what: str, seconds: float = 60):
+    deadline = time.monotonic() + seconds
+    while not done(value := read()):
+        assert time.monotonic() < deadline, f"never saw {what}: last {value}"
+        time.sleep(0.05)
+    return value
+
+
+async def ask_the_tool(url: str, query: str) -> str:
+    async with mcp_session(url) as mcp:
+        answer = await mcp.session.call_tool("recall", {"query": query})
+    return answer.content[0].text
+
+
+def test_recall_answers_partially_while_the_first_build_runs(tmp_path: Path) -> None:
+    trilium = FakeTrilium(token="build_token")
+    # Added first, so edited longest ago: the build reads these last.
+    for n in range(HELD):
+        trilium.add_note(f"held{n:08d}", f"Archive {n}", content=f"<p>{HELD_WORD} old box {n}</p>")
+    trilium.add_note("tomato000001", "Tomato beds", content="<p>tomatoes need full sun</p>")
+    for n in range(FIRST - 1):
+        trilium.add_note(f"fresh{n:07d}", f"Garden {n}", content=f"<p>seedling tray {n}</p>")
+    embedder = HeldEmbedder()
+    trilium.start()
+    instance = Instance("default", trilium.url(), SecretStr("build_token"))
+    settings = make_settings(tmp_path, instances={"default": instance})
+    try:
+        with serve_in_thread(create_app(Engine(settings, embedder))) as url:
+            health = poll(
+                lambda: httpx.get(f"{url}/health").json(),
+                lambda h: h.get("notes_done") == FIRST,
+                "the first round indexed",
+            )
+            assert health["status"] == "building"
+            assert health["notes_total"] == FIRST + HELD
+            assert health["eta_seconds"] is not None and health["eta_seconds"] >= 0
+            progress = health["instances"]["default"]
+            assert (progress["notes_done"], progress["notes_total"]) == (FIRST, FIRST + HELD)
+            page = httpx.get(f"{url}/ui/status").json()  # what the status page draws
+            assert page["status"] == "building" and page["notes_done"] == FIRST
+            # Nothing indexed since: the same rate over a longer time, so no less time left.
+            assert page["instances"]["default"]["eta_seconds"] >= progress["eta_seconds"]
+
+            asked = httpx.post(f"{url}/recall", json={"prompt": "do tomatoes need full sun"})
+            assert asked.status_code == 200, asked.text
+            answer = asked.json()
+            assert answer["partial"] is True and answer["status"] == "sent"
+            assert answer["passages"][0]["title"] == "Tomato beds"
+
+            # The Claude Code hook (the real command) passes a partial answer's passages on.
+            hooked = subprocess.run(
+                [sys.executable, "-m", "trilium_recall.cli", "hook"],
+                input=json.dumps(HOOK_INPUT).encode(),
+                capture_output=True,
+                env=scrubbed_env(RECALL_URL=url, RECALL_HOOK_DEBUG="1"),
+                timeout=60,
+            )
+            assert hooked.returncode == 0, hooked.stderr
+            context = json.loads(hooked.stdout)["hookSpecificOutput"]["additionalContext"]
+            assert "Tomato beds" in context and "full sun" in context
+
+            # The MCP tool (the official client) says where its answer comes from.
+            tool_text = asyncio.run(ask_the_tool(url, "do tomatoes need full sun"))
+            assert "Tomato beds" in tool_text and tool_text.endswith(PARTIAL_NOTE)
+
+            # The gate keeps its shipped defaults on a part-built index: no noise.
+            unrelated = {"prompt": "how do I reverse a linked list in rust"}
+            quiet = httpx.post(f"{url}/recall", json=unrelated).json()
+            assert quiet["partial"] is True and quiet["passages"] == []
+
+            embedder.release.set()
+            poll(
+                lambda: httpx.get(f"{url}/health").json()["status"],
+                lambda s: s == "ok",
+                "the build finish",
+            )
+            done = httpx.post(f"{url}/recall", json={"prompt": "do tomatoes need full sun"}).json()
+            assert done["partial"] is False and done["passages"][0]["title"] == "Tomato beds"
+            assert "notes_done" not in httpx.get(f"{url}/health").json()
+    finally:
+        embedder.release.set()
+        trilium.stop()
+
+
+def test_a_partial_answer_says_so_in_its_text() -> None:
+    assert PARTIAL_NOTE in RecallResult("silent", partial=True).text
+    assert PARTIAL_NOTE not in RecallResult("silent").text
