@@ -20,7 +20,7 @@ from trilium_recall.errors import (
     TriliumError,
     TriliumUnavailable,
 )
-from trilium_recall.trilium.client import AppInfo, Attribute, Branch, Note, TriliumClient
+from trilium_recall.trilium.client import AppInfo, Attribute, Note, TriliumClient
 
 TOKEN = "tok3nId_s3cretValueNeverShown"
 
@@ -86,9 +86,7 @@ async def test_inherited_label_is_found_and_own_label_wins(
     assert (await client.note("areaChild001")).label("area") == "journal"
 
 
-async def test_branch_app_info_and_content(client: TriliumClient) -> None:
-    branch = await client.branch(f"{SUMMARY}_followUp0001")
-    assert branch == Branch(f"{SUMMARY}_followUp0001", "followUp0001", SUMMARY, "TODO", 10)
+async def test_app_info_and_content(client: TriliumClient) -> None:
     info = await client.app_info()
     assert isinstance(info, AppInfo)
     assert (info.app_version, info.db_version) == ("0.93.0", 229)
@@ -154,8 +152,6 @@ async def test_protected_deleted_and_invalid_ids(
     fake.delete("JHq4u4adStj7")
     with pytest.raises(NoteNotFound, match="JHq4u4adStj7") as deleted:
         await client.note("JHq4u4adStj7")
-    with pytest.raises(NoteNotFound):
-        await client.branch("root_JHq4u4adStj7")
     fake.requests.clear()
     for bad_id in ("../app-info", "abc/def", "a?b=c", "", "x" * 200):
         with pytest.raises(NoteNotFound):
@@ -179,8 +175,7 @@ async def test_every_request_of_a_full_read_is_a_get(
     for note in notes[:25]:
         await client.note(note.note_id)
         await client.content(note.note_id)
-    await client.branch("root_JHq4u4adStj7")
-    assert len(fake.requests) == 4 + 2 * 25
+    assert len(fake.requests) == 3 + 2 * 25
     assert {method for method, _ in fake.requests} == {"GET"}
     assert not [p for _, p in fake.requests if "/calendar" in p or "/inbox" in p]
 

@@ -32,7 +32,9 @@ ALL_NOTES_QUERY = "note.noteId != ''"  # expression only: no content scan on the
 # join two (`parent_child`). Shorter words in a link (`#root/no`) are not ids.
 NOTE_ID = re.compile(r"[A-Za-z0-9_]{4,64}")
 _UTC_STAMP = re.compile(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}Z$")
-LISTING_TIMEOUT_FACTOR = 6  # the listing of every note may take 6x a single request's limit
+# Trilium answers a search once it has built the whole result: listing every note may take 6x
+# a single request's limit (the stand-in took over 10 s at 100,000 notes).
+LISTING_TIMEOUT_FACTOR = 6
 _RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 _NOT_FOUND_CODES = frozenset({"NOTE_NOT_FOUND", "BRANCH_NOT_FOUND"})
 
@@ -88,15 +90,6 @@ class Note:
         """Relations (own and inherited unless `owned`), optionally only those named `name`."""
         pool = self.owned_attributes if owned else self.attributes
         return [a for a in pool if a.type == "relation" and name in (None, a.name)]
-
-
-@dataclass(frozen=True)
-class Branch:
-    branch_id: str
-    note_id: str
-    parent_note_id: str
-    prefix: str | None
-    note_position: int
 
 
 @dataclass(frozen=True)
@@ -163,14 +156,6 @@ class _SearchWire(_Wire):
     results: list[_NoteWire]
 
 
-class _BranchWire(_Wire):
-    branchId: str
-    noteId: str
-    parentNoteId: str
-    prefix: str | None = None
-    notePosition: int
-
-
 class _ChangeWire(_Wire):
     noteId: str
     utcDate: str
@@ -211,8 +196,6 @@ class TriliumClient:
     ) -> None:
         self._url = _display_url(url)
         self._token = token
-        # Trilium answers a search only once it has built the whole result: the full
-        # comparison's listing of every note took the stand-in over 10 s at 100,000 notes.
         self._listing_timeout = timeout * LISTING_TIMEOUT_FACTOR
         self._retries = max(0, retries)
         self._backoff = backoff
@@ -251,9 +234,7 @@ class TriliumClient:
         *,
         include_archived: bool = False,
         ancestor_note_id: str | None = None,
-        fast_search: bool = False,
         limit: int | None = None,
-        order_by: str | None = None,
         timeout: float | None = None,
     ) -> list[Note]:
         """Run a search (`timeout`: seconds, the client's own limit if None). Beware: a query
@@ -265,14 +246,10 @@ class TriliumClient:
             params["includeArchivedNotes"] = "true"
         if ancestor_note_id is not None:
             params["ancestorNoteId"] = _checked_id(ancestor_note_id)
-        if fast_search:
-            params["fastSearch"] = "true"
         if limit is not None:
             if limit < 1:
                 raise ValueError(f"limit must be positive, not {limit}")
             params["limit"] = str(limit)
-        if order_by is not None:
-            params["orderBy"] = order_by
         response = await self._get("/notes", "search results", params, timeout)
         return [n.to_note() for n in self._parse(response, _SearchWire, "search results").results]
 
@@ -308,12 +285,6 @@ class TriliumClient:
         path = f"/notes/{quote(_checked_id(note_id), safe='')}/content"
         response = await self._get(path, f"content of note {note_id}")
         return response.text
-
-    async def branch(self, branch_id: str) -> Branch:
-        path = f"/branches/{quote(_checked_id(branch_id), safe='')}"
-        what = f"branch {branch_id}"
-        wire = self._parse(await self._get(path, what), _BranchWire, what)
-        return Branch(wire.branchId, wire.noteId, wire.parentNoteId, wire.prefix, wire.notePosition)
 
     # ------------------------------------------------------------ plumbing
 
