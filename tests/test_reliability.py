@@ -164,6 +164,9 @@ def test_trilium_stops_mid_reindex_engine_serves_last_index_and_heals(healthy: R
 
 def test_first_build_interrupted_by_trilium_resumes_when_it_returns(tmp_path: Path) -> None:
     trilium = small_notebook(ROUNDS_OF_TOPICS)
+    # The first build reads the most recently edited notes first: the prompt's note, edited
+    # last, is among the rounds fetched before Trilium goes away.
+    trilium.set_content(PROMPT_NOTE, "<p>The wireguard tunnel listens on UDP port 51820.</p>")
     trilium.delay = 0.5  # slow fetches keep the second round in flight for ~1 s
     trilium.start()
     engine = start_engine(tmp_path / "data", trilium)

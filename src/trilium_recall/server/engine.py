@@ -42,6 +42,8 @@ SEARCH_THREADS = 2
 WARM_SEARCHES_PER_THREAD = 2
 # The answer may take this long past the budget before it is dropped as late (thread hand-off).
 BUDGET_GRACE_S = 0.1
+BUILD_CALIBRATION_POLL_S = 5.0
+BUILD_CALIBRATION_MIN_VECTORS = 200  # below this a notebook's reference points mean little
 # numpy's OpenBLAS starts a thread per core for each matrix-vector product of a search; those
 # threads spin after the call and take the cores the model's OpenMP team needs next. One BLAS
 # thread halved the engine's CPU per request on the demo index (92 → 47 ms) and cut /recall
@@ -84,6 +86,9 @@ class Engine:
         self._tasks: list[asyncio.Task[None]] = []
         # Awaited after each full sync (app.py: the MCP instructions from the index).
         self.after_full: list[Callable[[], Awaitable[None]]] = []
+        # Instances whose index is built and whose first build's after-full work is done: an
+        # index built by an earlier run is, one still building is not (yet).
+        self._settled = {name for name, sync in self.syncers.items() if sync.build_complete}
 
     def _open_index(self) -> Store:
         """The index file, its vectors in the mirror. A file that is damaged, from a newer
@@ -113,11 +118,14 @@ class Engine:
         background; the last index serves meanwhile."""
         s = self.settings
         await self.warm()
-        for syncer in self.syncers.values():
+        for name, syncer in self.syncers.items():
+            after_full = functools.partial(self._after_full, name)
             task = asyncio.create_task(
-                run_forever(syncer, s.tick_seconds, s.full_seconds, self._after_full)
+                run_forever(syncer, s.tick_seconds, s.full_seconds, after_full)
             )
             self._tasks.append(task)
+        if self.building:
+            self._tasks.append(asyncio.create_task(self._calibrate_while_building()))
 
     async def stop(self) -> None:
         for task in self._tasks:
@@ -179,10 +187,22 @@ class Engine:
         finally:
             store.close()
 
-    async def _after_full(self) -> None:
+    async def _after_full(self, instance: str) -> None:
         await self.recalibrate()
         for listener in self.after_full:
             await listener()
+        self._settled.add(instance)
+
+    async def _calibrate_while_building(self) -> None:
+        """The first build's reference points move as notes arrive: measured on an empty index
+        they are the shipped defaults, and a partial answer judged by those stayed silent. So
+        recalibrate each time the index has doubled, until the build ends."""
+        calibrated_at = len(self.vectors)
+        while self.building:
+            await asyncio.sleep(BUILD_CALIBRATION_POLL_S)
+            if len(self.vectors) >= max(2 * calibrated_at, BUILD_CALIBRATION_MIN_VECTORS):
+                calibrated_at = len(self.vectors)
+                await self.recalibrate()
 
     async def build(
         self, on_progress: Callable[[str, SyncStatus], None] | None = None
@@ -260,9 +280,12 @@ class Engine:
             complete = bool(saved.get("build_complete"))
             error = syncer.status.error
             reading = syncer.status.running == "full" and syncer.status.total > 0
+            # "ok" once the first build's recalibration and instructions are done as well.
+            settled = complete and name in self._settled
             states.append(
-                "degraded" if error else "ok" if complete else "building" if reading else "starting"
-            )
+                "degraded" if error else "ok" if settled else "building" if reading or complete
+                else "starting"
+            )  # fmt: skip
             instances[name] = {
                 **self.store.counts(name),
                 "last_sync": saved.get("last_sync"),

@@ -369,9 +369,9 @@ async def run_forever(
     full_seconds: float,
     after_full: Callable[[], Awaitable[None]] | None = None,
 ) -> None:
-    """Full run now (a resumed or fresh build), then ticks; a full comparison every period,
-    each that changed the index followed by `after_full`. (A restart's first run usually
-    changes nothing: recalibrating then would only compete with the first prompts.)
+    """Full run now (a resumed or fresh build), then ticks; a full comparison every period, and
+    `after_full` after each that changed the index or ended the first build (not after a
+    restart's unchanged first run: it would only compete with the first prompts).
 
     Failures (Trilium down, bad answers) are logged and shown in /health; the last good index
     keeps serving and the next tick tries again.
@@ -380,11 +380,13 @@ async def run_forever(
     while True:
         started = time.monotonic()
         try:
-            full = started >= next_full or not syncer.build_complete
+            was_complete = syncer.build_complete
+            full = started >= next_full or not was_complete
             report = await (syncer.full() if full else syncer.tick())
             if report.full:  # also a tick that compared in full (over 500 recent changes)
                 next_full = started + full_seconds
-                if after_full is not None and report.changed:
+                ended = syncer.build_complete and not was_complete
+                if after_full is not None and (report.changed or ended):
                     await after_full()
         except (TriliumError, StoreError, apsw.Error):
             pass  # already recorded in status; retry on the next tick
