@@ -1,7 +1,9 @@
 """Issue 26: how soon a first build answers. The real `trilium-recall serve` (real model) starts
-on an empty data directory against the stand-in holding the real exports; the benchmark polls
-/recall with the corpus prompts in turn and /health, and prints when the first non-empty
-(partial) answer came, when the build finished, and the progress /health showed on the way.
+on an empty data directory against the stand-in holding the real exports and the built-in demo
+notebook (the notes the corpus prompts are about: the exports answer none of them); the
+benchmark polls /recall with those prompts in turn and /health, and prints when the first
+non-empty (partial) answer came, when the build finished, and how many of the prompts the
+finished index answers.
 `python bench/first_answer.py [export.zip …]`."""
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from pathlib import Path
 import httpx
 from corpus import EXPORTS, PROMPTS, export_trilium
 
+from trilium_recall.demo.mode import NOTEBOOK_DIR
+
 TOKEN = "firstAnswer_bench"
 DEADLINE_S = 1800
 
@@ -29,6 +33,7 @@ def free_port() -> int:
 
 def main(exports: tuple[Path, ...]) -> None:
     fake = export_trilium(TOKEN, exports)
+    fake.load_notebook_dir(NOTEBOOK_DIR)
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     with tempfile.TemporaryDirectory() as data:
@@ -67,6 +72,11 @@ def watch(url: str, started: float) -> None:
             at = time.monotonic() - started
             if health["status"] == "ok":
                 print(f"build complete at {at:.1f} s ({asked} prompts asked)", flush=True)
+                answered = sum(
+                    bool(http.post(f"{url}/recall", json={"prompt": p}).json()["passages"])
+                    for p in PROMPTS
+                )
+                print(f"the built index answers {answered} of {len(PROMPTS)} prompts", flush=True)
                 return
             if first is None and health["status"] == "building":
                 prompt = PROMPTS[asked % len(PROMPTS)]
