@@ -188,15 +188,18 @@ class Engine:
             store.close()
 
     async def _after_full(self, instance: str) -> None:
-        await self.recalibrate()
-        for listener in self.after_full:
-            await listener()
-        self._settled.add(instance)
+        try:
+            await self.recalibrate()
+            for listener in self.after_full:
+                await listener()
+        finally:  # a failed refresh keeps the last reference points: no reason to stay "building"
+            self._settled.add(instance)
 
     async def _calibrate_while_building(self) -> None:
-        """The first build's reference points move as notes arrive: measured on an empty index
-        they are the shipped defaults, and a partial answer judged by those stayed silent. So
-        recalibrate each time the index has doubled, until the build ends."""
+        """The first build's reference points move as notes arrive: measured on the empty index
+        at start they are the shipped defaults, not this notebook's. So partial answers are
+        judged by points recalibrated each time the index has doubled (a few times in a whole
+        build), until the build ends and `_after_full` takes over."""
         calibrated_at = len(self.vectors)
         while self.building:
             await asyncio.sleep(BUILD_CALIBRATION_POLL_S)
