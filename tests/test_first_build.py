@@ -22,7 +22,7 @@ from trilium_recall.config import Instance
 from trilium_recall.demo.standin import FakeTrilium
 from trilium_recall.search.recall import PARTIAL_NOTE, RecallResult
 from trilium_recall.server.app import create_app
-from trilium_recall.server.engine import Engine
+from trilium_recall.server.engine import BUILD_CALIBRATION_MIN_VECTORS, Engine
 
 HELD_WORD = "zzheld"  # passages holding this word wait until the test lets them through
 FIRST = 16  # one round of the syncer: the notes read first
@@ -118,6 +118,40 @@ def test_recall_answers_partially_while_the_first_build_runs(tmp_path: Path) -> 
             done = httpx.post(f"{url}/recall", json={"prompt": "do tomatoes need full sun"}).json()
             assert done["partial"] is False and done["passages"][0]["title"] == "Tomato beds"
             assert "notes_done" not in httpx.get(f"{url}/health").json()
+    finally:
+        embedder.release.set()
+        trilium.stop()
+
+
+def test_reference_points_are_recalibrated_while_the_first_build_runs(tmp_path: Path) -> None:
+    """Measured at start the reference points are the shipped defaults (an empty index); once
+    the part-built index holds enough vectors they are this notebook's, while still building."""
+    trilium = FakeTrilium(token="build_token")
+    for n in range(HELD):
+        trilium.add_note(f"held{n:08d}", f"Archive {n}", content=f"<p>{HELD_WORD} old box {n}</p>")
+    for n in range(FIRST):  # long notes: the first round alone passes the vectors calibration needs
+        sentences = " ".join(
+            f"Bed {n} row {k} gets compost and mulch in spring." for k in range(60)
+        )
+        trilium.add_note(f"fresh{n:07d}", f"Garden bed {n}", content=f"<p>{sentences}</p>")
+    embedder = HeldEmbedder()
+    trilium.start()
+    instance = Instance("default", trilium.url(), SecretStr("build_token"))
+    settings = make_settings(tmp_path, instances={"default": instance})
+    engine = Engine(settings, embedder)
+    try:
+        with serve_in_thread(create_app(engine)) as url:
+            health_once(url, lambda h: h.get("notes_done") == FIRST, "round 1 indexed")
+            assert len(engine.vectors) >= BUILD_CALIBRATION_MIN_VECTORS
+
+            def calibrated() -> dict | None:
+                answer = httpx.post(f"{url}/recall?explain=1", json={"prompt": "compost beds"})
+                points = answer.json()["explain"]["reference_points"]
+                return points if points["pseudo_prompts"] else None
+
+            points = wait_until("reference points from the part-built index", calibrated, 60)
+            assert "pseudo-prompts" in points["why"] and points["about_level"] is not None
+            assert httpx.get(f"{url}/health").json()["status"] == "building"
     finally:
         embedder.release.set()
         trilium.stop()
