@@ -32,8 +32,9 @@ LANDED = GateThresholds(
     neighbour_cosine_gap=0.015,
     neighbour_coverage=0.5,
 )
-# The ranking as landed before issue 23: no code-phrase query, the whole section as evidence.
-LANDED_RANKING = Ranking(phrase_weight=0.0, evidence_chars=None)
+# The ranking as landed before issue 23: no code-phrase query, the whole section as evidence,
+# no note ranking.
+LANDED_RANKING = Ranking(phrase_weight=0.0, evidence_chars=None, note_weight=0.0)
 
 
 class Variant(enum.Enum):

@@ -96,7 +96,7 @@ def test_neighbours_at_the_same_strength_pass_though_they_matched_fewer_words(in
 
 
 def test_explain_shows_the_prompt_signals_and_every_drop_reason(index) -> None:
-    explained = index.ask("which port does wireguard listen on at home").trace.to_json()
+    explained = index.ask("how do I restore my restic backup to a new disk?").trace.to_json()
     prompt = explained["prompt"]
     assert set(prompt) >= {"margin", "generic_offset", "agreement", "zscore", "parts", "why"}
     assert explained["closest_generic_prompt"]

@@ -13,7 +13,7 @@ import pytest
 from conftest import OPEN, add_note, make_settings
 from trilium_recall.errors import UnknownInstance
 from trilium_recall.search.gate import FITTED
-from trilium_recall.search.hybrid import rrf, search
+from trilium_recall.search.hybrid import Ranking, gather, note_ranking, rrf, search
 from trilium_recall.search.null_bank import GenericPrompts
 from trilium_recall.search.recall import RecallRequest, recall
 
@@ -258,6 +258,42 @@ def test_a_section_holding_the_prompt_s_code_phrase_ranks_first_and_explain_says
     shown = {c["note_id"]: c for c in result.trace.to_json()["candidates"]}
     assert shown["exact"]["phrase_rank"] == 1 and shown["apart"]["phrase_rank"] is None
     assert result.trace.signals is not None and result.trace.signals.phrase
+
+
+def test_notes_rank_by_the_bm25_of_their_sections_summed(store, embedder) -> None:
+    """Issue 23: a note whose sections match the prompt's words between them outranks a note
+    with the single best-matching section."""
+    add_note(store, embedder, "whole", "Disk quotas", [("Soft", "a"), ("Hard", "b")])
+    add_note(store, embedder, "single", "Limits", [("Limits", "c")])
+    hits = store.section_hits(store.section_ids_of("default", ["whole", "single"]))
+    soft, hard, single = sorted(hits, key=lambda i: (hits[i].note_id != "whole", i))
+    keyword = [(single, -3.0), (soft, -2.0), (hard, -1.5)]  # bm25: lower is better
+    assert note_ranking(keyword, hits) == {soft: 1, hard: 1, single: 2}
+
+
+def test_explain_shows_the_note_ranking_and_the_signals_read_every_section(
+    store, embedder, generic, tmp_path
+) -> None:
+    sections = [("Quota", "user quota limits on home"), ("Grace", "grace period before enforced")]
+    add_note(store, embedder, "whole", "Disk quotas", sections)
+    add_note(store, embedder, "single", "Quota report", [("Report", "quota report for user")])
+    for n in range(20):  # so that every prompt word is rare enough to be searched for
+        add_note(store, embedder, f"filler{n}", f"Garden {n}", [("Beds", f"tomato bed {n}")])
+    settings = make_settings(tmp_path)
+    prompt = "user quota grace period"
+    gathered = gather(store, embedder, generic, settings, prompt)
+    shown = {c.hit.note_id: c for c in gathered.candidates}
+    assert shown["whole"].note_rank == 1 and shown["single"].note_rank == 2
+    result = search(store, embedder, generic, settings, prompt, gate=OPEN)
+    explained = {c["note_id"]: c["note_rank"] for c in result.trace.to_json()["candidates"]}
+    assert (explained["whole"], explained["single"], explained["filler0"]) == (1, 2, None)
+    # Every fused section is read, not only each note's best-scoring one.
+    assert {c.hit.note_id for c in gathered.sections} >= {"whole", "single"}
+    assert len([c for c in gathered.sections if c.hit.note_id == "whole"]) == 2
+    assert result.trace.signals is not None
+    assert result.trace.signals.top_cosine == max(c.cosine for c in gathered.sections)
+    unranked = gather(store, embedder, generic, settings, prompt, ranking=Ranking(note_weight=0))
+    assert all(c.note_rank is None for c in unranked.sections)
 
 
 def test_a_long_table_counts_its_keywords_around_the_matched_row_only(

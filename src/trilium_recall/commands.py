@@ -250,6 +250,8 @@ def _print_explain(result: RecallResult) -> None:
         ranks = f"keyword #{c.keyword_rank or '-'} · meaning #{c.meaning_rank or '-'}"
         if c.phrase_rank:
             ranks += f" · code phrase #{c.phrase_rank}"
+        if c.note_rank:
+            ranks += f" · note by keywords #{c.note_rank}"
         window = " around the matched snippet (long section)" if c.windowed else ""
         print(
             f"\n{'PASS' if c.passed else 'drop'}  {c.hit.title}  ({c.hit.area} × {c.weight:.2f})"

@@ -75,6 +75,7 @@ class Candidate:
     keyword_rank: int | None
     meaning_rank: int | None
     phrase_rank: int | None  # among sections holding the prompt's code phrases
+    note_rank: int | None  # its note among notes by the keyword side's summed bm25
     cosine: float  # of the section's best snippet
     snippet_id: int | None
     matched_terms: tuple[str, ...]
@@ -103,6 +104,7 @@ class Candidate:
             "keyword_rank": self.keyword_rank,
             "meaning_rank": self.meaning_rank,
             "phrase_rank": self.phrase_rank,
+            "note_rank": self.note_rank,
             "cosine": round(self.cosine, 4),
             "matched_terms": list(self.matched_terms),
             "coverage": round(self.coverage, 2),

@@ -338,7 +338,8 @@ function candidates(list, gate) {
         c.heading && c.heading !== c.title ? el("div", { className: "heading" }, c.heading) : null,
         el("div", { className: "heading" }, `${c.area} × ${c.area_weight}`
           + (c.stands_for ? ` · stands for ${c.stands_for}` : "")
-          + (c.phrase_rank ? ` · code phrase #${c.phrase_rank}` : ""))),
+          + (c.phrase_rank ? ` · code phrase #${c.phrase_rank}` : "")
+          + (c.note_rank ? ` · note by keywords #${c.note_rank}` : ""))),
       el("td", { className: "chart" }, dotChart(gap, gapScale, gate.neighbour_cosine_gap, "below",
         `${fixed(c.cosine, 3)} (gap ${fixed(gap, 3)})`, c.passed)),
       el("td", { className: "chart" }, dotChart(c.coverage, 1, gate.keyword_coverage, "above",
