@@ -32,6 +32,7 @@ from trilium_recall.demo.mode import NOTEBOOK_DIR
 
 TOKEN = "firstAnswer_bench"
 DEADLINE_S = 1800
+PROGRESS_S = 30  # a progress line at least this often
 
 
 def free_port() -> int:
@@ -40,7 +41,7 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def main(exports: tuple[Path, ...], synthetic: int, src: Path | None) -> None:
+def main(exports: tuple[Path, ...], synthetic: int, src: Path | None, log: Path | None) -> None:
     with tempfile.TemporaryDirectory() as work:
         if synthetic:
             started = time.monotonic()
@@ -62,13 +63,19 @@ def main(exports: tuple[Path, ...], synthetic: int, src: Path | None) -> None:
                 src,
                 eval_prompts() if synthetic else PROMPTS,
                 bool(synthetic),
+                log,
             )
         finally:
             fake.stop()
 
 
 def serve(
-    work: Path, trilium: str, src: Path | None, prompts: tuple[str, ...], first_only: bool
+    work: Path,
+    trilium: str,
+    src: Path | None,
+    prompts: tuple[str, ...],
+    first_only: bool,
+    log: Path | None = None,
 ) -> None:
     port = free_port()
     url = f"http://127.0.0.1:{port}"
@@ -84,22 +91,24 @@ def serve(
     if src is not None:
         env["PYTHONPATH"] = str(src)
     started = time.monotonic()
-    engine = subprocess.Popen(
-        [sys.executable, "-m", "trilium_recall.cli", "serve"],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        watch(url, started, prompts, first_only)
-    finally:
-        engine.terminate()
-        engine.wait(30)
+    with open(log or os.devnull, "wb") as output:
+        engine = subprocess.Popen(
+            [sys.executable, "-m", "trilium_recall.cli", "serve"],
+            env=env,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            watch(url, started, prompts, first_only)
+        finally:
+            engine.terminate()
+            engine.wait(30)
 
 
 def watch(url: str, started: float, prompts: tuple[str, ...], first_only: bool) -> None:
     first: float | None = None
     asked = 0
+    shown = (None, None, -PROGRESS_S)  # status, notes done, when: a line on a change of status
     with httpx.Client(timeout=120) as http:
         while time.monotonic() - started < DEADLINE_S:
             try:
@@ -108,6 +117,13 @@ def watch(url: str, started: float, prompts: tuple[str, ...], first_only: bool) 
                 time.sleep(0.2)
                 continue
             at = time.monotonic() - started
+            if health["status"] != shown[0] or at - shown[2] >= PROGRESS_S:
+                shown = (health["status"], health.get("notes_done"), at)
+                print(
+                    f"  {at:6.1f} s: {health['status']}, {health.get('notes_done')}/"
+                    f"{health.get('notes_total')} notes, {asked} prompts asked",
+                    flush=True,
+                )
             if health["status"] == "ok":
                 print(f"build complete at {at:.1f} s ({asked} prompts asked)", flush=True)
                 answered = sum(
@@ -139,5 +155,6 @@ if __name__ == "__main__":
     parser.add_argument("exports", nargs="*", type=Path, help="export zips (default: the real two)")
     parser.add_argument("--synthetic", type=int, default=0, help="sections of a synthetic notebook")
     parser.add_argument("--src", type=Path, help="another source tree (holding trilium_recall/)")
+    parser.add_argument("--log", type=Path, help="write the engine's output to this file")
     args = parser.parse_args()
-    main(tuple(args.exports) or EXPORTS, args.synthetic, args.src)
+    main(tuple(args.exports) or EXPORTS, args.synthetic, args.src, args.log)

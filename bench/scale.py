@@ -3,6 +3,7 @@ synth_notebook.py) served by the real `trilium-recall serve`, for one or more so
 the same run (landed against new).
 
     python bench/scale.py [--sizes 50000,250000] [--src new=/path/to/other/src] [--keep DIR]
+    python bench/scale.py --label new --commit landed=<rev>   # after a merge: before vs after
 
 For each size and each tree: the tree's own code writes the index (`synth_notebook.py index`
 run with `PYTHONPATH=<its src>`, so each engine reads the format it writes), the file's size,
@@ -28,7 +29,7 @@ sys.path.insert(0, str(BENCH))
 
 from corpus import eval_prompts  # noqa: E402
 from engine_bench import closed_loop, percentile, rss_mib, sequential, start_engine  # noqa: E402
-from old_engine import check_imports_old  # noqa: E402
+from old_engine import check_imports_old, old_source  # noqa: E402
 from report import Report, load_average, load_row, machine, wait_for_quiet  # noqa: E402
 from tables import latency_rows, loop_row, rss_row  # noqa: E402
 
@@ -133,6 +134,12 @@ def main() -> None:
         type=parse_tree,
         help="LABEL=DIR: another source tree (the dir holding trilium_recall/), repeatable",
     )
+    parser.add_argument(
+        "--commit",
+        action="append",
+        default=[],
+        help="LABEL=REV: this repository's src at REV (git archive), repeatable",
+    )
     parser.add_argument("--label", default="landed", help="label of this checkout's engine")
     parser.add_argument("--requests", type=int, default=300, help="sequential /recall")
     parser.add_argument("--loop-s", type=float, default=20, help="4-client closed loop, seconds")
@@ -140,10 +147,13 @@ def main() -> None:
     parser.add_argument("--wait-quiet", type=float, help="wait for a 1-min load below this")
     parser.add_argument("--wait-max", type=float, default=20, help="minutes to wait at most")
     args = parser.parse_args()
-    trees = [Tree(args.label, None), *args.src]
     if args.wait_quiet is not None:
         wait_for_quiet(args.wait_quiet, args.wait_max)
     work = args.keep or Path(tempfile.mkdtemp(prefix="recall-scale-"))
+    trees = [Tree(args.label, None), *args.src]
+    for text in args.commit:
+        label, _, rev = text.partition("=")
+        trees.append(Tree(label, old_source(work / f"src-{label}", rev)))
     report = Report()
     started = time.perf_counter()
     first = "/".join(f"{x:.2f}" for x in load_average())
