@@ -1,22 +1,15 @@
-"""Benchmark inputs: realistic prompts, the texts the build embeds, real Trilium exports, and
-synthetic index files.
+"""Benchmark inputs: realistic prompts, the texts the build embeds and real Trilium exports.
 
-The synthetic index is written straight through `Store.save_note` with random unit vectors:
-embedding 50k sections (~270k snippets) would take hours, and /recall latency depends on the
-index size, not on what the vectors mean. Each synthetic section copies the shape of a real one
-(its sentences' lengths, drawn from the exports and the demo notebook) and is cut into snippets
-by `split_snippets`, so it gets as many snippets as a real section of that length.
+The shared folder (real exports, the other-domain corpora) is `RECALL_SHARED_DIR` or `shared`
+beside the checkout, as for the tests and eval/. Synthetic 50k-250k notebooks: synth_notebook.py.
 """
 
 from __future__ import annotations
 
 import json
-import re
+import os
 import sys
-import time
-from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -27,26 +20,18 @@ sys.path.insert(
 from standin_faults import FaultyTrilium
 from trilium_recall.demo.mode import NOTEBOOK_DIR
 from trilium_recall.demo.standin.export import SeedNote, read_export_zip, read_notebook_dir
-from trilium_recall.index.embed import E5Embedder
-from trilium_recall.index.store import Store
-from trilium_recall.index.vectors import VectorIndex
-from trilium_recall.notes.records import NoteRecord, SectionInput, SnippetInput, text_hash
 from trilium_recall.notes.sections import Section, estimate_tokens, split_note
-from trilium_recall.notes.snippets import _sentences, split_snippets
+from trilium_recall.notes.snippets import split_snippets
 from trilium_recall.sync.plan import length_sorted_batches
 
-SHARED = Path("/work/shared/trilium")
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DIR = Path(os.environ.get("RECALL_SHARED_DIR") or REPO.parent / "shared")
 # Real Trilium exports: the developer guide and release notes, and Trilium's demo notebook.
-EXPORTS = (SHARED / "devdocs.zip", SHARED / "demo.zip")
+EXPORTS = (SHARED_DIR / "trilium" / "devdocs.zip", SHARED_DIR / "trilium" / "demo.zip")
+CORPORA_DIR = SHARED_DIR / "corpora"
+EVAL_SETS = REPO / "eval" / "sets"
+OTHER_DOMAINS = ("gnucash", "gimp", "handbook", "skycultures")  # ../shared/corpora/<name>/
 PASSAGE_TOKENS = 250  # a long section: sections are capped near 350 tokens (notes/sections.py)
-AREAS = ("wiki", "sources", "journal", "other")
-AREA_SHARES = (0.2, 0.2, 0.3, 0.3)
-SECTIONS_PER_NOTE = (1, 7)  # uniform, so ~4 sections a note
-DEMO_WORD_SHARE = 0.85  # the rest comes from a long tail of made-up words
-TAIL_VOCABULARY = 20_000
-SUMMARY_SHARE = 0.2  # wiki notes that summarise an earlier sources note (derivedFrom link)
-WRITE_CHUNK = 500  # notes per transaction while writing a synthetic index
-_WORD = re.compile(r"[^\W\d_]{2,}", re.UNICODE)
 
 # ~30 prompts of the kind a developer types into Claude Code, most about the demo notebook.
 PROMPTS = (
@@ -127,178 +112,39 @@ def packed_texts(seeds: list[SeedNote], tokens: int = PASSAGE_TOKENS) -> list[st
     return passages
 
 
+def require_shared(*paths: Path) -> None:
+    """Stop with one line naming what is absent and where it was looked for."""
+    absent = [str(p) for p in paths if not p.exists()]
+    if absent:
+        sys.exit(
+            f"bench: {', '.join(absent)} not found: set RECALL_SHARED_DIR to the shared folder "
+            "(default: `shared` beside the checkout)"
+        )
+
+
+def eval_prompts(seed: int = 26) -> tuple[str, ...]:
+    """The answerable prompts of the seven eval corpora (eval/sets/*.json and
+    ../shared/corpora/*/prompts.jsonl), shuffled by `seed` so consecutive ones come from
+    different corpora: the text of a synthetic notebook comes from those corpora."""
+    files = [CORPORA_DIR / name / "prompts.jsonl" for name in OTHER_DOMAINS]
+    require_shared(*files)
+    prompts = [
+        case["prompt"]
+        for name in ("notebook", "demo_zip", "devdocs")
+        for case in json.loads((EVAL_SETS / f"{name}.json").read_text())["answerable"]
+    ]
+    for path in files:
+        cases = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        prompts += [case["prompt"] for case in cases if case.get("expect")]
+    order = np.random.default_rng(seed).permutation(len(prompts))
+    return tuple(prompts[i] for i in order)
+
+
 def export_trilium(token: str, exports: tuple[Path, ...] = EXPORTS) -> FaultyTrilium:
     """The fake Trilium holding the real exports, listening on 127.0.0.1."""
+    require_shared(*exports)
     fake = FaultyTrilium(token=token)
     for path in exports:
         fake.load_export_zip(path)
     fake.start()
     return fake
-
-
-# -- synthetic indexes -------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class SyntheticIndex:
-    path: Path
-    notes: int
-    sections: int
-    snippets: int
-    generate_s: float
-    write_s: float
-
-
-def real_shapes() -> list[tuple[int, ...]]:
-    """Each real section (exports and demo notebook) as the estimated token counts of its
-    sentences, as `split_snippets` cuts them."""
-    return [
-        tuple(estimate_tokens(section.text[a:b]) for a, b in _sentences(section.text))
-        for _, section in seed_sections(export_seeds() + demo_seeds())
-    ]
-
-
-def real_snippets_per_section() -> float:
-    sections = list(seed_sections(export_seeds() + demo_seeds()))
-    return sum(len(split_snippets(t, s)) for t, s in sections) / len(sections)
-
-
-def demo_word_counts() -> Counter[str]:
-    counts: Counter[str] = Counter()
-    for _, section in seed_sections(demo_seeds()):
-        counts.update(w.casefold() for w in _WORD.findall(f"{section.heading} {section.text}"))
-    return counts
-
-
-class WordSource:
-    """Draws words: mostly the demo notebook's (by their frequency), plus a Zipf tail."""
-
-    def __init__(self, rng: np.random.Generator) -> None:
-        counts = demo_word_counts()
-        tail_weights = 1 / np.arange(1, TAIL_VOCABULARY + 1, dtype=np.float64)
-        demo_weights = np.array(list(counts.values()), dtype=np.float64)
-        self.rng = rng
-        self.vocabulary = list(counts) + [_made_up_word(i) for i in range(TAIL_VOCABULARY)]
-        weights = np.concatenate(
-            [
-                demo_weights / demo_weights.sum() * DEMO_WORD_SHARE,
-                tail_weights / tail_weights.sum() * (1 - DEMO_WORD_SHARE),
-            ]
-        )
-        self.cdf = np.cumsum(weights) / weights.sum()
-
-    def words(self, n: int) -> list[str]:
-        picks = np.searchsorted(self.cdf, self.rng.random(n), side="right")
-        return [self.vocabulary[min(i, len(self.vocabulary) - 1)] for i in picks]
-
-
-def _made_up_word(i: int) -> str:
-    syllables = ("ka", "lo", "mi", "ter", "sun", "vex", "dra", "pol", "qui", "zen", "ba", "rh")
-    word = ""
-    while True:
-        word += syllables[i % len(syllables)]
-        i //= len(syllables)
-        if i == 0:
-            return word + "x"
-
-
-def build_synthetic(path: Path, target_sections: int, instance: str, url: str) -> SyntheticIndex:
-    """A complete index of about `target_sections` sections, marked as fully built."""
-    started = time.perf_counter()
-    rng = np.random.default_rng(target_sections)
-    notes = _synthetic_notes(rng, target_sections, instance)
-    generated = time.perf_counter()
-    Store(path, VectorIndex(E5Embedder.dim)).close()  # makes the vector table
-    store = Store(path)  # no mirror: the bench process need not hold every vector
-    store.ensure_instance(instance, url)
-    for start in range(0, len(notes), WRITE_CHUNK):
-        with store.atomic():
-            for note, sections, links in notes[start : start + WRITE_CHUNK]:
-                store.save_note(note, sections, links)
-    store.update_instance(instance, build_complete=1, last_full="2026-01-01T00:00:00+00:00")
-    count = store.counts(instance)
-    snippets = int(store.db.execute("SELECT count(*) FROM snippets").fetchone()[0])
-    store.close()
-    written = time.perf_counter()
-    return SyntheticIndex(
-        path,
-        int(count["notes"]),
-        int(count["sections"]),
-        snippets,
-        generated - started,
-        written - generated,
-    )
-
-
-NoteRows = tuple[NoteRecord, list[SectionInput], list[tuple[str, str]]]
-
-
-def _synthetic_notes(rng: np.random.Generator, target: int, instance: str) -> list[NoteRows]:
-    source = WordSource(rng)
-    shapes = real_shapes()
-    rows: list[NoteRows] = []
-    total, sources = 0, []
-    while total < target:
-        number = len(rows)
-        note_id = f"syn{number:09d}"
-        area = str(rng.choice(AREAS, p=AREA_SHARES))
-        title = " ".join(source.words(int(rng.integers(2, 6)))).capitalize()
-        count = min(int(rng.integers(*SECTIONS_PER_NOTE, endpoint=True)), target - total)
-        sections = [
-            _section(rng, source, title, ordinal, shapes[int(rng.integers(len(shapes)))])
-            for ordinal in range(count)
-        ]
-        links: list[tuple[str, str]] = []
-        if area == "sources":
-            sources.append(note_id)
-        elif area == "wiki" and sources and rng.random() < SUMMARY_SHARE:
-            links.append((sources.pop(int(rng.integers(len(sources)))), "derivedFrom"))
-        rows.append((_record(instance, note_id, title, area, number), sections, links))
-        total += count
-    return rows
-
-
-def _section(
-    rng: np.random.Generator,
-    source: WordSource,
-    title: str,
-    ordinal: int,
-    shape: tuple[int, ...],
-) -> SectionInput:
-    """Made-up sentences as long (in estimated tokens) as the real section's, split into
-    snippets as the build splits them, each snippet with a random unit vector."""
-    # estimate_tokens counts each word and the full stop, × 1.3.
-    sentences = [
-        " ".join(source.words(max(1, round(tokens / 1.3) - 1))).capitalize() + "."
-        for tokens in shape
-    ]
-    heading = title if ordinal == 0 else f"{title} › {' '.join(source.words(3)).capitalize()}"
-    text = " ".join(sentences)
-    snippets = split_snippets(title, Section(ordinal, heading, text))
-    vectors = rng.standard_normal((len(snippets), E5Embedder.dim)).astype(np.float32)
-    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    return SectionInput(
-        ordinal,
-        heading,
-        text,
-        text_hash(f"{heading}\n{text}"),
-        [SnippetInput(s.start, s.end, v) for s, v in zip(snippets, vectors, strict=True)],
-    )
-
-
-def _record(instance: str, note_id: str, title: str, area: str, number: int) -> NoteRecord:
-    folder = {"wiki": "Wiki", "sources": "Wiki › Raw", "journal": "Journal", "other": "Work"}[area]
-    return NoteRecord(
-        instance=instance,
-        note_id=note_id,
-        title=title,
-        type="text",
-        mime="text/html",
-        area=area,
-        paths=(f"{folder} › Group {number % 97}",),
-        parents=(f"group{number % 97:05d}",),
-        blob_id=f"blob{number:09d}",
-        content_hash=f"hash{number:09d}",
-        utc_modified="2026-01-01 00:00:00.000Z",
-        attr_fingerprint=json.dumps([]),
-    )

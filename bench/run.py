@@ -27,7 +27,6 @@ sys.path.insert(0, str(BENCH))
 from bench_threads import measure as measure_threads  # noqa: E402
 from bench_threads import rows as thread_rows  # noqa: E402
 from build_bench import (  # noqa: E402
-    INSTANCE,
     bench_build,
     bench_embedder,
     bench_reopen,
@@ -36,11 +35,10 @@ from build_bench import (  # noqa: E402
 )
 from corpus import (  # noqa: E402
     PROMPTS,
-    build_synthetic,
     demo_seeds,
+    eval_prompts,
     export_trilium,
     packed_texts,
-    real_snippets_per_section,
     snippet_texts,
 )
 from engine_bench import (  # noqa: E402
@@ -54,6 +52,7 @@ from engine_bench import (  # noqa: E402
 from engine_steps import demo_engine  # noqa: E402
 from plan import EXPORT_TOKEN, FULL, QUICK, TARGET_50K_P99_MS, TARGET_BUILD_RATIO, Plan  # noqa: E402
 from report import Report, load_average, load_row, machine, p50_p99, wait_for_quiet  # noqa: E402
+from synth_notebook import write_index  # noqa: E402
 from tables import (  # noqa: E402
     build_rows,
     latency_rows,
@@ -154,16 +153,18 @@ def build_and_resync(plan: Plan, work: Path, report: Report) -> None:
 
 
 def synthetic_size(plan: Plan, size: int, work: Path, report: Report, keep: bool) -> None:
-    """An index of `size` synthetic sections served by the engine while Trilium is down."""
+    """An index of `size` synthetic sections (real text, derived vectors: synth_notebook.py)
+    served by the engine while Trilium is down, asked the eval corpora's prompts."""
     load = load_average()[0]
     data = work / f"syn{size}"
     trilium = closed_port_url()
-    built = build_synthetic(data / "recall.sqlite3", size, INSTANCE, trilium)
+    prompts = eval_prompts()
+    built = write_index(data / "recall.sqlite3", size, 26, trilium)
     megabytes = (data / "recall.sqlite3").stat().st_size / 1e6
     reopen = bench_reopen(data / "recall.sqlite3", with_embedder=False)
     embedder, _ = fresh_embedder()
     try:
-        stages = bench_stages(data / "recall.sqlite3", embedder, PROMPTS, plan.stage_rounds)
+        stages = bench_stages(data / "recall.sqlite3", embedder, prompts[:60], plan.stage_rounds)
     finally:
         embedder.close()
     started = start_engine(data, trilium, "bench-token", ("ok", "degraded"))
@@ -171,19 +172,19 @@ def synthetic_size(plan: Plan, size: int, work: Path, report: Report, keep: bool
     try:
         assert engine.process is not None
         idle = rss_mib(engine.process.pid)
-        seq = sequential(engine, PROMPTS, plan.sequential)
-        loop = closed_loop(engine, PROMPTS, 4, plan.synthetic_loop_s)
+        seq = sequential(engine, prompts, plan.sequential)
+        loop = closed_loop(engine, prompts, 4, plan.synthetic_loop_s)
         busy = rss_mib(engine.process.pid)
     finally:
         engine.stop()
     label = f"{size // 1000}k"
     rows = [
         (
-            f"{label}: index written via save_note",
-            f"{built.write_s:.1f} s",
+            f"{label}: index generated + written via save_note",
+            f"{built.seconds:.1f} s",
             f"{built.notes} notes, {built.sections} sections, {built.snippets} snippets "
-            f"({built.snippets / built.sections:.2f} a section; real exports "
-            f"{real_snippets_per_section():.2f}), {megabytes:.0f} MB",
+            f"({built.snippets / built.sections:.2f} a section; the real eval corpora "
+            f"{built.real_snippets_per_section:.2f}), {megabytes:.0f} MB",
         ),
         (
             f"{label}: open + load_vectors",
