@@ -1,6 +1,6 @@
 """Benchmark inputs: realistic prompts, the texts the build embeds and real Trilium exports.
 
-The shared folder (real exports, the other-domain corpora) is `RECALL_SHARED_DIR` or `shared`
+The shared folder (real exports, the other-domain corpora) is `SHARED_DIR` or `shared`
 beside the checkout, as for the tests and eval/. Synthetic 50k-250k notebooks: synth_notebook.py.
 """
 
@@ -25,7 +25,7 @@ from trilium_recall.notes.snippets import split_snippets
 from trilium_recall.sync.plan import length_sorted_batches
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED_DIR = Path(os.environ.get("RECALL_SHARED_DIR") or REPO.parent / "shared")
+SHARED_DIR = Path(os.environ.get("SHARED_DIR") or REPO.parent / "shared")
 # Real Trilium exports: the developer guide and release notes, and Trilium's demo notebook.
 EXPORTS = (SHARED_DIR / "trilium" / "devdocs.zip", SHARED_DIR / "trilium" / "demo.zip")
 CORPORA_DIR = SHARED_DIR / "corpora"
@@ -117,7 +117,7 @@ def require_shared(*paths: Path) -> None:
     absent = [str(p) for p in paths if not p.exists()]
     if absent:
         sys.exit(
-            f"bench: {', '.join(absent)} not found: set RECALL_SHARED_DIR to the shared folder "
+            f"bench: {', '.join(absent)} not found: set SHARED_DIR to the shared folder "
             "(default: `shared` beside the checkout)"
         )
 

@@ -50,7 +50,7 @@ def load_material(index_dir: Path = REAL_INDEXES) -> Material:
     if absent:
         sys.exit(
             f"synth_notebook: no eval index for {', '.join(absent)} in {index_dir}: build them "
-            "with `python eval/evaluate.py` (needs ../shared or RECALL_SHARED_DIR) or pass --real"
+            "with `python eval/evaluate.py` (needs ../shared or SHARED_DIR) or pass --real"
         )
     notes: list[RealNote] = []
     rows: list[np.ndarray] = []

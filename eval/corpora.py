@@ -6,7 +6,7 @@
 - `gnucash`, `gimp`, `handbook`, `skycultures`: four notebooks from other domains
   (../shared/corpora/<name>/, see its README), each with its labelled `prompts.jsonl`.
 
-The shared folder is `RECALL_SHARED_DIR` or `shared` beside the checkout (as for the tests);
+The shared folder is `SHARED_DIR` or `shared` beside the checkout (as for the tests);
 `missing()` names what is absent so the scripts can stop with a reason.
 
 Each index lives in `eval/.index/<corpus>/`, so a re-run only embeds text it has not seen.
@@ -34,7 +34,7 @@ from trilium_recall.sync.syncer import Syncer
 from trilium_recall.trilium.client import TriliumClient
 
 HERE = Path(__file__).resolve().parent
-SHARED_DIR = Path(os.environ.get("RECALL_SHARED_DIR") or HERE.parents[1] / "shared")
+SHARED_DIR = Path(os.environ.get("SHARED_DIR") or HERE.parents[1] / "shared")
 SHARED = SHARED_DIR / "trilium"
 CORPORA_DIR = SHARED_DIR / "corpora"
 OTHER_DOMAINS = ("gnucash", "gimp", "handbook", "skycultures")
