@@ -34,11 +34,10 @@ _INSTANCE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,31}$")
 PASSWORD_VAR, PASSWORD_FILE_VAR = "RECALL_LOGIN_PASSWORD", "RECALL_PASSWORD_FILE"
 # Read here besides the settings class's own RECALL_<FIELD> variables.
 READ_HERE = ("RECALL_INSTANCES", "RECALL_URL", PASSWORD_FILE_VAR)
-# Read by the hook alone, and by the test suite: known, so they are not taken for typos.
+# Read by the hook alone, and by the test suite: known, so they are not taken for typos. (The
+# suite's, eval's and bench's SHARED_DIR and SHARED_REQUIRED are deliberately not RECALL_*.)
 READ_ELSEWHERE = (
     "RECALL_HOOK_DEBUG",
-    "RECALL_SHARED_DIR",
-    "RECALL_SHARED_REQUIRED",
     "RECALL_WRITE_SCREENSHOT",
 )
 
