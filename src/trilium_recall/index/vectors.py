@@ -1,26 +1,49 @@
-"""In-memory mirror of the snippet vectors, searched by brute force, answered per section.
+"""In-memory int8 mirror of the snippet vectors, scanned by brute force, rescored exactly.
 
-One home for search: numpy over the float32 matrix answers a top-40 query in 0.9 ms at 10k
-vectors and 10 ms at 50k, where sqlite-vec's vec0 KNN takes 8.4 and 48 ms for the same 40 rows
-(bench/bench_vectors.py); vec0 is brute force too, so it is no way out at scale either. The
-durable copy that fills this mirror at start is therefore a plain table of float32 BLOBs
-(`snippet_vectors`, migration m010), which writes 1.6-2.2x and fills the mirror 3-4.5x faster
-than vec0 did in the same run.
+A float32 mirror of every snippet vector took 403 MB at 262k snippets (50k sections) and was
+read whole at each start. This one keeps each vector as 384 int8 codes (a quarter of the
+memory), scans them with simsimd's int8 dot product (SIMD), and rescores the best RESCORE
+snippets exactly from their float32 vectors in the index file (`Store.exact_vectors`): the
+top-40 sections then match the float32 search's in 0.9995 of the eval's real queries and on
+262k/1.3M synthetic rows (bench/bench_quantised.py), and every cosine a caller sees is exact.
 Each snippet belongs to one section; a section's cosine is its best snippet's.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import simsimd
 
 INITIAL_ROWS = 1024
+# One global scale: e5's unit vectors keep every component within ±0.21 (bench), so nothing
+# clips and a code step is 0.002; rows need no scale of their own to be compared.
+SCALE = 127 / 0.25
 # Sections are ranked from this many best snippets per wanted section: a section needs only
 # one snippet among them, and a top-40 never needed more than 4 snippets a section (eval).
 SNIPPETS_PER_SECTION = 8
+# Snippets rescored exactly: more than the 320 a top-40 ranks, for those the codes misorder.
+RESCORE = 400
+# The query's mean and spread over every snippet (the gate's z-score) come from at most this
+# many evenly spaced rows' codes against the float query: all rows in every eval corpus, 1 in
+# 16 at 262k snippets (the codes' rounding moves a z-score by at most 0.02 on the eval's).
+SAMPLE_ROWS = 16_384
+
+# Snippet ids -> their exact float32 vectors (ids no longer stored are left out).
+ExactVectors = Callable[[Sequence[int]], dict[int, np.ndarray]]
+
+
+def quantise(vectors: np.ndarray) -> np.ndarray:
+    return np.clip(np.rint(np.asarray(vectors) * SCALE), -127, 127).astype(np.int8)
+
+
+def _best(scores: np.ndarray, count: int) -> np.ndarray:
+    """The slots of the `count` highest scores (free slots score -2, below any cosine)."""
+    count = min(count, len(scores))
+    return np.argpartition(-scores, count - 1)[:count]
 
 
 @dataclass(frozen=True)
@@ -47,102 +70,113 @@ NO_NEIGHBOURS = Neighbours([], 0.0, 1.0)
 
 
 class VectorIndex:
-    """Thread-safe in-memory mirror of snippet vectors for brute-force cosine search."""
+    """Thread-safe in-memory mirror of snippet vectors as int8 codes, one slot a snippet."""
 
     def __init__(self, dim: int, model: str = "") -> None:
         self.dim, self.model = dim, model  # the model's name: the index file records it
         self._lock = threading.Lock()
-        self._matrix = np.zeros((INITIAL_ROWS, dim), dtype=np.float32)
+        self._codes = np.zeros((INITIAL_ROWS, dim), dtype=np.int8)
         self._ids = np.full(INITIAL_ROWS, -1, dtype=np.int64)  # snippet id per slot
         self._sections = np.full(INITIAL_ROWS, -1, dtype=np.int64)  # its section per slot
-        self._slot: dict[int, int] = {}
-        self._by_section: dict[int, list[int]] = {}
         self._free: list[int] = []
-        self._used = 0
+        self._used = self._count = 0
 
     def __len__(self) -> int:
-        return len(self._slot)
+        return self._count
 
-    def reserve(self, count: int) -> None:
-        """Make room for `count` vectors in one allocation (no doubling copies at start)."""
+    def load(self, total: int, chunks: Iterable[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> None:
+        """Fill an empty mirror at start from chunks of (snippet ids, section ids, codes), into
+        arrays allocated once for `total` rows: array copies only, no per-row work."""
         with self._lock:
-            if count > len(self._ids):
-                self._resize(count)
+            assert not self._used, "load() fills an empty mirror"
+            self._resize(max(total, INITIAL_ROWS))
+            for ids, sections, codes in chunks:
+                start, end = self._used, self._used + len(ids)
+                if end > len(self._ids):  # rows written since `total` was counted
+                    self._resize(2 * end)
+                self._ids[start:end], self._sections[start:end] = ids, sections
+                self._codes[start:end] = codes
+                self._used = self._count = end
 
     def upsert(self, rows: Sequence[tuple[int, int]], vectors: np.ndarray) -> None:
-        """`rows` are (snippet id, section id) pairs, one per row of `vectors`."""
+        """`rows` are new (snippet id, section id) pairs, one per row of `vectors`."""
+        codes = quantise(vectors)
         with self._lock:
-            for (snippet_id, section_id), vector in zip(rows, vectors, strict=True):
-                slot = self._slot.get(snippet_id)
-                if slot is None:
-                    slot = self._free.pop() if self._free else self._grow()
-                    self._slot[snippet_id] = slot
-                    self._ids[slot] = snippet_id
-                    self._sections[slot] = section_id
-                    self._by_section.setdefault(section_id, []).append(slot)
-                self._matrix[slot] = vector
+            for (snippet_id, section_id), code in zip(rows, codes, strict=True):
+                slot = self._free.pop() if self._free else self._grow()
+                self._ids[slot], self._sections[slot], self._codes[slot] = (
+                    snippet_id,
+                    section_id,
+                    code,
+                )
+                self._count += 1
 
-    def remove_sections(self, section_ids: Iterable[int]) -> None:
+    def remove_sections(self, section_ids: Sequence[int]) -> None:
+        if not len(section_ids):
+            return
         with self._lock:
-            for section_id in section_ids:
-                for slot in self._by_section.pop(section_id, ()):
-                    del self._slot[int(self._ids[slot])]
-                    self._ids[slot] = self._sections[slot] = -1
-                    self._matrix[slot] = 0
-                    self._free.append(slot)
+            slots = np.flatnonzero(np.isin(self._sections[: self._used], section_ids))
+            self._ids[slots] = self._sections[slots] = -1
+            self._codes[slots] = 0
+            self._free += slots.tolist()
+            self._count -= len(slots)
 
-    def search(self, query: np.ndarray, k: int) -> Neighbours:
-        """Top-k sections by their best snippet's cosine (vectors are L2-normalised), plus the
-        mean and spread of the query's cosine over every snippet."""
+    def search(self, query: np.ndarray, k: int, exact: ExactVectors) -> Neighbours:
+        """Top-k sections by their best snippet's exact cosine (vectors are L2-normalised),
+        plus the mean and spread of the query's cosine over the snippets (from the codes)."""
         with self._lock:
-            if not self._slot:
+            if not self._count:
                 return NO_NEIGHBOURS
-            live = self._ids[: self._used] >= 0
-            scores = self._matrix[: self._used] @ query
-            scores[~live] = -2.0
-            wanted = min(k * SNIPPETS_PER_SECTION, len(self._slot))
-            top = np.argpartition(-scores, wanted - 1)[:wanted]
-            best: dict[int, Match] = {}
-            for slot in top[np.argsort(-scores[top])]:
-                section_id = int(self._sections[slot])
-                if section_id not in best:
-                    best[section_id] = Match(section_id, float(scores[slot]), int(self._ids[slot]))
-            spread = float(scores[live].std()) if len(self._slot) > 1 else 1.0
-            return Neighbours(list(best.values())[:k], float(scores[live].mean()), spread or 1.0)
+            slots = _best(self._scores(query), RESCORE)
+            ids, sections = self._ids[slots].tolist(), self._sections[slots].tolist()
+            mean, spread = self._spread(query)
+        vectors = exact(ids)  # a row deleted since the scan is left out
+        kept = [(i, s) for i, s in zip(ids, sections, strict=True) if i in vectors]
+        cosines = (np.stack([vectors[i] for i, _ in kept]) @ query).tolist() if kept else []
+        # Equal cosines (the same text in two notes): the older snippet first.
+        ranked = sorted(zip(cosines, kept, strict=True), key=lambda row: (-row[0], row[1][0]))
+        best: dict[int, Match] = {}
+        for cosine, (snippet_id, section_id) in ranked[: k * SNIPPETS_PER_SECTION]:
+            best.setdefault(section_id, Match(section_id, cosine, snippet_id))
+        return Neighbours(list(best.values())[:k], mean, spread)
 
-    def best_snippets(self, section_ids: Iterable[int], query: np.ndarray) -> dict[int, Match]:
-        """Each known section's best snippet for the query (unknown sections are left out)."""
-        with self._lock:
-            wanted = [(s, self._by_section[s]) for s in section_ids if s in self._by_section]
-            if not wanted:
-                return {}
-            slots = [slot for _, group in wanted for slot in group]
-            scores = dict(zip(slots, (self._matrix[slots] @ query).tolist(), strict=True))
-            found = {}
-            for section_id, group in wanted:
-                slot = max(group, key=scores.__getitem__)
-                found[section_id] = Match(section_id, scores[slot], int(self._ids[slot]))
-            return found
-
-    def snippet_vector(self, snippet_id: int) -> np.ndarray:
-        """A copy of one snippet's vector (eval's learned-gate study reads the matched ones)."""
-        with self._lock:
-            return self._matrix[self._slot[snippet_id]].copy()
-
-    def best_cosines(self, queries: np.ndarray, rows: int = 4096) -> np.ndarray:
-        """Each query's best cosine over every snippet, a block of rows at a time so searches
-        wait at most one block (~10 ms) rather than the whole pass."""
+    def best_cosines(
+        self, queries: np.ndarray, exact: ExactVectors | None = None, candidates: int = 8
+    ) -> np.ndarray:
+        """Each query's best cosine over every snippet: exact from its best `candidates` by
+        code when `exact` is given, else the codes' own (within ~0.002). The lock is taken
+        per query, so searches wait for one scan at most."""
         best = np.full(len(queries), -2.0, dtype=np.float32)
-        start = 0
-        while True:
+        for n, query in enumerate(queries):
             with self._lock:
-                block = self._matrix[start : min(start + rows, self._used)]
-                live = self._ids[start : start + len(block)] >= 0
-                if not len(block):
+                if not self._count:
                     return best
-                if live.any():
-                    best = np.maximum(best, (queries @ block[live].T).max(axis=1))
-            start += rows
+                scores = self._scores(query)
+                slots = _best(scores, candidates)
+                ids = self._ids[slots].tolist()
+            if exact is None:
+                best[n] = float(scores[slots].max())
+            elif found := exact(ids):
+                best[n] = max(float(vector @ query) for vector in found.values())
+        return best
+
+    def _scores(self, query: np.ndarray) -> np.ndarray:
+        """The query's approximate cosine with every slot (-2 for free ones) by simsimd's int8
+        dot product (the lock held). The query gets its own scale: ranks need no other."""
+        scale = 127 / max(float(np.abs(query).max()), 1e-9)
+        codes = np.clip(np.rint(query * scale), -127, 127).astype(np.int8)
+        dots = simsimd.cdist(codes[None, :], self._codes[: self._used], metric="dot", dtype="int8")
+        scores = np.asarray(dots).reshape(-1) / (SCALE * scale)
+        scores[self._ids[: self._used] < 0] = -2.0
+        return scores
+
+    def _spread(self, query: np.ndarray) -> tuple[float, float]:
+        """Mean and standard deviation of the query's cosine over evenly spaced live rows."""
+        stride = -(-self._used // SAMPLE_ROWS)
+        live = self._ids[: self._used : stride] >= 0
+        scores = self._codes[: self._used : stride][live].astype(np.float32) @ (query / SCALE)
+        spread = float(scores.std()) if len(scores) > 1 else 1.0
+        return float(scores.mean()), spread or 1.0
 
     def _grow(self) -> int:
         if self._used == len(self._ids):
@@ -152,6 +186,6 @@ class VectorIndex:
 
     def _resize(self, rows: int) -> None:
         extra = rows - len(self._ids)
-        self._matrix = np.concatenate([self._matrix, np.zeros((extra, self.dim), np.float32)])
+        self._codes = np.concatenate([self._codes, np.zeros((extra, self.dim), np.int8)])
         self._ids = np.concatenate([self._ids, np.full(extra, -1, dtype=np.int64)])
         self._sections = np.concatenate([self._sections, np.full(extra, -1, dtype=np.int64)])
