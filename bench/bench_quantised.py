@@ -11,12 +11,16 @@ query vectors (eval/.index/queries.npz). Every method answers one query at a tim
 does, all in the same process on the same rows:
 
 - `float32`: numpy over the float32 matrix (today's VectorIndex), the exact reference;
-- `int8 + rescore N`: usearch's exact (brute-force, SIMD) int8 inner-product scan over codes
-  round(v·127/0.25) (one global scale: e5 components stay within ±0.21), the top N rows then
-  rescored exactly from their float32 vectors;
+- `int8 + rescore N`: simsimd's int8 dot product (SIMD, one thread) of the query's codes
+  with every row's codes round(v·127/0.25) (one global scale: e5 components stay within
+  ±0.21), the top N rows then rescored exactly from their float32 vectors (what vectors.py
+  does, with N = 400);
+- `int8 (usearch exact scan) + rescore 400` (--usearch, if usearch is installed): the same with
+  usearch's brute-force search in place of simsimd;
 - `binary + rescore`: sign bits of (v - mean) with numpy's popcount, top 2,000 rescored from int8
   codes, then top N from float32;
-- `hnsw int8` (--hnsw, first size only: building it takes minutes here): usearch's HNSW graph.
+- `hnsw int8` (--hnsw, first size only, if usearch is installed: building it takes minutes
+  here): usearch's HNSW graph.
 
 Recall is of the exact top-40 *sections* (a section scores its best snippet; search() ranks the
 best 320 snippets) and of the exact top-40 snippets, averaged over the queries.
@@ -34,8 +38,7 @@ from pathlib import Path
 
 import apsw
 import numpy as np
-from usearch.index import Index, MetricKind
-from usearch.index import search as usearch_search
+import simsimd
 
 from trilium_recall.index.file import open_db
 
@@ -91,7 +94,9 @@ def top(scores: np.ndarray, n: int) -> np.ndarray:
     return np.argpartition(-scores, n - 1)[:n]
 
 
-def methods(matrix: np.ndarray, codes: np.ndarray, hnsw: Index | None) -> dict[str, Method]:
+def methods(
+    matrix: np.ndarray, codes: np.ndarray, hnsw: object | None, usearch: bool
+) -> dict[str, Method]:
     mean = matrix.mean(axis=0)
     bits = np.packbits(matrix - mean > 0, axis=1)
 
@@ -107,10 +112,16 @@ def methods(matrix: np.ndarray, codes: np.ndarray, hnsw: Index | None) -> dict[s
 
     def int8(n: int) -> Method:
         def run(query: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-            found = usearch_search(codes, quantise(query), n, MetricKind.IP, exact=True)
-            return rescored(found.keys.astype(np.int64), query)
+            dots = simsimd.cdist(quantise(query)[None], codes, metric="dot", dtype="int8")
+            return rescored(top(np.asarray(dots).reshape(-1), n), query)
 
         return run
+
+    def usearch_int8(query: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        from usearch.index import MetricKind, search
+
+        found = search(codes, quantise(query), 400, MetricKind.IP, exact=True)
+        return rescored(found.keys.astype(np.int64), query)
 
     def binary(n: int) -> Method:
         def run(query: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -124,28 +135,37 @@ def methods(matrix: np.ndarray, codes: np.ndarray, hnsw: Index | None) -> dict[s
     found: dict[str, Method] = {"float32": exact}
     found |= {f"int8 + rescore {n}": int8(n) for n in RESCORE}
     found["binary + rescore 400"] = binary(400)
+    if usearch:
+        found["int8 (usearch exact scan) + rescore 400"] = usearch_int8
     if hnsw is not None:
 
         def graph(query: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-            return rescored(hnsw.search(query, 400).keys.astype(np.int64), query)
+            return rescored(hnsw.search(query, 400).keys.astype(np.int64), query)  # type: ignore[attr-defined]
 
         found["hnsw int8 + rescore 400"] = graph
     return found
 
 
 def measure(
-    label: str, matrix: np.ndarray, sections: np.ndarray, queries: np.ndarray, hnsw: bool
+    label: str,
+    matrix: np.ndarray,
+    sections: np.ndarray,
+    queries: np.ndarray,
+    hnsw: bool,
+    usearch: bool,
 ) -> list[str]:
     codes = quantise(matrix)
     graph, build_s = None, 0.0
     if hnsw:
+        from usearch.index import Index
+
         started = time.perf_counter()
         graph = Index(ndim=matrix.shape[1], metric="ip", dtype="i8", expansion_search=512)
         graph.add(np.arange(len(matrix)), matrix)
         build_s = time.perf_counter() - started
     rows = []
-    reference = [methods(matrix, codes, None)["float32"](q) for q in queries]
-    for name, method in methods(matrix, codes, graph).items():
+    reference = [methods(matrix, codes, None, False)["float32"](q) for q in queries]
+    for name, method in methods(matrix, codes, graph, usearch).items():
         times, section_recall, snippet_recall = [], [], []
         for query, (exact_rows, exact_scores) in zip(queries, reference, strict=True):
             started = time.perf_counter()
@@ -230,6 +250,7 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[262_144, 1_310_720])
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--hnsw", action="store_true")
+    parser.add_argument("--usearch", action="store_true")
     args = parser.parse_args()
     real, sections = real_vectors()
     asked = np.load(INDEXES / "queries.npz")["vectors"].astype(np.float32)
@@ -240,10 +261,11 @@ def main() -> None:
         "| memory |"
     )
     print("|---|---|---|---|---|---|")
-    measure(f"{len(real):,} real", real, sections, asked, False)
+    measure(f"{len(real):,} real", real, sections, asked, False, args.usearch)
     for n, size in enumerate(args.sizes):
         matrix = synthetic(real, size)
-        measure(f"{size:,} synthetic", matrix, np.arange(size) // 5, picked, args.hnsw and not n)
+        first = args.hnsw and not n
+        measure(f"{size:,} synthetic", matrix, np.arange(size) // 5, picked, first, args.usearch)
         if n == 0:
             sqlite_costs(matrix, picked)
         del matrix

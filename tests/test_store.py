@@ -32,14 +32,14 @@ def test_vector_index_answers_per_section_by_its_best_snippet() -> None:
     index = VectorIndex(384)
     floats = {10: _unit(1, 0), 11: _unit(0, 1), 12: _unit(1, 1), 13: _unit(1, 0.01)}
     # (snippet id, section id): section 1 has two snippets, section 2 one.
-    index.upsert([(10, 1), (11, 1), (12, 2)], np.stack([floats[10], floats[11], floats[12]]))
+    index.add([(10, 1), (11, 1), (12, 2)], np.stack([floats[10], floats[11], floats[12]]))
     assert index.search(_unit(0, 1), 2, _exact(floats)).hits == [
         Match(1, pytest.approx(1.0), 11),
         Match(2, pytest.approx(0.7071, abs=1e-4), 12),
     ]
     index.remove_sections([1])
     assert [m.section_id for m in index.search(_unit(1, 0), 3, _exact(floats)).hits] == [2]
-    index.upsert([(13, 3)], np.stack([floats[13]]))  # reuses a freed slot
+    index.add([(13, 3)], np.stack([floats[13]]))  # reuses a freed slot
     assert index.search(_unit(1, 0), 1, _exact(floats)).hits[0].snippet_id == 13
     assert len(index) == 2
 
@@ -49,7 +49,7 @@ def test_vector_index_grows_past_its_first_capacity() -> None:
     rng = np.random.default_rng(1)
     vectors = rng.normal(size=(3000, 384)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    index.upsert([(i, i // 3) for i in range(3000)], vectors)
+    index.add([(i, i // 3) for i in range(3000)], vectors)
     exact = _exact(dict(enumerate(vectors)))
     neighbours = index.search(vectors[2999], 1, exact)
     assert neighbours.hits[0] == Match(999, pytest.approx(1.0), 2999)

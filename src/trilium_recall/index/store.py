@@ -185,7 +185,7 @@ class Store:
             return
         self._vectors.remove_sections(removed)
         if added:
-            self._vectors.upsert([row for row, _ in added], np.stack([v for _, v in added]))
+            self._vectors.add([row for row, _ in added], np.stack([v for _, v in added]))
 
     def delete_note(self, instance: str, note_id: str) -> None:
         with self.atomic() as db:

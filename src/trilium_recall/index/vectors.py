@@ -98,17 +98,14 @@ class VectorIndex:
                 self._codes[start:end] = codes
                 self._used = self._count = end
 
-    def upsert(self, rows: Sequence[tuple[int, int]], vectors: np.ndarray) -> None:
+    def add(self, rows: Sequence[tuple[int, int]], vectors: np.ndarray) -> None:
         """`rows` are new (snippet id, section id) pairs, one per row of `vectors`."""
         codes = quantise(vectors)
         with self._lock:
             for (snippet_id, section_id), code in zip(rows, codes, strict=True):
                 slot = self._free.pop() if self._free else self._grow()
-                self._ids[slot], self._sections[slot], self._codes[slot] = (
-                    snippet_id,
-                    section_id,
-                    code,
-                )
+                self._ids[slot], self._sections[slot] = snippet_id, section_id
+                self._codes[slot] = code
                 self._count += 1
 
     def remove_sections(self, section_ids: Sequence[int]) -> None:
