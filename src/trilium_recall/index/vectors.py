@@ -40,6 +40,21 @@ def quantise(vectors: np.ndarray) -> np.ndarray:
     return np.clip(np.rint(np.asarray(vectors) * SCALE), -127, 127).astype(np.int8)
 
 
+def _cosines(query: np.ndarray, codes: np.ndarray, passes: int = 1) -> np.ndarray:
+    """The query's cosine with each row of codes, by simsimd's int8 dot product: the query in
+    int8 too, on a scale of its own (ranks need no other). A second pass adds the query's
+    rounding residual, so only the codes' own rounding is left (for the z-score's spread)."""
+    total = np.zeros(len(codes))
+    rest = np.asarray(query, dtype=np.float64)
+    for _ in range(passes):
+        scale = 127 / max(float(np.abs(rest).max()), 1e-12)
+        code = np.clip(np.rint(rest * scale), -127, 127).astype(np.int8)
+        dots = simsimd.cdist(code[None, :], codes, metric="dot", dtype="int8")
+        total += np.asarray(dots).reshape(-1) / (SCALE * scale)
+        rest = rest - code / scale
+    return total
+
+
 def _best(scores: np.ndarray, count: int) -> np.ndarray:
     """The slots of the `count` highest scores (free slots score -2, below any cosine)."""
     count = min(count, len(scores))
@@ -158,12 +173,8 @@ class VectorIndex:
         return best
 
     def _scores(self, query: np.ndarray) -> np.ndarray:
-        """The query's approximate cosine with every slot (-2 for free ones) by simsimd's int8
-        dot product (the lock held). The query gets its own scale: ranks need no other."""
-        scale = 127 / max(float(np.abs(query).max()), 1e-9)
-        codes = np.clip(np.rint(query * scale), -127, 127).astype(np.int8)
-        dots = simsimd.cdist(codes[None, :], self._codes[: self._used], metric="dot", dtype="int8")
-        scores = np.asarray(dots).reshape(-1) / (SCALE * scale)
+        """The query's approximate cosine with every slot, -2 for free ones (the lock held)."""
+        scores = _cosines(query, self._codes[: self._used])
         scores[self._ids[: self._used] < 0] = -2.0
         return scores
 
@@ -171,7 +182,8 @@ class VectorIndex:
         """Mean and standard deviation of the query's cosine over evenly spaced live rows."""
         stride = -(-self._used // SAMPLE_ROWS)
         live = self._ids[: self._used : stride] >= 0
-        scores = self._codes[: self._used : stride][live].astype(np.float32) @ (query / SCALE)
+        rows = np.ascontiguousarray(self._codes[: self._used : stride])
+        scores = _cosines(query, rows, passes=2)[live]
         spread = float(scores.std()) if len(scores) > 1 else 1.0
         return float(scores.mean()), spread or 1.0
 
