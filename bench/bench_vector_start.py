@@ -96,8 +96,7 @@ def _queries(load_s: float, search, queries: np.ndarray) -> dict[str, float]:
         "load_s": load_s,
         "p50": statistics.median(times),
         "p99": float(np.percentile(times, 99)),
-        "rss_mib": rss / 2**20,
-        "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "rss_mib": rss / 2**20,  # (ru_maxrss would be the parent's: Linux keeps it over exec)
     }
 
 
@@ -122,7 +121,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "recall.sqlite3"
         write_index(path, args.rows)
-        print(f"| {args.rows:,} snippets | start: open + fill | query p50 / p99 | RSS (peak) |")
+        print(f"| {args.rows:,} snippets | start: open + fill | query p50 / p99 | RSS |")
         print("|---|---|---|---|")
         for side in ("before", "today", "before", "today"):
             out = subprocess.run(
@@ -133,7 +132,7 @@ def main() -> None:
             m = json.loads(out.splitlines()[-1])
             print(
                 f"| {side} | {m['load_s']:.2f} s | {m['p50']:.1f} / {m['p99']:.1f} ms | "
-                f"{m['rss_mib']:.0f} MiB ({m['peak_mib']:.0f}) |",
+                f"{m['rss_mib']:.0f} MiB |",
                 flush=True,
             )
 

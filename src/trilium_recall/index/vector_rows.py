@@ -37,9 +37,11 @@ def delete(db: apsw.Connection, snippet_ids: Sequence[tuple[int]]) -> None:
 
 def load(db: apsw.Connection, vectors: VectorIndex) -> int:
     """Fill the mirror from the codes: whole chunks into arrays allocated once. (Reading all
-    rows at once would hold every row's Python objects; chunks keep the peak near steady.)"""
+    rows at once would hold every row's Python objects; chunks keep the peak near steady.) Then
+    the float32 rows of the first slots, for the exact z-score (vectors.SAMPLE_ROWS)."""
     total = db.execute("SELECT count(*) FROM snippet_codes").fetchone()[0]
     vectors.load(total, _chunks(db, vectors.dim))
+    vectors.load_floats(lambda ids: exact(db, ids))
     return total
 
 
