@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 import apsw
 import numpy as np
@@ -30,7 +31,8 @@ def insert(db: apsw.Connection, snippet_id: int, section_id: int, vector: np.nda
     )
 
 
-def delete(db: apsw.Connection, snippet_ids: Sequence[tuple[int]]) -> None:
+def delete(db: apsw.Connection, snippet_ids: Sequence[tuple[Any, ...]]) -> None:
+    """`snippet_ids` as rows of one id each (as a SELECT of them returns)."""
     db.executemany("DELETE FROM snippet_vectors WHERE id = ?", snippet_ids)
     db.executemany("DELETE FROM snippet_codes WHERE id = ?", snippet_ids)
 
@@ -39,7 +41,7 @@ def load(db: apsw.Connection, vectors: VectorIndex) -> int:
     """Fill the mirror from the codes: whole chunks into arrays allocated once. (Reading all
     rows at once would hold every row's Python objects; chunks keep the peak near steady.) Then
     the float32 rows of the first slots, for the exact z-score (vectors.SAMPLE_ROWS)."""
-    total = db.execute("SELECT count(*) FROM snippet_codes").fetchone()[0]
+    total = int(db.execute("SELECT count(*) FROM snippet_codes").fetchone()[0])  # type: ignore[index]
     vectors.load(total, _chunks(db, vectors.dim))
     vectors.load_floats(lambda ids: exact(db, ids))
     return total
