@@ -119,7 +119,7 @@ class VectorIndex:
 
     def load_floats(self, exact: ExactVectors, chunk: int = 1024) -> None:
         """At start, after load(): the float32 rows of the first SAMPLE_ROWS slots, a chunk at
-        a time (a dict of every row at once stayed in the process's heap: +50 MiB RSS)."""
+        a time (a dict of all 16,384 at once left 11 MiB more RSS behind at 262k)."""
         with self._lock:
             ids = self._ids[:SAMPLE_ROWS].tolist()
         for start in range(0, len(ids), chunk):
