@@ -57,7 +57,7 @@ class SearchProbe:
             prompt, vector = PROMPTS[n % len(PROMPTS)], vectors[n % len(PROMPTS)]
             started = time.perf_counter()
             hits = keyword_hits(self.store, prompt)
-            near = self.store.vectors.search(vector, 40)
+            near = self.store.vectors.search(vector, 40, self.store.exact_vectors)
             self.store.section_hits([i for i, _ in hits.hits] + [m.section_id for m in near.hits])
             self.samples.append((time.perf_counter() - started) * 1000)
             n += 1

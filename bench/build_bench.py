@@ -350,7 +350,7 @@ def _one_prompt(
     hits = _timed(stages, "section_hits", lambda: store.section_hits(list(fused)))
     ranked = set(meaning_ids)
     rest = [i for i in fused if i not in ranked]
-    _timed(stages, "best_snippets", lambda: store.vectors.best_snippets(rest, query))
+    _timed(stages, "best_snippets", lambda: store.best_snippets(rest, query))
     _timed(
         stages,
         "matched_terms",

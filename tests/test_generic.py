@@ -57,7 +57,7 @@ def test_calibration_is_the_margin_generic_prompts_reach_on_this_index(store, em
     bank = GenericPrompts(prompts, embedder.queries(prompts))
     assert bank.calibrated(store.vectors).offset == 0.0  # an empty index: nothing to measure
     add_note(store, embedder, "n1", "Backups", [("Backups", "restic backup schedule")])
-    calibrated = bank.calibrated(store.vectors)
+    calibrated = bank.calibrated(store.vectors, store)  # exact cosines from the index file
     vectors = embedder.queries(prompts)
     note = embedder.passages(["Backups\nrestic backup schedule"])[0]
     best = vectors @ note

@@ -11,9 +11,10 @@ import pytest
 
 from conftest import add_note
 from trilium_recall.errors import IndexUnusable, StoreError
+from trilium_recall.index import vector_rows
 from trilium_recall.index.migrations import MIGRATIONS
 from trilium_recall.index.store import Store
-from trilium_recall.index.vectors import Match, VectorIndex
+from trilium_recall.index.vectors import ExactVectors, Match, VectorIndex
 
 
 def _unit(*values: float) -> np.ndarray:
@@ -22,38 +23,40 @@ def _unit(*values: float) -> np.ndarray:
     return vector / np.linalg.norm(vector)
 
 
+def _exact(vectors: dict[int, np.ndarray]) -> ExactVectors:
+    """The float32 rows a Store would read from the index file, from a dict."""
+    return lambda ids: {i: vectors[i] for i in ids if i in vectors}
+
+
 def test_vector_index_answers_per_section_by_its_best_snippet() -> None:
     index = VectorIndex(384)
+    floats = {10: _unit(1, 0), 11: _unit(0, 1), 12: _unit(1, 1), 13: _unit(1, 0.01)}
     # (snippet id, section id): section 1 has two snippets, section 2 one.
-    index.upsert([(10, 1), (11, 1), (12, 2)], np.stack([_unit(1, 0), _unit(0, 1), _unit(1, 1)]))
-    assert index.search(_unit(0, 1), 2).hits == [
+    index.add([(10, 1), (11, 1), (12, 2)], np.stack([floats[10], floats[11], floats[12]]))
+    assert index.search(_unit(0, 1), 2, _exact(floats)).hits == [
         Match(1, pytest.approx(1.0), 11),
         Match(2, pytest.approx(0.7071, abs=1e-4), 12),
     ]
-    assert index.best_snippets([1, 2, 99], _unit(1, 0)) == {
-        1: Match(1, pytest.approx(1.0), 10),
-        2: Match(2, pytest.approx(0.7071, abs=1e-4), 12),
-    }
     index.remove_sections([1])
-    assert [m.section_id for m in index.search(_unit(1, 0), 3).hits] == [2]
-    index.upsert([(13, 3)], np.stack([_unit(1, 0.01)]))  # reuses a freed slot
-    assert index.search(_unit(1, 0), 1).hits[0].snippet_id == 13
-    assert index.snippet_vector(13) == pytest.approx(_unit(1, 0.01))
-    assert index.snippet_vector(12) == pytest.approx(_unit(1, 1))
+    assert [m.section_id for m in index.search(_unit(1, 0), 3, _exact(floats)).hits] == [2]
+    index.add([(13, 3)], np.stack([floats[13]]))  # reuses a freed slot
+    assert index.search(_unit(1, 0), 1, _exact(floats)).hits[0].snippet_id == 13
     assert len(index) == 2
 
 
-def test_vector_index_grows_past_its_first_capacity_and_scans_in_blocks() -> None:
+def test_vector_index_grows_past_its_first_capacity() -> None:
     index = VectorIndex(384)
     rng = np.random.default_rng(1)
     vectors = rng.normal(size=(3000, 384)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    index.upsert([(i, i // 3) for i in range(3000)], vectors)
-    neighbours = index.search(vectors[2999], 1)
+    index.add([(i, i // 3) for i in range(3000)], vectors)
+    exact = _exact(dict(enumerate(vectors)))
+    neighbours = index.search(vectors[2999], 1, exact)
     assert neighbours.hits[0] == Match(999, pytest.approx(1.0), 2999)
     assert neighbours.zscore(1.0) > 10  # random unit vectors barely correlate
-    best = index.best_cosines(vectors[[0, 1500, 2999]], rows=1000)
-    assert best == pytest.approx([1.0, 1.0, 1.0])
+    assert index.best_cosines(vectors[[0, 1500, 2999]], exact) == pytest.approx([1.0] * 3)
+    # The codes alone: within their rounding (a code step is 0.002 of a component).
+    assert index.best_cosines(vectors[[0, 1500]]) == pytest.approx([1.0] * 2, abs=0.01)
 
 
 def test_a_store_opened_for_another_embedding_size_is_refused(tmp_path) -> None:
@@ -99,6 +102,7 @@ def test_delete_note_clears_every_table(store, embedder) -> None:
     assert db.execute("SELECT count(*) FROM sections_fts").fetchone()[0] == 1
     assert db.execute("SELECT count(*) FROM snippets").fetchone()[0] == 1
     assert db.execute("SELECT count(*) FROM snippet_vectors").fetchone()[0] == 1
+    assert db.execute("SELECT count(*) FROM snippet_codes").fetchone()[0] == 1
     assert db.execute("SELECT count(*) FROM links").fetchone()[0] == 0
     assert len(store.vectors) == 1
 
@@ -125,17 +129,18 @@ def test_unwritable_data_dir_is_a_clear_store_error(tmp_path, where) -> None:
         Store(path)
 
 
-def test_load_vectors_in_chunks_restores_every_vector(tmp_path, embedder) -> None:
+def test_load_vectors_in_chunks_restores_every_vector(tmp_path, embedder, monkeypatch) -> None:
     path = tmp_path / "recall.sqlite3"
     first = Store(path, VectorIndex(embedder.dim, embedder.name))
     for i in range(7):
         add_note(first, embedder, f"n{i}", f"Note {i}", [(f"Note {i}", f"words number {i}")])
     first.close()
+    monkeypatch.setattr(vector_rows, "LOAD_CHUNK", 3)  # three chunks, the last one short
     again = Store(path, VectorIndex(embedder.dim, embedder.name))
-    assert again.load_vectors(chunk=3) == 7
+    assert again.load_vectors() == 7
     assert len(again.vectors) == 7
     query = embedder.query("Note 5\nwords number 5")
-    best = again.vectors.search(query, 1).hits[0]
+    best = again.vectors.search(query, 1, again.exact_vectors).hits[0]
     assert best.cosine == pytest.approx(1.0)
     assert again.section_hits([best.section_id])[best.section_id].note_id == "n5"
 
@@ -260,7 +265,8 @@ def test_vectors_in_a_schema_9_vec0_table_move_to_blobs_unchanged(tmp_path, embe
         db.executemany(
             "INSERT INTO snippet_vectors (rowid, embedding) VALUES (?, ?)", before.items()
         )
-        db.execute(f"PRAGMA user_version = {len(MIGRATIONS) - 1}")
+        db.execute("DROP TABLE snippet_codes")  # m011's
+        db.execute("PRAGMA user_version = 9")
     store.close()
     again = Store(path, VectorIndex(embedder.dim, embedder.name))
     assert again.db.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
@@ -269,6 +275,7 @@ def test_vectors_in_a_schema_9_vec0_table_move_to_blobs_unchanged(tmp_path, embe
     assert dict(again.db.execute("SELECT id, embedding FROM snippet_vectors")) == before
     assert again.load_vectors() == len(before) == 2
     for snippet_id, blob in before.items():
-        assert again.vectors.snippet_vector(snippet_id) == pytest.approx(
-            np.frombuffer(blob, dtype=np.float32)
-        )
+        vector = np.frombuffer(blob, dtype=np.float32)
+        assert again.exact_vectors([snippet_id])[snippet_id] == pytest.approx(vector)
+        best = again.vectors.search(vector, 1, again.exact_vectors).hits[0]
+        assert (best.snippet_id, best.cosine) == (snippet_id, pytest.approx(1.0))

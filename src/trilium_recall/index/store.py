@@ -1,14 +1,14 @@
-"""The index file: notes, sections, links, FTS5, sqlite-vec vectors, embedding cache, sessions.
+"""The index file: notes, sections, links, FTS5, snippet vectors, embedding cache, sessions.
 
 One SQLite file (apsw + sqlite-vec, WAL). Each note's writes happen in one transaction, so a
-crash never leaves a note half-written; queries read vectors from the in-memory mirror in
-`vectors.py`, kept in step after each commit. Opening the file (private modes, sqlite-vec,
+crash never leaves a note half-written; queries scan the in-memory int8 mirror in
+`vectors.py`, kept in step after each commit, and rescore from the float32 rows
+(`vector_rows.py`). Opening the file (private modes, sqlite-vec,
 migrations) is `file.py`.
 """
 
 from __future__ import annotations
 
-import itertools
 import json
 import time
 from collections.abc import Iterable, Iterator, Sequence
@@ -21,9 +21,10 @@ import numpy as np
 
 from ..errors import StoreError
 from ..notes.records import NoteRecord, SectionHit, SectionInput
+from . import vector_rows
 from .file import ensure_vector_table, index_errors, open_db, own_errors
 from .transactions import write_transaction
-from .vectors import VectorIndex
+from .vectors import Match, VectorIndex
 
 SKIP_REASONS = (
     "archived", "hidden", "protected", "plumbing", "type", "unknown type", "error",
@@ -70,20 +71,17 @@ class Store:
         with index_errors(self.path), write_transaction(self.db, wait_s):
             yield self.db
 
-    def load_vectors(self, chunk: int = 4096) -> int:
-        """Fill the mirror from the vector BLOBs at start, a chunk at a time: reading all 50k
-        rows at once peaked at 463 MiB RSS against 296 MiB steady (bench/RESULTS.md)."""
-        vectors = self.vectors
-        total = self._scalar("SELECT count(*) FROM snippets")
-        vectors.reserve(total)
-        rows = self.db.execute(
-            "SELECT s.id, s.section_id, v.embedding FROM snippets s "
-            "JOIN snippet_vectors v ON v.id = s.id"
-        )
-        while batch := list(itertools.islice(rows, chunk)):
-            matrix = np.frombuffer(b"".join(row[2] for row in batch), dtype=np.float32)
-            vectors.upsert([(row[0], row[1]) for row in batch], matrix.reshape(-1, vectors.dim))
-        return total
+    def load_vectors(self) -> int:
+        """Fill the mirror from the index file at start (vector_rows.load); the row count."""
+        return vector_rows.load(self.db, self.vectors)
+
+    def exact_vectors(self, snippet_ids: Sequence[int]) -> dict[int, np.ndarray]:
+        """The float32 vectors the mirror's int8 codes stand for: searches rescore with them."""
+        return vector_rows.exact(self.db, snippet_ids)
+
+    def best_snippets(self, section_ids: Sequence[int], query: np.ndarray) -> dict[int, Match]:
+        """Each stored section's best snippet for the query (unknown sections are left out)."""
+        return vector_rows.best_snippets(self.db, section_ids, query) if section_ids else {}
 
     # -- instances ---------------------------------------------------------------------------
 
@@ -187,7 +185,7 @@ class Store:
             return
         self._vectors.remove_sections(removed)
         if added:
-            self._vectors.upsert([row for row, _ in added], np.stack([v for _, v in added]))
+            self._vectors.add([row for row, _ in added], np.stack([v for _, v in added]))
 
     def delete_note(self, instance: str, note_id: str) -> None:
         with self.atomic() as db:
@@ -226,10 +224,7 @@ class Store:
                 (section_id, snippet.start, snippet.end),
             )
             snippet_id = self.db.last_insert_rowid()
-            self.db.execute(
-                "INSERT INTO snippet_vectors (id, embedding) VALUES (?, ?)",
-                (snippet_id, np.asarray(snippet.vector, dtype=np.float32).tobytes()),
-            )
+            vector_rows.insert(self.db, snippet_id, section_id, snippet.vector)
             rows.append(((snippet_id, section_id), snippet.vector))
         return rows
 
@@ -245,7 +240,7 @@ class Store:
             snippet_ids = self.db.execute(
                 "SELECT id FROM snippets WHERE section_id = ?", (section_id,)
             ).fetchall()
-            self.db.executemany("DELETE FROM snippet_vectors WHERE id = ?", snippet_ids)
+            vector_rows.delete(self.db, snippet_ids)
             self.db.execute("DELETE FROM snippets WHERE section_id = ?", (section_id,))
         self.db.execute(
             "DELETE FROM sections WHERE instance = ? AND note_id = ?", (instance, note_id)

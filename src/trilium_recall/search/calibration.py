@@ -59,7 +59,9 @@ def reference(
         reason = f"{notes} notes (fewer than {MIN_NOTES}): shipped defaults for the about-level"
         return Reference(generic_level, None, languages, 0, reason)
     queries = _embedded(store, embedder, prompts)
-    margins = vectors.best_cosines(queries) - (queries @ generic_vectors.T).max(axis=1)
+    margins = vectors.best_cosines(queries, store.exact_vectors) - (
+        queries @ generic_vectors.T
+    ).max(axis=1)
     about = float(np.median(margins))
     reason = f"{len(prompts)} pseudo-prompts from {notes} notes"
     return Reference(generic_level, about, languages, len(prompts), reason)

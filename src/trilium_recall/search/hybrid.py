@@ -96,7 +96,7 @@ def keyword_hits(
 
 def meaning_hits(store: Store, query_vector: np.ndarray, k: int = MEANING_K) -> Neighbours:
     """The sections whose best snippets are closest to the query vector."""
-    return store.vectors.search(query_vector, k)
+    return store.vectors.search(query_vector, k, store.exact_vectors)
 
 
 def search(
@@ -199,7 +199,7 @@ def fuse(
     for section_id, rank in note_rank.items():
         fused[section_id] += ranking.note_weight / (RRF_K + rank)
     matches = {match.section_id: match for match in neighbours.hits}
-    matches |= store.vectors.best_snippets([i for i in fused if i not in matches], query_vector)
+    matches |= store.best_snippets([i for i in fused if i not in matches], query_vector)
     windows = _evidence_windows(store, hits, matches, ranking.evidence_chars)
     keyword_rank = {section_id: rank for rank, section_id in enumerate(keyword_ids, start=1)}
     meaning_rank = {section_id: rank for rank, section_id in enumerate(meaning_ids, start=1)}

@@ -112,7 +112,8 @@ class GenericPrompts:
         picked = np.arange(0, len(self.prompts), max(1, len(self.prompts) // CALIBRATION_PROMPTS))
         nearest = self.vectors[picked] @ self.vectors.T
         nearest[np.arange(len(picked)), picked] = -1.0  # a prompt is not its own neighbour
-        margins = vectors.best_cosines(self.vectors[picked]) - nearest.max(axis=1)
+        exact = store.exact_vectors if store is not None else None
+        margins = vectors.best_cosines(self.vectors[picked], exact) - nearest.max(axis=1)
         offset = float(margins.mean())
         points = (
             Reference(offset, reason="no index given: shipped defaults")

@@ -74,7 +74,7 @@ def _best_summary(
 ) -> tuple[SectionHit, Match] | None:
     """The summaries' section closest to the query, if it is a wiki page."""
     section_ids = store.section_ids_of(instance, note_ids)
-    matches = store.vectors.best_snippets(section_ids, query_vector)
+    matches = store.best_snippets(section_ids, query_vector)
     if not matches:
         return None
     match = max(matches.values(), key=lambda m: m.cosine)

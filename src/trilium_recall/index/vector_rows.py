@@ -1,0 +1,86 @@
+"""The two vector tables of the index file, and the reads `Store` makes of them.
+
+`snippet_vectors` keeps each snippet's exact float32 vector: read only for the few snippets a
+search rescores or a section's best snippet. `snippet_codes` keeps its int8 codes and section
+beside it (migration m011), so a start reads 384 bytes a snippet instead of 1,536 and no join:
+at 262k snippets one bulk read of the codes fills the mirror (bench/RESULTS.md).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import apsw
+import numpy as np
+
+from .vectors import Match, VectorIndex, quantise
+
+LOAD_CHUNK = 16_384
+
+
+def insert(db: apsw.Connection, snippet_id: int, section_id: int, vector: np.ndarray) -> None:
+    vector = np.asarray(vector, dtype=np.float32)
+    db.execute(
+        "INSERT INTO snippet_vectors (id, embedding) VALUES (?, ?)", (snippet_id, vector.tobytes())
+    )
+    db.execute(
+        "INSERT INTO snippet_codes (id, section_id, code) VALUES (?, ?, ?)",
+        (snippet_id, section_id, quantise(vector).tobytes()),
+    )
+
+
+def delete(db: apsw.Connection, snippet_ids: Sequence[tuple[Any, ...]]) -> None:
+    """`snippet_ids` as rows of one id each (as a SELECT of them returns)."""
+    db.executemany("DELETE FROM snippet_vectors WHERE id = ?", snippet_ids)
+    db.executemany("DELETE FROM snippet_codes WHERE id = ?", snippet_ids)
+
+
+def load(db: apsw.Connection, vectors: VectorIndex) -> int:
+    """Fill the mirror from the codes: whole chunks into arrays allocated once. (Reading all
+    rows at once would hold every row's Python objects; chunks keep the peak near steady.) Then
+    the float32 rows of the first slots, for the exact z-score (vectors.SAMPLE_ROWS)."""
+    total = int(db.execute("SELECT count(*) FROM snippet_codes").fetchone()[0])  # type: ignore[index]
+    vectors.load(total, _chunks(db, vectors.dim))
+    vectors.load_floats(lambda ids: exact(db, ids))
+    return total
+
+
+def _chunks(db: apsw.Connection, dim: int) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    rows = db.execute("SELECT id, section_id, code FROM snippet_codes")
+    while batch := list(itertools.islice(rows, LOAD_CHUNK)):
+        ids = np.fromiter((row[0] for row in batch), np.int64, len(batch))
+        sections = np.fromiter((row[1] for row in batch), np.int64, len(batch))
+        codes = np.frombuffer(b"".join(row[2] for row in batch), np.int8).reshape(-1, dim)
+        yield ids, sections, codes
+
+
+def exact(db: apsw.Connection, snippet_ids: Sequence[int]) -> dict[int, np.ndarray]:
+    """The float32 vectors of these snippets (those no longer stored are left out)."""
+    found: dict[int, np.ndarray] = {}
+    for start in range(0, len(snippet_ids), 1000):  # well under SQLite's variable limit
+        part = list(snippet_ids[start : start + 1000])
+        marks = ",".join("?" * len(part))
+        for snippet_id, blob in db.execute(
+            f"SELECT id, embedding FROM snippet_vectors WHERE id IN ({marks})", part
+        ):
+            found[snippet_id] = np.frombuffer(blob, dtype=np.float32)
+    return found
+
+
+def best_snippets(
+    db: apsw.Connection, section_ids: Sequence[int], query: np.ndarray
+) -> dict[int, Match]:
+    """Each stored section's best snippet for the query, by exact cosine."""
+    found: dict[int, Match] = {}
+    marks = ",".join("?" * len(section_ids))
+    for snippet_id, section_id, blob in db.execute(
+        "SELECT s.id, s.section_id, v.embedding FROM snippets s "
+        f"JOIN snippet_vectors v ON v.id = s.id WHERE s.section_id IN ({marks})",
+        tuple(section_ids),
+    ):
+        cosine = float(np.frombuffer(blob, dtype=np.float32) @ query)
+        if section_id not in found or cosine > found[section_id].cosine:
+            found[section_id] = Match(section_id, cosine, snippet_id)
+    return found
