@@ -10,7 +10,7 @@ from pydantic import SecretStr
 from conftest import OPEN, HashEmbedder, make_settings
 from standin_edits import EditableTrilium
 from trilium_recall.config import Instance
-from trilium_recall.search.recall import RecallRequest
+from trilium_recall.search.answers import RecallRequest
 from trilium_recall.server.engine import Engine
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Self
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from ...trilium.client import NOTE_ID
+from ...trilium.records import NOTE_ID
 from .etapi import AttributeRecord, NoteRecord, NoteTree, Reply, answer, error_reply
 from .export import (
     SeedAttribute,
