@@ -31,7 +31,7 @@ from trilium_recall.config import load_settings
 from trilium_recall.demo.mode import NOTEBOOK_DIR
 from trilium_recall.demo.standin import FakeTrilium
 from trilium_recall.index.store import Store
-from trilium_recall.search.recall import Passage, RecallResult
+from trilium_recall.search.answers import Passage, RecallResult
 from trilium_recall.server.activity import ActivityLog
 
 PASSWORD = "bench-password-not-secret"

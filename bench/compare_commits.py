@@ -45,15 +45,21 @@ def main() -> None:
     args = parser.parse_args()
     fake = start_demo_trilium()
     with tempfile.TemporaryDirectory(prefix="recall-compare-") as work:
-        old = start_old(Path(work), fake.url(), DEMO_TOKEN, args.commit)
-        new = start_engine(Path(work) / "new", fake.url(), DEMO_TOKEN, ("ok",))
+        new_dir = Path(work) / "new"
+        new_dir.mkdir()  # the engine's log goes there before the engine makes it
         try:
-            load = load_average()
-            same = answers(old.engine) == answers(new.engine)
-            found = compare(old.engine, new.engine, PROMPTS, args.rounds, args.requests)
+            old = start_old(Path(work), fake.url(), DEMO_TOKEN, args.commit)
+            try:
+                new = start_engine(new_dir, fake.url(), DEMO_TOKEN, ("ok",))
+                try:
+                    load = load_average()
+                    same = answers(old.engine) == answers(new.engine)
+                    found = compare(old.engine, new.engine, PROMPTS, args.rounds, args.requests)
+                finally:
+                    new.engine.stop()
+            finally:
+                old.engine.stop()  # also when the new engine fails to start
         finally:
-            old.engine.stop()
-            new.engine.stop()
             fake.stop()
     print(f"| | {args.commit} | now |\n|---|---|---|")
     for q in (50, 99):

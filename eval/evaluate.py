@@ -33,6 +33,7 @@ from fit import TRAIN_SILENCE, Variant, fit_gate
 from trilium_recall.config import Settings
 from trilium_recall.index.embed import E5Embedder
 from trilium_recall.index.store import Store
+from trilium_recall.search.calibration import calibrate
 from trilium_recall.search.gate import GateThresholds, PromptSignals
 from trilium_recall.search.hybrid import Gathered, Ranking, decide, gather, prompt_signals
 from trilium_recall.search.null_bank import GenericPrompts
@@ -346,7 +347,7 @@ def load(name: str, model: E5Embedder) -> Corpus:
         name,
         store,
         corpus_settings(HERE / ".index" / name),
-        GenericPrompts.load(EMBEDDER, store).calibrated(store.vectors, store, model),
+        calibrate(GenericPrompts.load(EMBEDDER, store), store.vectors, store, model),
     )
     corpus.answerable, corpus.unrelated = labelled_set(name, SETS)
     corpus.whole_notes = WholeNotes(store)

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from trilium_recall.demo.standin import FakeTrilium
+from standin_edits import EditableTrilium
 from trilium_recall.index.store import Store
 
 OLD = datetime(2019, 5, 4, 8, 30, tzinfo=UTC)  # an imported note's dates, or a date set back
@@ -22,7 +22,7 @@ def _page(word: str) -> str:
     return f"<h2>Notes</h2><p>The {word} procedure is written down here in full.</p>"
 
 
-def seed(fake: FakeTrilium) -> None:
+def seed(fake: EditableTrilium) -> None:
     add = fake.add_note
     add("chgFolderAAA", "Folder A")
     add("chgFolderBBB", "Folder B")
@@ -70,7 +70,7 @@ def _protected(store: Store) -> bool:
     )
 
 
-def _backdated_edit(fake: FakeTrilium) -> None:
+def _backdated_edit(fake: EditableTrilium) -> None:
     fake.set_content("chgBackAAAAA", _page("riverstone"), revision=True)
     fake.backdate("chgBackAAAAA", OLD)
 
@@ -78,9 +78,9 @@ def _backdated_edit(fake: FakeTrilium) -> None:
 @dataclass(frozen=True)
 class ChangeKind:
     name: str
-    make: Callable[[FakeTrilium], None]
+    make: Callable[[EditableTrilium], None]
     seen: Callable[[Store], bool]
-    before: Callable[[FakeTrilium], None] | None = None  # done and synced in full first
+    before: Callable[[EditableTrilium], None] | None = None  # done and synced in full first
 
 
 KINDS = (

@@ -1,7 +1,8 @@
 """The stand-in Trilium with fault switches and a request log, for tests and benchmarks.
 
 The product's stand-in (`trilium_recall.demo.standin`) serves only what the demo and its command
-line need; the faults a reliability test injects live here, around its `respond`.
+line need; the edits a test makes live in tests/standin_edits.py, and the faults a reliability
+test injects live here, around its `respond`.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import threading
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from trilium_recall.demo.standin import FakeTrilium
+from standin_edits import EditableTrilium
 from trilium_recall.demo.standin.etapi import JSON_TYPE, Reply, error_reply
 from trilium_recall.demo.standin.newest import APP_INFO
 
@@ -19,8 +20,8 @@ from trilium_recall.demo.standin.newest import APP_INFO
 TRUNCATED_JSON = b'{"results": [{"noteId": "abc", '
 
 
-class FaultyTrilium(FakeTrilium):
-    """A FakeTrilium whose answers a test can slow down, fail, break or rewrite while it serves.
+class FaultyTrilium(EditableTrilium):
+    """An EditableTrilium whose answers a test can slow down, fail, break or rewrite as it serves.
 
     Every request is logged in `requests` as (method, target) before any fault applies.
     """

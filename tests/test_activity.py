@@ -19,7 +19,7 @@ from test_cli import run
 from test_mcp import mcp_session
 from trilium_recall.index.activity_log import Activity, SentNote, append, recent
 from trilium_recall.index.store import Store
-from trilium_recall.search.recall import Passage, RecallResult
+from trilium_recall.search.answers import Passage, RecallResult
 from trilium_recall.server.activity import PROMPT_HEAD_CHARS, ActivityLog, parse_since, prompt_head
 from trilium_recall.server.app import create_app
 from trilium_recall.server.engine import Engine

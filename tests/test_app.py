@@ -19,7 +19,7 @@ from conftest import (
     make_settings,
 )
 from trilium_recall.index.store import Store
-from trilium_recall.search.recall import RecallRequest
+from trilium_recall.search.answers import RecallRequest
 from trilium_recall.server.engine import Engine
 
 

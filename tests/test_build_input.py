@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from conftest import HashEmbedder, make_settings
+from standin_edits import EditableTrilium
 from trilium_recall.config import Instance
-from trilium_recall.demo.standin import FakeTrilium
 from trilium_recall.index.store import Store
 from trilium_recall.index.vectors import VectorIndex
 from trilium_recall.notes.classify import Rules
@@ -29,7 +29,7 @@ TOKEN = "inputTest_secret"
 
 @dataclass
 class Build:
-    trilium: FakeTrilium
+    trilium: EditableTrilium
     syncer: Syncer
     embedder: HashEmbedder
     store: Store
@@ -40,7 +40,7 @@ class Build:
 
 @pytest.fixture
 async def build(tmp_path: Path) -> AsyncIterator[Build]:
-    trilium = FakeTrilium(token=TOKEN)
+    trilium = EditableTrilium(token=TOKEN)
     trilium.start()
     settings = make_settings(tmp_path)
     embedder = HashEmbedder()

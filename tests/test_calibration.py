@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import add_note, make_settings
-from trilium_recall.search.calibration import MIN_NOTES, pseudo_prompts
+from trilium_recall.search.calibration import MIN_NOTES, calibrate, pseudo_prompts
 from trilium_recall.search.gate import DEFAULT_SPREAD
 from trilium_recall.search.hybrid import search
 from trilium_recall.search.languages import is_foreign, notebook_languages, prompt_language
@@ -51,7 +51,7 @@ def test_a_notebook_holds_the_languages_enough_of_its_sections_are_written_in() 
 
 
 def _calibrated(store, embedder) -> GenericPrompts:
-    return GenericPrompts(BANK, embedder.queries(BANK)).calibrated(store.vectors, store, embedder)
+    return calibrate(GenericPrompts(BANK, embedder.queries(BANK)), store.vectors, store, embedder)
 
 
 def test_reference_points_come_from_the_notebook_s_own_notes(store, embedder) -> None:

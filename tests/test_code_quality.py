@@ -197,6 +197,26 @@ def test_the_product_stand_in_holds_no_fault_switches() -> None:
     assert found == []
 
 
+def test_the_product_stand_in_holds_no_edits() -> None:
+    """The demo only seeds the stand-in and reads it; the edits tests make after seeding
+    (content, titles, labels, moves, deletions, and the revision and deletion history they
+    leave) live in tests/standin_edits.py. Found: a function there defined again in the
+    product's stand-in (`respond`, the hook every subclass wraps, excepted)."""
+    edits = {
+        node.name
+        for node in ast.walk(ast.parse((ROOT / "tests" / "standin_edits.py").read_text()))
+        if isinstance(node, ast.FunctionDef) and node.name != "respond"
+    }
+    assert {"set_content", "move", "delete", "snapshot", "erase"} <= edits  # the check checks
+    found = sorted(
+        f"{path.relative_to(PACKAGE)}:{node.lineno} {node.name}"
+        for path in (PACKAGE / "demo" / "standin").glob("*.py")
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.FunctionDef) and node.name in edits
+    )
+    assert found == []
+
+
 def _defined_names(node: ast.AST) -> list[str]:
     """Methods defined and `self.x` attributes assigned at `node`."""
     if isinstance(node, ast.FunctionDef):

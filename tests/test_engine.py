@@ -8,14 +8,14 @@ import time
 from pydantic import SecretStr
 
 from conftest import OPEN, HashEmbedder, make_settings
+from standin_edits import EditableTrilium
 from trilium_recall.config import Instance
-from trilium_recall.demo.standin import FakeTrilium
-from trilium_recall.search.recall import RecallRequest
+from trilium_recall.search.answers import RecallRequest
 from trilium_recall.server.engine import Engine
 
 
-def _trilium(token: str, title: str, text: str) -> FakeTrilium:
-    fake = FakeTrilium(token=token)
+def _trilium(token: str, title: str, text: str) -> EditableTrilium:
+    fake = EditableTrilium(token=token)
     fake.add_note("noteAAAAAAAA", title, content=f"<p>{text}</p>")
     fake.start()
     return fake

@@ -69,7 +69,7 @@ class Export:
     """An export zip served by a read-only fake, and facts the seeding tests check in it."""
 
     zip: Path
-    fake: FakeTrilium
+    fake: FaultyTrilium
     top: tuple[str, str]  # a note at the top of the export, and its title
     min_notes: int  # the zip holds at least this many notes
     clone: tuple[str, list[str], str | None]  # a note in two places: parents, 2nd prefix
@@ -126,12 +126,12 @@ def _close_http() -> Iterator[None]:
     HTTP.close()
 
 
-def get(fake: FakeTrilium, path: str, auth: str | None = TOKEN, **params: str) -> httpx.Response:
+def get(fake: FaultyTrilium, path: str, auth: str | None = TOKEN, **params: str) -> httpx.Response:
     headers = {"Authorization": auth} if auth is not None else {}
     return HTTP.get(fake.url() + path, params=params, headers=headers)
 
 
-def listing(fake: FakeTrilium, **params: str) -> list[dict[str, Any]]:
+def listing(fake: FaultyTrilium, **params: str) -> list[dict[str, Any]]:
     response = get(fake, "/etapi/notes", search=params.pop("search", ALL), **params)
     assert response.status_code == 200, response.text
     return response.json()["results"]
@@ -234,7 +234,7 @@ def _parsed(html: str) -> str:
 
 
 def test_written_export_keeps_prefixes_positions_and_inheritable_attributes(
-    tmp_path: Path, fake: FakeTrilium
+    tmp_path: Path, fake: FaultyTrilium
 ) -> None:
     label = SeedAttribute("label", "area", "wiki", inheritable=True, position=10)
     seeds = [
@@ -281,7 +281,7 @@ def test_seeded_dates_and_blob_ids_are_deterministic(export: Export) -> None:
 
 
 def test_export_loaded_under_another_parent_links_through_it(
-    fake: FakeTrilium, export: Export
+    fake: FaultyTrilium, export: Export
 ) -> None:
     fake.add_note("imports0001", "Imports")
     fake.load_export_zip(export.zip, parent_id="imports0001")
@@ -292,7 +292,7 @@ def test_export_loaded_under_another_parent_links_through_it(
     assert f'href="#root/imports0001/{path}"' in html
 
 
-def test_notebook_dir_manifest(tmp_path: Path, fake: FakeTrilium) -> None:
+def test_notebook_dir_manifest(tmp_path: Path, fake: FaultyTrilium) -> None:
     (tmp_path / "wiki").mkdir()
     (tmp_path / "wiki" / "pg.html").write_text("<p>Postgres vacuum</p>", encoding="utf-8")
     notes = [
@@ -336,7 +336,7 @@ def test_inherited_attributes_are_listed_with_their_owner(export: Export) -> Non
     assert [(a["noteId"], a["name"]) for a in note["attributes"]] == attributes
 
 
-def test_a_template_passes_on_its_attributes_but_not_its_marker(fake: FakeTrilium) -> None:
+def test_a_template_passes_on_its_attributes_but_not_its_marker(fake: FaultyTrilium) -> None:
     fake.add_note("bookTempl001", "Book", attributes=[
         {"type": "label", "name": "template"}, {"type": "label", "name": "author"}])  # fmt: skip
     fake.add_note("someBook0001", "Dune", attributes=[
@@ -355,7 +355,7 @@ def test_demo_book_template_passes_on_its_attributes(demo: FakeTrilium) -> None:
     assert from_template and "template" not in from_template
 
 
-def test_inheritance_follows_every_parent_but_not_into_hidden(fake: FakeTrilium) -> None:
+def test_inheritance_follows_every_parent_but_not_into_hidden(fake: FaultyTrilium) -> None:
     fake.add_note("areaWiki0001", "Wiki", attributes=[
         {"type": "label", "name": "area", "value": "wiki", "inheritable": True}])  # fmt: skip
     fake.add_note("otherPlace01", "Elsewhere")
@@ -382,13 +382,13 @@ def test_hidden_subtree_is_excluded_unless_searching_under_it(notebook: FakeTril
     assert "wuHwYj7IBZt5" not in under_hidden
 
 
-def test_a_clone_outside_hidden_makes_a_note_visible(fake: FakeTrilium) -> None:
+def test_a_clone_outside_hidden_makes_a_note_visible(fake: FaultyTrilium) -> None:
     assert "_help_HI6GBBIduIgv" not in ids(listing(fake))
     fake.clone("_help_HI6GBBIduIgv", "root")
     assert "_help_HI6GBBIduIgv" in ids(listing(fake))
 
 
-def test_archived_notes_are_excluded_unless_asked(fake: FakeTrilium) -> None:
+def test_archived_notes_are_excluded_unless_asked(fake: FaultyTrilium) -> None:
     fake.add_note("oldProject01", "Old project")
     fake.add_note("oldChild0001", "Old child", parent_id="oldProject01")
     fake.add_note("soloNote0001", "Solo")
@@ -419,7 +419,7 @@ def test_unsupported_query_is_refused_with_a_clear_message(notebook: FakeTrilium
     assert "towers tolkien" in response.json()["message"]
 
 
-def test_changed_since_ordering_and_limit(fake: FakeTrilium) -> None:
+def test_changed_since_ordering_and_limit(fake: FaultyTrilium) -> None:
     for n in range(3):
         fake.add_note(f"changeNote{n:02d}", f"Note {n}")
     before = get(fake, "/etapi/notes/changeNote01").json()["utcDateModified"]
@@ -437,7 +437,7 @@ def test_changed_since_ordering_and_limit(fake: FakeTrilium) -> None:
 # ---------------------------------------------------------------- edits
 
 
-def test_protected_note_content_is_refused_and_title_masked(fake: FakeTrilium) -> None:
+def test_protected_note_content_is_refused_and_title_masked(fake: FaultyTrilium) -> None:
     fake.add_note("secretNote01", "Bank codes", content="<p>1234</p>", is_protected=True)
     response = get(fake, "/etapi/notes/secretNote01/content")
     assert response.status_code == 400
@@ -449,7 +449,7 @@ def test_protected_note_content_is_refused_and_title_masked(fake: FakeTrilium) -
     )
 
 
-def test_deleted_note_and_orphaned_children_answer_404(fake: FakeTrilium) -> None:
+def test_deleted_note_and_orphaned_children_answer_404(fake: FaultyTrilium) -> None:
     fake.add_note("parentNote01", "Parent")
     fake.add_note("onlyChild001", "Only child", parent_id="parentNote01")
     fake.add_note("clonedKid001", "Cloned", parent_id="parentNote01")
@@ -466,7 +466,7 @@ def test_deleted_note_and_orphaned_children_answer_404(fake: FakeTrilium) -> Non
     assert not {"parentNote01", "onlyChild001"} & set(ids(listing(fake)))
 
 
-def test_which_edits_bump_utc_date_modified(fake: FakeTrilium) -> None:
+def test_which_edits_bump_utc_date_modified(fake: FaultyTrilium) -> None:
     fake.add_note("editedNote01", "Edited", content="<p>v1</p>")
     fake.add_note("otherParent1", "Other parent")
 
@@ -533,7 +533,7 @@ def test_fault_injection(fake: FaultyTrilium) -> None:
     ]
 
 
-def test_restart_on_the_same_port(fake: FakeTrilium) -> None:
+def test_restart_on_the_same_port(fake: FaultyTrilium) -> None:
     url = fake.url()
     fake.stop()
     with pytest.raises(httpx.ConnectError):
@@ -631,7 +631,7 @@ def test_responses_match_the_etapi_spec(
     spec.validate_response(*_spec_pair(response))
 
 
-def test_error_bodies_match_the_spec(fake: FakeTrilium, spec: OpenAPI, etapi_spec: Path) -> None:
+def test_error_bodies_match_the_spec(fake: FaultyTrilium, spec: OpenAPI, etapi_spec: Path) -> None:
     fake.add_note("secretNote01", "Secret", is_protected=True)
     unauthorized = get(fake, "/etapi/app-info", auth="wrong")
     assert unauthorized.status_code == 401

@@ -20,7 +20,7 @@ from test_hook import added_context, on_time, payload, run_hook
 from test_mcp import mcp_session
 from trilium_recall.config import Instance
 from trilium_recall.demo.standin import FakeTrilium
-from trilium_recall.search.recall import PARTIAL_NOTE, RecallResult
+from trilium_recall.search.answers import PARTIAL_NOTE, RecallResult
 from trilium_recall.server.app import create_app
 from trilium_recall.server.engine import BUILD_CALIBRATION_MIN_VECTORS, Engine
 

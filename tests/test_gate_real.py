@@ -11,6 +11,7 @@ import pytest
 from trilium_recall.index.embed import E5Embedder
 from trilium_recall.index.store import Store
 from trilium_recall.index.vectors import VectorIndex
+from trilium_recall.search.calibration import calibrate
 from trilium_recall.search.gate import FITTED, GateThresholds
 from trilium_recall.search.hybrid import SearchResult, search
 from trilium_recall.search.null_bank import GenericPrompts
@@ -26,7 +27,7 @@ class Index:
         self.store = Store(demo_engine.data_dir / "recall.sqlite3", VectorIndex(384))
         self.store.load_vectors()
         generic = GenericPrompts.load(self.embedder, self.store)
-        self.generic = generic.calibrated(self.store.vectors, self.store, self.embedder)
+        self.generic = calibrate(generic, self.store.vectors, self.store, self.embedder)
         self.settings = make_settings(demo_engine.data_dir)
 
     def ask(self, prompt: str, gate: GateThresholds = FITTED) -> SearchResult:

@@ -12,10 +12,11 @@ import pytest
 
 from conftest import OPEN, add_note, make_settings
 from trilium_recall.errors import UnknownInstance
+from trilium_recall.search.answers import RecallRequest
 from trilium_recall.search.gate import FITTED
 from trilium_recall.search.hybrid import Ranking, gather, note_ranking, rrf, search
 from trilium_recall.search.null_bank import GenericPrompts
-from trilium_recall.search.recall import RecallRequest, recall
+from trilium_recall.search.recall import recall
 
 # Passes no prompt on its score, only the strong-keyword rule (3 terms, 60 % of the weight).
 KEYWORDS_ONLY = replace(FITTED, bias=-100.0, keyword_terms=3, keyword_coverage=0.6)

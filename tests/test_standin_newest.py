@@ -17,9 +17,9 @@ import pytest
 import yaml
 from openapi_core import OpenAPI
 
+from standin_edits import EditableTrilium
 from test_fake_trilium import _spec_pair
 from trilium_recall.demo.mode import NOTEBOOK_DIR
-from trilium_recall.demo.standin import FakeTrilium
 from trilium_recall.demo.standin.newest import HISTORY_LIMIT
 
 TOKEN = "newestToken_secret"
@@ -27,15 +27,15 @@ OLD = datetime(2020, 2, 2, 12, 0, tzinfo=UTC)
 
 
 @pytest.fixture
-def newest() -> Iterator[FakeTrilium]:
-    with FakeTrilium(TOKEN, version="0.105") as fake:
+def newest() -> Iterator[EditableTrilium]:
+    with EditableTrilium(TOKEN, version="0.105") as fake:
         fake.load_notebook_dir(NOTEBOOK_DIR)
         yield fake
 
 
 @pytest.fixture
-def old() -> Iterator[FakeTrilium]:
-    with FakeTrilium(TOKEN) as fake:
+def old() -> Iterator[EditableTrilium]:
+    with EditableTrilium(TOKEN) as fake:
         fake.load_notebook_dir(NOTEBOOK_DIR)
         yield fake
 
@@ -46,22 +46,24 @@ def http() -> Iterator[httpx.Client]:
         yield client
 
 
-def get(http: httpx.Client, fake: FakeTrilium, path: str, **params: str) -> httpx.Response:
+def get(http: httpx.Client, fake: EditableTrilium, path: str, **params: str) -> httpx.Response:
     return http.get(fake.url() + path, params=params, headers={"Authorization": TOKEN})
 
 
-def history(http: httpx.Client, fake: FakeTrilium, **params: str) -> list[dict[str, Any]]:
+def history(http: httpx.Client, fake: EditableTrilium, **params: str) -> list[dict[str, Any]]:
     response = get(http, fake, "/etapi/notes/history", **params)
     assert response.status_code == 200, response.text
     return response.json()
 
 
-def test_app_info_names_the_version(http: httpx.Client, old: FakeTrilium, newest: FakeTrilium):
+def test_app_info_names_the_version(
+    http: httpx.Client, old: EditableTrilium, newest: EditableTrilium
+):
     assert get(http, old, "/etapi/app-info").json()["appVersion"] == "0.93.0"
     assert get(http, newest, "/etapi/app-info").json()["appVersion"] == "0.105.0"
 
 
-def test_history_is_404_on_093(http: httpx.Client, old: FakeTrilium) -> None:
+def test_history_is_404_on_093(http: httpx.Client, old: EditableTrilium) -> None:
     old.add_note("someNoteAAAA", "Some")
     old.delete("someNoteAAAA")
     response = get(http, old, "/etapi/notes/history")
@@ -69,7 +71,7 @@ def test_history_is_404_on_093(http: httpx.Client, old: FakeTrilium) -> None:
 
 
 def test_history_lists_creations_revisions_and_deletions_newest_first(
-    http: httpx.Client, newest: FakeTrilium
+    http: httpx.Client, newest: EditableTrilium
 ) -> None:
     newest.add_note("histNoteAAAA", "Kept", content="<p>one</p>")
     newest.set_content("histNoteAAAA", "<p>two</p>", revision=True)
@@ -90,7 +92,7 @@ def test_history_lists_creations_revisions_and_deletions_newest_first(
 
 
 def test_history_is_capped_and_deletions_vanish_once_erased(
-    http: httpx.Client, newest: FakeTrilium
+    http: httpx.Client, newest: EditableTrilium
 ) -> None:
     for number in range(HISTORY_LIMIT + 20):
         newest.add_note(f"capNote{number:05d}", f"Cap {number}")
@@ -104,7 +106,7 @@ def test_history_is_capped_and_deletions_vanish_once_erased(
 
 
 def test_history_under_an_ancestor_includes_its_deleted_notes(
-    http: httpx.Client, newest: FakeTrilium
+    http: httpx.Client, newest: EditableTrilium
 ) -> None:
     newest.add_note("subRootAAAAA", "Sub")
     newest.add_note("subChildAAAA", "Child", parent_id="subRootAAAAA")
@@ -115,7 +117,7 @@ def test_history_under_an_ancestor_includes_its_deleted_notes(
 
 
 def test_undelete_brings_back_the_note_with_its_children(
-    http: httpx.Client, newest: FakeTrilium
+    http: httpx.Client, newest: EditableTrilium
 ) -> None:
     newest.add_note("undelParentA", "Parent")
     newest.add_note("undelChildAA", "Child", parent_id="undelParentA")
@@ -127,7 +129,7 @@ def test_undelete_brings_back_the_note_with_its_children(
 
 
 def test_imports_keep_old_dates_only_on_the_newest(
-    http: httpx.Client, old: FakeTrilium, newest: FakeTrilium
+    http: httpx.Client, old: EditableTrilium, newest: EditableTrilium
 ) -> None:
     for fake in (old, newest):
         fake.import_note("importedAAAA", "From Evernote", created=OLD, modified=OLD)
@@ -136,7 +138,7 @@ def test_imports_keep_old_dates_only_on_the_newest(
     assert get(http, old, "/etapi/notes/importedAAAA").json()["utcDateModified"] > stamp
 
 
-def test_note_types_follow_the_version(old: FakeTrilium, newest: FakeTrilium) -> None:
+def test_note_types_follow_the_version(old: EditableTrilium, newest: EditableTrilium) -> None:
     newest.add_note("sheetNoteAAA", "Budget", type="spreadsheet", mime="")
     old.add_note("geoNoteAAAAA", "Trip", type="geoMap", mime="")
     with pytest.raises(ValueError, match="no note type 'geoMap'"):
@@ -145,7 +147,7 @@ def test_note_types_follow_the_version(old: FakeTrilium, newest: FakeTrilium) ->
         old.add_note("chatNoteAAAA", "Chat", type="llmChat", mime="")
 
 
-def test_protected_titles_and_revisions(http: httpx.Client, newest: FakeTrilium) -> None:
+def test_protected_titles_and_revisions(http: httpx.Client, newest: EditableTrilium) -> None:
     newest.add_note("lockedAAAAAA", "Bank", content="<p>secret</p>")
     newest.set_content("lockedAAAAAA", "<p>secret 2</p>", revision=True)
     newest.protect("lockedAAAAAA")
@@ -194,7 +196,7 @@ def newest_api(tmp_path_factory: pytest.TempPathFactory, newest_spec: Path) -> O
 
 
 def test_newest_answers_match_the_newest_spec(
-    http: httpx.Client, newest: FakeTrilium, newest_api: OpenAPI
+    http: httpx.Client, newest: EditableTrilium, newest_api: OpenAPI
 ) -> None:
     newest.add_note("specNoteAAAA", "Spec", content="<p>one</p>")
     newest.set_content("specNoteAAAA", "<p>two</p>", revision=True)
@@ -218,7 +220,7 @@ def test_newest_answers_match_the_newest_spec(
 
 
 def test_093_answers_match_the_093_spec(
-    http: httpx.Client, old: FakeTrilium, etapi_spec: Path
+    http: httpx.Client, old: EditableTrilium, etapi_spec: Path
 ) -> None:
     spec = OpenAPI.from_file_path(etapi_spec)
     for path, status in (

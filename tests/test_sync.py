@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from conftest import HashEmbedder, make_settings
+from standin_edits import EditableTrilium
 from trilium_recall.config import Instance
-from trilium_recall.demo.standin import FakeTrilium
 from trilium_recall.index.store import Store
 from trilium_recall.index.vectors import VectorIndex
 from trilium_recall.notes.classify import Rules
@@ -26,7 +26,7 @@ def _label(name: str, value: str = "", inheritable: bool = False) -> dict:
     return {"type": "label", "name": name, "value": value, "inheritable": inheritable}
 
 
-def seed_extras(trilium: FakeTrilium) -> None:
+def seed_extras(trilium: EditableTrilium) -> None:
     """A second small LLM wiki, excluded notes, an image: cases beside those of the export."""
     add = trilium.add_note
     add("wikiRootAAAA", "LLM Wiki")
@@ -85,9 +85,9 @@ def seed_extras(trilium: FakeTrilium) -> None:
 
 
 @contextmanager
-def served(export: Path) -> Iterator[FakeTrilium]:
+def served(export: Path) -> Iterator[EditableTrilium]:
     """A fake Trilium holding an export zip and the extras."""
-    fake = FakeTrilium(token=TOKEN)
+    fake = EditableTrilium(token=TOKEN)
     fake.load_export_zip(export)
     seed_extras(fake)
     with fake:
@@ -95,14 +95,14 @@ def served(export: Path) -> Iterator[FakeTrilium]:
 
 
 @pytest.fixture
-def trilium(notebook_zip: Path) -> Iterator[FakeTrilium]:
+def trilium(notebook_zip: Path) -> Iterator[EditableTrilium]:
     """The built-in notebook, exported as Trilium would, plus the extras."""
     with served(notebook_zip) as fake:
         yield fake
 
 
 class Harness:
-    def __init__(self, trilium: FakeTrilium, tmp_path, embedder: HashEmbedder) -> None:
+    def __init__(self, trilium: EditableTrilium, tmp_path, embedder: HashEmbedder) -> None:
         self.settings = make_settings(tmp_path)
         self.instance = Instance("default", trilium.url(), self.settings.instances["default"].token)
         self.embedder = embedder

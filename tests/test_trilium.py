@@ -20,7 +20,8 @@ from trilium_recall.errors import (
     TriliumError,
     TriliumUnavailable,
 )
-from trilium_recall.trilium.client import AppInfo, Attribute, Note, TriliumClient
+from trilium_recall.trilium.client import TriliumClient
+from trilium_recall.trilium.records import AppInfo, Attribute, Note
 
 TOKEN = "tok3nId_s3cretValueNeverShown"
 

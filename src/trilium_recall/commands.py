@@ -25,8 +25,8 @@ from .errors import IndexUnusable, RecallError
 from .index.activity_log import Activity, recent
 from .index.file import index_errors
 from .index.store import Store
+from .search.answers import RecallRequest, RecallResult
 from .search.candidates import SearchTrace
-from .search.recall import RecallRequest, RecallResult
 from .server.activity import parse_since
 from .server.app import create_app, server_options
 from .server.engine import Engine

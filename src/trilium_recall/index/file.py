@@ -23,7 +23,7 @@ import apsw
 import sqlite_vec
 
 from ..errors import IndexBusy, IndexUnusable, StoreError
-from .migrations import migrate
+from .migrations import MIGRATIONS
 from .transactions import BUSY_TIMEOUT_MS, write_transaction
 
 logger = logging.getLogger(__name__)
@@ -115,6 +115,30 @@ def move_aside(path: Path) -> Path:
         if part.exists():
             part.rename(target.with_name(target.name + suffix))
     return target
+
+
+def migrate(db: apsw.Connection, path: Path) -> int:
+    """Apply every migration the file has not seen, each in its own transaction. An up-to-date
+    file takes no lock; otherwise the version is read again under the write lock, so two
+    processes opening a new file never run one migration twice. A file a newer version wrote
+    is refused: its tables may mean something else."""
+    if (found := _version(db)) > len(MIGRATIONS):
+        raise IndexUnusable(
+            f"{path} was written by a newer trilium-recall (schema {found}, this one knows "
+            f"{len(MIGRATIONS)})"
+        )
+    while _version(db) < len(MIGRATIONS):
+        with write_transaction(db):
+            version = _version(db)
+            if version < len(MIGRATIONS):
+                MIGRATIONS[version](db)
+                db.execute(f"PRAGMA user_version = {version + 1}")
+    return len(MIGRATIONS)
+
+
+def _version(db: apsw.Connection) -> int:
+    row = db.execute("PRAGMA user_version").fetchone()
+    return row[0] if row else 0
 
 
 def _use_wal(db: apsw.Connection, attempts: int = WAL_ATTEMPTS) -> None:

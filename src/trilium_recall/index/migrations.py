@@ -1,4 +1,4 @@
-"""Numbered, append-only schema migrations, applied when the index file opens.
+"""Numbered, append-only schema migrations, applied when the index file opens (`file.migrate`).
 
 Never edit a shipped migration: add the next one. PRAGMA user_version records how far a file is.
 """
@@ -7,13 +7,10 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
-from pathlib import Path
 
 import apsw
 import numpy as np
 
-from ..errors import IndexUnusable
-from .transactions import write_transaction
 from .vectors import quantise
 
 
@@ -265,27 +262,3 @@ MIGRATIONS: list[Callable[[apsw.Connection], None]] = [
     m010_vector_blobs,
     m011_vector_codes,
 ]
-
-
-def migrate(db: apsw.Connection, path: Path) -> int:
-    """Apply every migration the file has not seen, each in its own transaction. An up-to-date
-    file takes no lock; otherwise the version is read again under the write lock, so two
-    processes opening a new file never run one migration twice. A file a newer version wrote
-    is refused: its tables may mean something else."""
-    if (found := _version(db)) > len(MIGRATIONS):
-        raise IndexUnusable(
-            f"{path} was written by a newer trilium-recall (schema {found}, this one knows "
-            f"{len(MIGRATIONS)})"
-        )
-    while _version(db) < len(MIGRATIONS):
-        with write_transaction(db):
-            version = _version(db)
-            if version < len(MIGRATIONS):
-                MIGRATIONS[version](db)
-                db.execute(f"PRAGMA user_version = {version + 1}")
-    return len(MIGRATIONS)
-
-
-def _version(db: apsw.Connection) -> int:
-    row = db.execute("PRAGMA user_version").fetchone()
-    return row[0] if row else 0

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from ..areas import AREA_RANK
 from ..config import Settings
-from ..trilium.client import Note
+from ..trilium.records import Note
 from .records import text_hash
 
 ROOT = "root"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..trilium.client import NOTE_ID
+from ..trilium.records import NOTE_ID
 from .html_text import Events, collapse_spaces, html_events, parse_html, trim_blank_lines
 
 MAX_SECTION_TOKENS = 350  # e5 reads 512: room for the heading, "passage: " and estimate error

@@ -4,7 +4,7 @@ Absolute scores move with the notebook, so the gate reads them against this note
 reference points:
 
 - *not about these notes*: the mean margin the generic-prompt bank reaches here
-  (`GenericPrompts.calibrated`, the `offset` the gate subtracts);
+  (`GenericPrompts.calibrated`, the `offset` the gate subtracts; `calibrate` adds the rest);
 - *about these notes*: the median margin of deterministic pseudo-prompts made from the notes
   themselves (a note's title and one of its headings, as a person would name the topic);
 - the languages the notebook is written in (`languages.py`), so a prompt in another one is
@@ -16,18 +16,15 @@ defaults, and `reason` says so; `explain` and the page show all of it.
 
 from __future__ import annotations
 
-import contextlib
-
 import numpy as np
 
-from ..errors import StoreError
 from ..index import note_stats
 from ..index.embed import Embedder
 from ..index.store import Store
 from ..index.vectors import VectorIndex
-from ..notes.records import text_hash
 from .candidates import Reference
 from .languages import notebook_languages
+from .null_bank import GenericPrompts, query_vectors
 
 PSEUDO_PROMPTS = 64  # a median needs no more; ~1 s of embedding on 2 cores
 MIN_NOTES = 5
@@ -58,7 +55,7 @@ def reference(
     if notes < MIN_NOTES or not len(vectors):
         reason = f"{notes} notes (fewer than {MIN_NOTES}): shipped defaults for the about-level"
         return Reference(generic_level, None, languages, 0, reason)
-    queries = _embedded(store, embedder, prompts)
+    queries = query_vectors(store, embedder, prompts)
     margins = vectors.best_cosines(queries, store.exact_vectors) - (
         queries @ generic_vectors.T
     ).max(axis=1)
@@ -67,15 +64,12 @@ def reference(
     return Reference(generic_level, about, languages, len(prompts), reason)
 
 
-def _embedded(store: Store, embedder: Embedder, prompts: list[str]) -> np.ndarray:
-    """Query vectors through the index's embedding cache: a refresh embeds only new titles."""
-    model = f"{embedder.name}/query"
-    hashes = [text_hash(p) for p in prompts]
-    cached = store.cached_vectors(hashes, model)
-    missing = [p for p, h in zip(prompts, hashes, strict=True) if h not in cached]
-    if missing:
-        fresh = dict(zip(map(text_hash, missing), embedder.queries(missing), strict=True))
-        with contextlib.suppress(StoreError):  # a full disk costs the cache, not the reference
-            store.cache_vectors(fresh, model)
-        cached.update(fresh)
-    return np.stack([cached[h] for h in hashes])
+def calibrate(
+    generic: GenericPrompts, vectors: VectorIndex, store: Store, embedder: Embedder
+) -> GenericPrompts:
+    """The bank calibrated on this index (its `offset`) with this notebook's reference points."""
+    calibrated = generic.calibrated(vectors, store)
+    if not generic.measurable(vectors):
+        return calibrated
+    points = reference(store, embedder, vectors, generic.vectors, calibrated.offset)
+    return GenericPrompts(generic.prompts, generic.vectors, calibrated.offset, points)

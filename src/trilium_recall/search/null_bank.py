@@ -22,7 +22,6 @@ from ..index.embed import Embedder
 from ..index.store import Store
 from ..index.vectors import VectorIndex
 from ..notes.records import text_hash
-from .calibration import reference
 from .candidates import GenericMatch, Reference
 
 BANK_FILE = "generic_prompts.txt"
@@ -58,7 +57,7 @@ def shipped_vectors(prompts: list[str], model: str) -> np.ndarray | None:
 class GenericPrompts:
     """The bank's query vectors, the closest one to a prompt, and how close generic prompts
     come to this index (`offset`, from `calibrated()`), with the notebook's other reference
-    points (`reference`, calibration.py) when calibrated with the index and the model."""
+    points (`reference`, from `calibration.calibrate` with the index and the model)."""
 
     def __init__(
         self,
@@ -79,33 +78,22 @@ class GenericPrompts:
         shipped = shipped_vectors(prompts, embedder.name)
         if shipped is not None:
             return cls(prompts, shipped)
-        model = f"{embedder.name}/query"
-        hashes = [text_hash(prompt) for prompt in prompts]
-        cached = store.cached_vectors(hashes, model)
-        missing = [p for p, h in zip(prompts, hashes, strict=True) if h not in cached]
-        for start in range(0, len(missing), _BATCH):
-            batch = missing[start : start + _BATCH]
-            fresh = {text_hash(p): v for p, v in zip(batch, embedder.queries(batch), strict=True)}
-            with contextlib.suppress(StoreError):  # a full disk costs the cache, not the bank
-                store.cache_vectors(fresh, model)
-            cached.update(fresh)
-        return cls(prompts, np.stack([cached[h] for h in hashes]))
+        return cls(prompts, query_vectors(store, embedder, prompts, _BATCH))
 
     def closest(self, query_vector: np.ndarray) -> GenericMatch:
         scores = self.vectors @ query_vector
         best = int(np.argmax(scores))
         return GenericMatch(float(scores[best]), self.prompts[best])
 
-    def calibrated(
-        self, vectors: VectorIndex, store: Store | None = None, embedder: Embedder | None = None
-    ) -> GenericPrompts:
+    def calibrated(self, vectors: VectorIndex, store: Store | None = None) -> GenericPrompts:
         """A copy whose `offset` is the mean margin generic prompts themselves reach on this
         index: their best snippet's cosine minus their closest *other* bank prompt's. Notes of
         developer documentation sit nearer to coding chatter than a cooking notebook does
         (offset -0.016 against -0.024, eval/RESULTS.md); the gate reads a prompt's margin
-        above this offset, so one threshold holds on both. Given the index and the model, also
-        the notebook's other reference points (calibration.py)."""
-        if not len(vectors) or len(self.prompts) < 2:
+        above this offset, so one threshold holds on both. Cosines are the int8 scan's unless
+        the index file (`store`) is given for exact ones. The notebook's other reference points
+        need the index and the model: `calibration.calibrate` adds them."""
+        if not self.measurable(vectors):
             why = "empty index" if not len(vectors) else "no generic-prompt bank"
             points = Reference(self.offset, reason=f"{why}: shipped defaults")
             return GenericPrompts(self.prompts, self.vectors, self.offset, points)
@@ -115,9 +103,30 @@ class GenericPrompts:
         exact = store.exact_vectors if store is not None else None
         margins = vectors.best_cosines(self.vectors[picked], exact) - nearest.max(axis=1)
         offset = float(margins.mean())
-        points = (
-            Reference(offset, reason="no index given: shipped defaults")
-            if store is None or embedder is None
-            else reference(store, embedder, vectors, self.vectors, offset)
-        )
+        points = Reference(offset, reason="no index given: shipped defaults")
         return GenericPrompts(self.prompts, self.vectors, offset, points)
+
+    def measurable(self, vectors: VectorIndex) -> bool:
+        """Whether generic prompts can be measured on this index: it has snippets, the bank
+        more than one prompt."""
+        return bool(len(vectors)) and len(self.prompts) >= 2
+
+
+def query_vectors(
+    store: Store, embedder: Embedder, prompts: list[str], batch: int | None = None
+) -> np.ndarray:
+    """Query vectors through the index's embedding cache: only prompts it lacks are embedded
+    (`batch` at a time, or all at once) and kept there; a full disk costs the cache, not the
+    vectors."""
+    model = f"{embedder.name}/query"
+    hashes = [text_hash(prompt) for prompt in prompts]
+    cached = store.cached_vectors(hashes, model)
+    missing = [p for p, h in zip(prompts, hashes, strict=True) if h not in cached]
+    step = batch or max(1, len(missing))
+    for start in range(0, len(missing), step):
+        chunk = missing[start : start + step]
+        fresh = {text_hash(p): v for p, v in zip(chunk, embedder.queries(chunk), strict=True)}
+        with contextlib.suppress(StoreError):
+            store.cache_vectors(fresh, model)
+        cached.update(fresh)
+    return np.stack([cached[h] for h in hashes])

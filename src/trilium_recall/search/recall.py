@@ -1,117 +1,32 @@
-"""Answer a prompt: skip rules → search → session dedupe → at most N passages, and the one
-rendering of them that the hook context, the MCP tool and the CLI all send.
+"""Answer a prompt: skip rules → search → session dedupe → at most N passages.
 
 The one pipeline behind POST /recall, the MCP tool, `trilium-recall search/explain` and eval.
-Its result carries a status (sent, silent, skipped, starting, building, late), so no edge
-re-decides what an empty answer means.
+Its result (`answers.py`, with the request and the one rendering every door sends) carries a
+status (sent, silent, skipped, starting, building, late), so no edge re-decides what an empty
+answer means.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from dataclasses import asdict, dataclass, field, replace
-from typing import Literal
 
 from ..config import Settings
 from ..errors import StoreError, UnknownInstance
 from ..index.embed import Embedder
 from ..index.store import Store
 from ..index.transactions import BUSY_TIMEOUT_MS
-from .candidates import SearchTrace
+from .answers import Passage, RecallRequest, RecallResult, Status
 from .gate import GateThresholds
 from .hybrid import search
 from .null_bank import GenericPrompts
 from .triage import triage
 
 EXCERPT_CHARS = 1200
-HOOK_LEAD = "Passages from the user's Trilium notes that match this prompt:"
 
 log = logging.getLogger(__name__)
 # Without a deadline (CLI search), a locked index is waited for as long as any write waits.
 SESSION_WAIT_S = BUSY_TIMEOUT_MS / 1000
-
-Status = Literal["sent", "silent", "skipped", "starting", "building", "late"]
-# What the model reads when nothing is sent (MCP tool, CLI); the hook adds nothing instead.
-STATUS_TEXT: dict[Status, str] = {
-    "silent": "No matching notes.",
-    "skipped": "No matching notes.",
-    "starting": "The notes index is still being built; try again in a minute.",
-    "building": "The notes index is still being built; try again in a minute.",
-    "late": "The search took too long; try a shorter query.",
-}
-# Added to the MCP tool's and the CLI's text for an answer from a part-built index.
-PARTIAL_NOTE = "(The notes index is still being built: this answer comes from part of the notes.)"
-
-
-@dataclass(frozen=True)
-class RecallRequest:
-    """One prompt to answer, as every door hands it on: who asks (`session_id`: notes already
-    sent to it are not sent again), which notes (`instance`, None for all), how many passages
-    at most (`limit`, None for RECALL_MAX_PASSAGES), and whether the skip rules apply (prompts
-    from the hook; `from_subagent` when Claude Code fired it inside a subagent)."""
-
-    prompt: str
-    session_id: str | None = None
-    instance: str | None = None
-    limit: int | None = None
-    use_skip_rules: bool = True
-    from_subagent: bool = False
-
-
-@dataclass(frozen=True)
-class Passage:
-    instance: str
-    note_id: str
-    title: str
-    path: str
-    area: str
-    heading: str
-    text: str
-    score: float
-    url: str
-
-    @property
-    def location(self) -> str:
-        """Breadcrumb and title: "Homelab › Backups (restic)"."""
-        return f"{self.path} › {self.title}" if self.path else self.title
-
-    def to_json(self) -> dict[str, object]:
-        return asdict(self)
-
-
-@dataclass(frozen=True)
-class RecallResult:
-    status: Status
-    passages: list[Passage] = field(default_factory=list)
-    skipped: str | None = None  # the skip rule, or "starting"
-    took_ms: float = 0.0
-    trace: SearchTrace | None = None
-    partial: bool = False  # answered while the first build runs: from part of the notes
-
-    @property
-    def context(self) -> str:
-        """What the hook adds to the prompt: the passages under a lead line, or nothing."""
-        return f"{HOOK_LEAD}\n\n{render_passages(self.passages)}" if self.passages else ""
-
-    @property
-    def text(self) -> str:
-        """What the MCP tool and the CLI answer: the passages, or what the status means."""
-        text = render_passages(self.passages) if self.passages else STATUS_TEXT[self.status]
-        return f"{text}\n\n{PARTIAL_NOTE}" if self.partial else text
-
-    def to_json(self) -> dict[str, object]:
-        answer: dict[str, object] = {
-            "passages": [p.to_json() for p in self.passages],
-            "context": self.context,
-            "skipped": self.skipped,
-            "took_ms": round(self.took_ms, 1),
-            "status": self.status,
-            "partial": self.partial,
-        }
-        if self.status == "late":
-            answer["timed_out"] = True
-        return answer
 
 
 def recall(
@@ -185,28 +100,6 @@ def _remember(
         store.mark_sent(session_id, [(p.instance, p.note_id) for p in passages], ttl, wait_s)
     except StoreError as exc:
         log.warning("%s: this answer is not remembered for session %.12s", exc, session_id)
-
-
-def render_passages(passages: list[Passage]) -> str:
-    """Plain facts with their sources, ready for a model's context: one block per passage."""
-    blocks = []
-    for passage in passages:
-        lines = [f"## {passage.title}", f"Path: {passage.location}  (area: {passage.area})"]
-        if passage.heading and passage.heading != passage.title:
-            lines.append(f"Section: {passage.heading}")
-        lines += ["", passage.text]
-        if passage.url:
-            lines += ["", f"Source: {passage.url}"]
-        blocks.append("\n".join(lines))
-    return "\n\n---\n\n".join(blocks)
-
-
-def building(result: RecallResult, indexed: bool) -> RecallResult:
-    """An answer during the first build: from the notes indexed so far, flagged partial, or
-    status "building" for silence while nothing is indexed yet."""
-    if indexed:
-        return replace(result, partial=True)
-    return replace(result, status="building") if result.status == "silent" else result
 
 
 def _since(started: float) -> float:

@@ -27,7 +27,7 @@ from ..errors import StoreError
 from ..index.activity_log import Activity, SentNote, append
 from ..index.file import open_db
 from ..index.transactions import write_transaction
-from ..search.recall import RecallResult
+from ..search.answers import RecallResult
 from ..textclean import clip, one_line
 
 log = logging.getLogger(__name__)

@@ -17,7 +17,7 @@ from starlette.types import ASGIApp
 
 from ..config import Settings
 from ..errors import EngineStarting
-from ..search.recall import STATUS_TEXT, RecallRequest
+from ..search.answers import STATUS_TEXT, RecallRequest
 from .activity import ActivityLog
 from .auth import Authenticator
 from .engine import Engine

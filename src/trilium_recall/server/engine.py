@@ -25,10 +25,12 @@ from ..index.file import index_errors, move_aside
 from ..index.store import Store
 from ..index.vectors import VectorIndex
 from ..notes.classify import Rules
+from ..search.answers import RecallRequest, RecallResult, building
+from ..search.calibration import calibrate
 from ..search.gate import GateThresholds
 from ..search.hybrid import gate_thresholds
 from ..search.null_bank import GenericPrompts
-from ..search.recall import RecallRequest, RecallResult, building, recall
+from ..search.recall import recall
 from ..sync.syncer import RunReport, Syncer, SyncStatus, run_forever
 from ..trilium.client import TriliumClient
 from ..trilium.features import Features
@@ -171,7 +173,7 @@ class Engine:
         store = Store(self.settings.db_path)
         try:
             generic = GenericPrompts.load(self.embedder, store)
-            return generic.calibrated(self.vectors, store, self.embedder)
+            return calibrate(generic, self.vectors, store, self.embedder)
         finally:
             store.close()
 
@@ -183,7 +185,7 @@ class Engine:
     def _recalibrated(self, generic: GenericPrompts) -> GenericPrompts:
         store = Store(self.settings.db_path)  # its own connection, as in _read_generic
         try:
-            return generic.calibrated(self.vectors, store, self.embedder)
+            return calibrate(generic, self.vectors, store, self.embedder)
         finally:
             store.close()
 

@@ -26,7 +26,7 @@ from starlette.routing import BaseRoute, Route
 from ..body_limits import PROMPT_BODY_BYTES
 from ..config import LOOPBACK_HOSTS, MCP_PATH, Settings
 from ..errors import RecallError, UnknownInstance
-from ..search.recall import STATUS_TEXT, RecallRequest
+from ..search.answers import STATUS_TEXT, RecallRequest
 from ..textclean import clip, one_line
 from .activity import ActivityLog
 from .engine import Engine

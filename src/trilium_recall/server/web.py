@@ -49,7 +49,7 @@ from ..body_limits import EXPLAIN_BODY_BYTES, FORM_BODY_BYTES
 from ..errors import BadRequest, RecallError
 from ..index.activity_log import recent
 from ..index.store import Store
-from ..search.recall import RecallRequest, RecallResult
+from ..search.answers import RecallRequest, RecallResult
 from .activity import ActivityLog, silence_reason
 from .auth import Authenticator, bearer_token
 from .checks import (

@@ -18,7 +18,7 @@ from ..notes.classify import Rules, Verdict, attribute_fingerprint, classify
 from ..notes.records import NoteRecord, SectionInput, SnippetInput, text_hash
 from ..notes.sections import Section, extract_links, split_note
 from ..notes.snippets import Snippet, split_snippets
-from ..trilium.client import Note
+from ..trilium.records import Note
 
 # Trilium mirrors links as relations; these are kept as plain link kinds, the rest by name.
 LINK_RELATIONS = {"internalLink": "link", "includeNoteLink": "include"}

@@ -25,8 +25,9 @@ from ..index.embed import Embedder
 from ..index.store import Store
 from ..notes.classify import Rules
 from ..notes.records import NoteRecord
-from ..trilium.client import Note, TriliumClient
+from ..trilium.client import TriliumClient
 from ..trilium.features import Features, News, OnceLog, detect, read_news, recent_changes
+from ..trilium.records import Note
 from .plan import PreparedNote, length_sorted_batches, plan, prepare, section_inputs
 
 log = logging.getLogger(__name__)
@@ -374,8 +375,7 @@ async def run_forever(
     restart's unchanged first run: it would only compete with the first prompts).
 
     Failures (Trilium down, bad answers) are logged and shown in /health; the last good index
-    keeps serving and the next tick tries again.
-    """
+    keeps serving and the next tick tries again."""
     next_full = 0.0
     while True:
         started = time.monotonic()

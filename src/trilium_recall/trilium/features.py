@@ -16,7 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..errors import NoteNotFound, TriliumBadResponse, TriliumUnavailable
-from .client import Change, TriliumClient
+from .client import TriliumClient
+from .records import Change
 
 HISTORY_LIMIT = 500  # the server's `LIMIT 500`
 _VERSION = re.compile(r"v?(\d+)\.(\d+)(?:\.(\d+))?(?:[-+ ].*)?")

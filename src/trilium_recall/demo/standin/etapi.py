@@ -139,23 +139,6 @@ class NoteTree:
             path.append(parents[0])
         return tuple(reversed(path))
 
-    def delete(self, note_id: str) -> list[tuple[NoteRecord, list[BranchRecord]]]:
-        """Remove a note, relations pointing at it, and children left without a parent;
-        return each removed note with the branches it lost."""
-        children = [b.note_id for b in self.child_branches(note_id)]
-        branches = self.parent_branches(note_id) + self.child_branches(note_id)
-        for branch in branches:
-            self.remove_branch(branch.branch_id)
-        removed = [(self.notes.pop(note_id), branches)]
-        for note in self.notes.values():
-            note.attributes = [
-                a for a in note.attributes if not (a.type == "relation" and a.value == note_id)
-            ]
-        for child in children:
-            if child in self.notes and not self.parent_branches(child):
-                removed += self.delete(child)
-        return removed
-
 
 class _Views:
     """Derived facts of one tree state, memoised for one request."""

@@ -16,7 +16,7 @@ from urllib.parse import quote, unquote, urlsplit
 
 from selectolax.lexbor import LexborHTMLParser
 
-from ...trilium.client import NOTE_ID
+from ...trilium.records import NOTE_ID
 
 _TEXT_MIMES = ("text/", "application/javascript", "application/json", "application/x-")
 

@@ -2,16 +2,17 @@
 changes (`GET /notes/history`, 0.102+) and revisions, per ../shared/trilium/ETAPI-NEWEST.md.
 
 Revisions and deleted-but-not-erased notes are kept in every version (Trilium 0.93 has them
-too, in its tables); only a server speaking 0.105 answers the routes that show them.
+too, in its tables); only a server speaking 0.105 answers the routes that show them. This module
+reads the ledger; the edits that write it (revision snapshots, deletions, undeletes, erasure)
+live with the tests, in tests/standin_edits.py.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from .etapi import (
@@ -19,7 +20,6 @@ from .etapi import (
     NoteRecord,
     NoteTree,
     Reply,
-    blob_id,
     error_reply,
     local_text,
     utc_text,
@@ -49,7 +49,6 @@ APP_INFO = {  # what `GET /app-info` says besides utcDateTime, per version
 # Note types a version no longer (or does not yet) know: the stand-in refuses to create them.
 GONE_TYPES = {"0.93": frozenset({"spreadsheet", "llmChat"}), "0.105": frozenset({"geoMap"})}
 HISTORY_LIMIT = 500  # `LIMIT 500` in the server's SQL; no "since", no pagination
-ERASE_AFTER = timedelta(days=7)  # eraseEntitiesAfterTimeInSeconds' default
 _REVISIONS = re.compile(r"/etapi/notes/(?P<id>[^/]+)/revisions")
 _REVISION = re.compile(r"/etapi/revisions/(?P<id>[^/]+)(?P<content>/content)?")
 
@@ -81,48 +80,11 @@ class DeletedNote:
 
 @dataclass
 class Ledger:
+    """What the history and revision routes show. Only edits fill it (tests/standin_edits.py
+    records them); a notebook just seeded has no revisions and no deletions."""
+
     revisions: dict[str, RevisionRecord] = field(default_factory=dict)
     deleted: dict[str, DeletedNote] = field(default_factory=dict)
-
-    def snapshot(self, note: NoteRecord, moment: datetime) -> None:
-        """Save a revision of the note as it is, before an edit."""
-        revision_id = hashlib.sha1(f"{note.note_id}:{moment}".encode()).hexdigest()[:12]
-        self.revisions[revision_id] = RevisionRecord(
-            revision_id, note.note_id, note.title, note.type, note.mime, note.content,
-            note.is_protected, moment, blob_id(note.content),
-        )  # fmt: skip
-
-    def record_deletion(
-        self, removed: list[tuple[NoteRecord, list[BranchRecord]]], moment: datetime
-    ) -> None:
-        """Deletion dates each note now (then it 404s); one deleteId for the whole group."""
-        delete_id = hashlib.sha1(f"{removed[0][0].note_id}:{moment}".encode()).hexdigest()[:12]
-        for note, branches in removed:
-            note.modified = moment
-            self.deleted[note.note_id] = DeletedNote(note, branches, delete_id, moment)
-
-    def restore(self, note_id: str, tree: NoteTree, moment: datetime) -> None:
-        """Undelete a note with everything deleted alongside it, dated now."""
-        gone = self.deleted.get(note_id)
-        if gone is None:
-            raise KeyError(f"no deleted note {note_id!r}")
-        group = [d for d in self.deleted.values() if d.delete_id == gone.delete_id]
-        for deleted in group:
-            del self.deleted[deleted.note.note_id]
-            deleted.note.modified = moment
-            tree.notes[deleted.note.note_id] = deleted.note
-        for branch in (b for d in group for b in d.branches):
-            if {branch.note_id, branch.parent_id} <= tree.notes.keys():
-                tree.add_branch(
-                    branch.note_id, branch.parent_id, branch.prefix, branch.position, moment
-                )
-
-    def erase(self, now: datetime, older_than: timedelta) -> None:
-        """Erase deletions older than `older_than`: their rows leave the history for good."""
-        gone = {n for n, d in self.deleted.items() if d.at <= now - older_than}
-        for note_id in gone:
-            del self.deleted[note_id]
-        self.revisions = {r: v for r, v in self.revisions.items() if v.note_id not in gone}
 
     def history(self, tree: NoteTree, ancestor: str) -> list[dict[str, Any]]:
         """Creations, revision snapshots and deletions, newest first, at most 500 rows."""

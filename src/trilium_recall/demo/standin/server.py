@@ -1,13 +1,14 @@
 """A fake Trilium: a real HTTP server on 127.0.0.1 speaking the ETAPI subset the engine reads.
 
 It reproduces the behaviours of shared/trilium/TRILIUM-FACTS.md: the three auth header forms,
-inherited attributes, hidden and archived filtering, protected notes, and which edits bump a
-note's utcDateModified. Tests and the demo mode change it through this Python API while it serves
-(the tests' fault switches live beside them, in a subclass that overrides `respond`).
+inherited attributes, hidden and archived filtering, protected notes. The product's part only
+seeds (an export zip, a notebook directory, single notes) and serves reads: what the demo and
+the command line need. The edits a user makes after seeding (content, titles, labels, moves,
+deletions and the history they leave) live with the tests, in tests/standin_edits.py, and the
+fault switches in tests/standin_faults.py; both subclass this one.
 `version="0.105"` makes it answer as the newest Trilium does (py): its app-info, recent
-changes with deletions until they are erased, revisions, its note types, and imports that keep
-the source's old dates. Run standalone: `python -m trilium_recall.demo.standin --port N [--zip P]
-[--notebook D] [--trilium-version 0.105]`.
+changes, revisions and note types. Run standalone: `python -m trilium_recall.demo.standin
+--port N [--zip P] [--notebook D] [--trilium-version 0.105]`.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import Any, Self
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from ...trilium.client import NOTE_ID
+from ...trilium.records import NOTE_ID
 from .etapi import AttributeRecord, NoteRecord, NoteTree, Reply, answer, error_reply
 from .export import (
     SeedAttribute,
@@ -32,13 +33,7 @@ from .export import (
     seed_attribute,
 )
 from .handler import Handler, authorized
-from .newest import (
-    APP_INFO,
-    ERASE_AFTER,
-    GONE_TYPES,
-    VERSIONS,
-    Ledger,
-)
+from .newest import APP_INFO, GONE_TYPES, VERSIONS, Ledger
 from .newest import answer as newest_answer
 
 SEED_BASE_TIME = datetime(2024, 1, 1, tzinfo=UTC)  # seeded notes get this + n seconds
@@ -161,110 +156,11 @@ class FakeTrilium:
             seed = SeedNote(note_id, title, type, mime, content, attrs, is_protected, [placement])
             self._insert(seed, self._stamp())
 
-    # ------------------------------------------------------------ edits
-
-    def import_note(
-        self, note_id: str, title: str, *, created: datetime, modified: datetime, **kwargs: Any
-    ) -> None:
-        """A note as the ENEX/Notion/Obsidian… importers write it: 0.104 and later keep the
-        source's old dates (`setDateCreatedAndModified`), 0.93 dates it now."""
-        with self._lock:
-            self.add_note(note_id, title, **kwargs)
-            if self.version != "0.93":
-                note = self._tree.notes[note_id]
-                note.created, note.modified = created, modified
-
-    def set_content(self, note_id: str, content: str, *, revision: bool = False) -> None:
-        """A content edit: new blobId, utcDateModified bumped; with `revision`, a snapshot of
-        the old content is saved first (the history lists it; a plain edit is not there)."""
-        with self._lock:
-            note = self._require(note_id)
-            moment = self._stamp()
-            if revision:
-                self._ledger.snapshot(note, moment)
-            note.content, note.modified = content, moment
+    # ------------------------------------------------------------ reads
 
     def note_ids(self) -> list[str]:
         with self._lock:
             return list(self._tree.notes)
-
-    def backdate(self, note_id: str, modified: datetime) -> None:
-        """Set utcDateModified back, as any ETAPI client could if upstream PR #11434 merges."""
-        with self._lock:
-            self._require(note_id).modified = modified
-
-    def protect(self, note_id: str) -> None:
-        """Protect a note: its title turns to `[protected]`, its content unreadable; dated now."""
-        with self._lock:
-            note = self._require(note_id)
-            note.is_protected, note.modified = True, self._stamp()
-
-    def set_title(self, note_id: str, title: str) -> None:
-        """A title edit bumps utcDateModified; blobId stays (it hashes the content only)."""
-        with self._lock:
-            note = self._require(note_id)
-            note.title, note.modified = title, self._stamp()
-
-    def set_label(
-        self, note_id: str, name: str, value: str = "", *, inheritable: bool = False
-    ) -> None:
-        """Add or update a label. As in Trilium, the note's utcDateModified does not move."""
-        with self._lock:
-            note = self._require(note_id)
-            for attr in note.attributes:
-                if attr.type == "label" and attr.name == name:
-                    attr.value, attr.inheritable, attr.modified = value, inheritable, self._stamp()
-                    return
-            self._add_attribute(note, SeedAttribute("label", name, value, inheritable))
-
-    def remove_label(self, note_id: str, name: str) -> None:
-        with self._lock:
-            note = self._require(note_id)
-            note.attributes = [
-                a for a in note.attributes if not (a.type == "label" and a.name == name)
-            ]
-
-    def add_relation(
-        self, note_id: str, name: str, target_id: str, *, inheritable: bool = False
-    ) -> None:
-        with self._lock:
-            note = self._require(note_id)
-            self._require(target_id)
-            self._add_attribute(note, SeedAttribute("relation", name, target_id, inheritable))
-
-    def move(self, note_id: str, old_parent_id: str, new_parent_id: str) -> None:
-        """Re-parent one placement. Only the branch is stamped, not the note."""
-        with self._lock:
-            branch_id = f"{old_parent_id}_{note_id}"
-            if branch_id not in self._tree.branches:
-                raise KeyError(f"note {note_id!r} has no parent {old_parent_id!r}")
-            self._check_new_parent(note_id, new_parent_id)
-            prefix = self._tree.remove_branch(branch_id).prefix
-            self._tree.add_branch(note_id, new_parent_id, prefix, None, self._stamp())
-
-    def clone(self, note_id: str, parent_id: str) -> None:
-        """Add a placement (a second parent). The note itself is not stamped."""
-        with self._lock:
-            self._require(note_id)
-            self._check_new_parent(note_id, parent_id)
-            self._tree.add_branch(note_id, parent_id, None, None, self._stamp())
-
-    def delete(self, note_id: str) -> None:
-        """Delete a note with the children that have no other parent, and relations to it."""
-        with self._lock:
-            self._require(note_id)
-            if note_id in ("root", "_hidden"):
-                raise ValueError(f"{note_id!r} cannot be deleted")
-            self._ledger.record_deletion(self._tree.delete(note_id), self._stamp())
-
-    def undelete(self, note_id: str) -> None:
-        """Bring back a deleted note with everything deleted alongside it, dated now."""
-        with self._lock:
-            self._ledger.restore(note_id, self._tree, self._stamp())
-
-    def erase_deleted(self, older_than: timedelta = ERASE_AFTER) -> None:
-        with self._lock:  # as Trilium does 7 days after a deletion; stamps may run ahead
-            self._ledger.erase(max(datetime.now(UTC), self._last_stamp), older_than)
 
     # ------------------------------------------------------------ internals
 
@@ -313,22 +209,15 @@ class FakeTrilium:
         for parent_id, prefix, position in seed.parents:
             self._tree.add_branch(seed.note_id, parent_id, prefix, position, moment)
 
-    def _add_attribute(
-        self, note: NoteRecord, seed: SeedAttribute, moment: datetime | None = None
-    ) -> None:
+    def _add_attribute(self, note: NoteRecord, seed: SeedAttribute, moment: datetime) -> None:
         self._attribute_count += 1  # ids depend on insertion order only: deterministic
         digest = hashlib.sha1(f"{note.note_id}:{self._attribute_count}".encode()).hexdigest()
         position = seed.position or 10 * (len(note.attributes) + 1)
         record = AttributeRecord(
             digest[:12], note.note_id, seed.type, seed.name, seed.value, position,
-            seed.inheritable, moment or self._stamp(),
+            seed.inheritable, moment,
         )  # fmt: skip
         note.attributes.append(record)
-
-    def _check_new_parent(self, note_id: str, parent_id: str) -> None:
-        self._require(parent_id)
-        if note_id == parent_id or note_id in self._tree.ancestors(parent_id):
-            raise ValueError(f"placing {note_id!r} under {parent_id!r} would make a cycle")
 
     def respond(self, method: str, target: str, authorization: str | None) -> Reply | None:
         """The reply to one request; None drops the connection unanswered (a subclass that
@@ -339,7 +228,6 @@ class FakeTrilium:
             return error_reply(401, "NOT_AUTHENTICATED", "Not authenticated")
         with self._lock:
             if self.version != "0.93" and method == "GET":
-                self._ledger.erase(datetime.now(UTC), ERASE_AFTER)
                 reply = newest_answer(self._ledger, self._tree, path, query)
                 if reply is not None:
                     return reply

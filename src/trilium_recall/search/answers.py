@@ -1,0 +1,119 @@
+"""What a recall is asked and what it answers, data only: the request every door hands on,
+the result with its status (sent, silent, skipped, starting, building, late) and passages, and
+the one rendering of them that the hook context, the MCP tool and the CLI all send.
+
+The server and the command line read these without importing the pipeline (`recall`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, replace
+from typing import Literal
+
+from .candidates import SearchTrace
+
+HOOK_LEAD = "Passages from the user's Trilium notes that match this prompt:"
+
+Status = Literal["sent", "silent", "skipped", "starting", "building", "late"]
+# What the model reads when nothing is sent (MCP tool, CLI); the hook adds nothing instead.
+STATUS_TEXT: dict[Status, str] = {
+    "silent": "No matching notes.",
+    "skipped": "No matching notes.",
+    "starting": "The notes index is still being built; try again in a minute.",
+    "building": "The notes index is still being built; try again in a minute.",
+    "late": "The search took too long; try a shorter query.",
+}
+# Added to the MCP tool's and the CLI's text for an answer from a part-built index.
+PARTIAL_NOTE = "(The notes index is still being built: this answer comes from part of the notes.)"
+
+
+@dataclass(frozen=True)
+class RecallRequest:
+    """One prompt to answer, as every door hands it on: who asks (`session_id`: notes already
+    sent to it are not sent again), which notes (`instance`, None for all), how many passages
+    at most (`limit`, None for RECALL_MAX_PASSAGES), and whether the skip rules apply (prompts
+    from the hook; `from_subagent` when Claude Code fired it inside a subagent)."""
+
+    prompt: str
+    session_id: str | None = None
+    instance: str | None = None
+    limit: int | None = None
+    use_skip_rules: bool = True
+    from_subagent: bool = False
+
+
+@dataclass(frozen=True)
+class Passage:
+    instance: str
+    note_id: str
+    title: str
+    path: str
+    area: str
+    heading: str
+    text: str
+    score: float
+    url: str
+
+    @property
+    def location(self) -> str:
+        """Breadcrumb and title: "Homelab › Backups (restic)"."""
+        return f"{self.path} › {self.title}" if self.path else self.title
+
+    def to_json(self) -> dict[str, object]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class RecallResult:
+    status: Status
+    passages: list[Passage] = field(default_factory=list)
+    skipped: str | None = None  # the skip rule, or "starting"
+    took_ms: float = 0.0
+    trace: SearchTrace | None = None
+    partial: bool = False  # answered while the first build runs: from part of the notes
+
+    @property
+    def context(self) -> str:
+        """What the hook adds to the prompt: the passages under a lead line, or nothing."""
+        return f"{HOOK_LEAD}\n\n{render_passages(self.passages)}" if self.passages else ""
+
+    @property
+    def text(self) -> str:
+        """What the MCP tool and the CLI answer: the passages, or what the status means."""
+        text = render_passages(self.passages) if self.passages else STATUS_TEXT[self.status]
+        return f"{text}\n\n{PARTIAL_NOTE}" if self.partial else text
+
+    def to_json(self) -> dict[str, object]:
+        answer: dict[str, object] = {
+            "passages": [p.to_json() for p in self.passages],
+            "context": self.context,
+            "skipped": self.skipped,
+            "took_ms": round(self.took_ms, 1),
+            "status": self.status,
+            "partial": self.partial,
+        }
+        if self.status == "late":
+            answer["timed_out"] = True
+        return answer
+
+
+def render_passages(passages: list[Passage]) -> str:
+    """Plain facts with their sources, ready for a model's context: one block per passage."""
+    blocks = []
+    for passage in passages:
+        lines = [f"## {passage.title}", f"Path: {passage.location}  (area: {passage.area})"]
+        if passage.heading and passage.heading != passage.title:
+            lines.append(f"Section: {passage.heading}")
+        lines += ["", passage.text]
+        if passage.url:
+            lines += ["", f"Source: {passage.url}"]
+        blocks.append("\n".join(lines))
+    return "\n\n---\n\n".join(blocks)
+
+
+def building(result: RecallResult, indexed: bool) -> RecallResult:
+    """An answer during the first build: from the notes indexed so far, flagged partial, or
+    status "building" for silence while nothing is indexed yet."""
+    if indexed:
+        return replace(result, partial=True)
+    return replace(result, status="building") if result.status == "silent" else result
