@@ -122,18 +122,16 @@ class Syncer:
         """Notes modified since the watermark (content and title edits), and where the server
         has recent changes, the deletions and revision snapshots since the last tick."""
         async with self._lock:
-            if not self.tree:
-                return await self._guarded("full", self._full)
-            return await self._guarded("tick", self._tick)
+            kind, run = ("tick", self._tick) if self.tree else ("full", self._full)
+            return await self._guarded(kind, run)
 
     async def _guarded(self, kind: str, run: Callable[[], Awaitable[RunReport]]) -> RunReport:
         self.status.running = kind
         try:
             report = await run()
         except (TriliumError, StoreError, apsw.Error) as exc:
-            self.status.error = (
-                str(exc) if not isinstance(exc, apsw.Error) else (f"cannot write the index: {exc}")
-            )
+            written = isinstance(exc, apsw.Error)
+            self.status.error = f"cannot write the index: {exc}" if written else str(exc)
             log.warning("%s sync of %s failed: %s", kind, self.instance.name, self.status.error)
             with contextlib.suppress(apsw.Error):  # the disk may be what failed
                 self.store.update_instance(self.instance.name, error=self.status.error)
@@ -243,7 +241,9 @@ class Syncer:
     ) -> None:
         """Write what needs no content at once; read, split and embed the rest in rounds, the
         next round fetched and split while this one embeds."""
-        decided = plan(notes, self.tree, known, self.rules, self.instance.name, full=full)
+        decided = await asyncio.to_thread(  # off the event loop: seconds at 100,000 notes
+            plan, notes, self.tree, known, self.rules, self.instance.name, full=full
+        )
         for record in decided.skipped:
             if record.skip_reason == "unknown type":
                 message = f"{self._where}: note {record.note_id} has unknown type {record.type!r}"

@@ -7,14 +7,13 @@ anything lives in `getonly.ReadOnlyTransport`, below every line of client code.
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 from datetime import datetime
 from typing import Literal, TypeVar
 from urllib.parse import quote, urlsplit
 
 import httpx
-from pydantic import BaseModel, ConfigDict, RootModel, ValidationError
+from pydantic import BaseModel, ConfigDict, RootModel, TypeAdapter, ValidationError
 
 from ..errors import (
     NoteNotFound,
@@ -24,6 +23,7 @@ from ..errors import (
     TriliumUnavailable,
 )
 from ..textclean import valid_utf8
+from . import listing
 from .getonly import ReadOnlyTransport
 from .records import NOTE_ID, AppInfo, Attribute, Change, Note
 
@@ -77,7 +77,13 @@ class _NoteWire(_Wire):
 
 
 class _SearchWire(_Wire):
-    results: list[_NoteWire]
+    results: list[object]  # each validated as a _NoteWire, a slice at a time (_notes_from)
+
+
+_NoteSlice = TypeAdapter(list[_NoteWire])
+# Notes validated per call: one call over a 100,000-note listing held the interpreter for
+# seconds, and the engine's searches wait for it (bench/bench_full_stall.py).
+VALIDATE_SLICE = 500
 
 
 class _ChangeWire(_Wire):
@@ -175,7 +181,19 @@ class TriliumClient:
                 raise ValueError(f"limit must be positive, not {limit}")
             params["limit"] = str(limit)
         response = await self._get("/notes", "search results", params, timeout)
-        return [n.to_note() for n in self._parse(response, _SearchWire, "search results").results]
+        return await asyncio.to_thread(self._notes_from, response)
+
+    def _notes_from(self, response: httpx.Response) -> list[Note]:
+        """The results as notes: parsed off the event loop, validated a slice at a time."""
+        results = self._parse(response, _SearchWire, "search results").results
+        notes: list[Note] = []
+        for start in range(0, len(results), VALIDATE_SLICE):
+            part = results[start : start + VALIDATE_SLICE]
+            try:
+                notes += [wire.to_note() for wire in _NoteSlice.validate_python(part)]
+            except ValidationError as exc:
+                raise self._bad_response(response, "search results", exc, start) from None
+        return notes
 
     async def all_notes(self) -> list[Note]:
         """Every note outside the hidden subtree, archived ones included."""
@@ -262,21 +280,31 @@ class TriliumClient:
 
     def _parse(self, response: httpx.Response, model: type[_Model], what: str) -> _Model:
         try:
-            # Python's parser, then the model: it keeps a title's lone surrogate (half an emoji,
-            # which JavaScript can write) for valid_utf8 to mend; pydantic's would refuse the
-            # whole listing over it.
-            return model.model_validate(valid_utf8(json.loads(response.content)))
+            # Python's parser (a value at a time: listing.py), then the model: it keeps a title's
+            # lone surrogate (half an emoji, which JavaScript can write) for valid_utf8 to mend;
+            # pydantic's would refuse the whole listing over it.
+            return model.model_validate(valid_utf8(listing.decode(response.content)))
         except ValidationError as exc:
-            first = exc.errors(include_input=False, include_url=False)[0]
-            place = ".".join(str(p) for p in first["loc"]) or "body"
-            kind = response.headers.get("content-type", "no content type")
-            problem = f"{kind}; {place}: {first['msg']}"
-            message = f"Trilium at {self._url} sent {what} that is not ETAPI JSON ({problem})"
-            raise TriliumBadResponse(self._scrub(message)) from None
+            raise self._bad_response(response, what, exc) from None
         except (ValueError, RecursionError):  # after ValidationError, a ValueError subclass
             kind = response.headers.get("content-type", "no content type")
             message = f"Trilium at {self._url} sent {what} that is not ETAPI JSON ({kind}; no JSON)"
             raise TriliumBadResponse(self._scrub(message)) from None
+
+    def _bad_response(
+        self, response: httpx.Response, what: str, exc: ValidationError, start: int | None = None
+    ) -> TriliumBadResponse:
+        """Names the first invalid field (`start`: the first index of a validated slice)."""
+        first = exc.errors(include_input=False, include_url=False)[0]
+        loc = (
+            first["loc"]
+            if start is None
+            else ("results", start + int(first["loc"][0]), *first["loc"][1:])
+        )
+        kind = response.headers.get("content-type", "no content type")
+        problem = f"{kind}; {'.'.join(map(str, loc)) or 'body'}: {first['msg']}"
+        message = f"Trilium at {self._url} sent {what} that is not ETAPI JSON ({problem})"
+        return TriliumBadResponse(self._scrub(message))
 
     def _scrub(self, message: str) -> str:
         """Belt and braces: a server could echo the header back in an error message."""
