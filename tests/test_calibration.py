@@ -3,10 +3,17 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from conftest import add_note, make_settings
-from trilium_recall.search.calibration import MIN_NOTES, calibrate, pseudo_prompts
+from trilium_recall.search.calibration import (
+    MIN_NOTES,
+    calibrate,
+    last_calibration,
+    pseudo_prompts,
+)
 from trilium_recall.search.gate import DEFAULT_SPREAD
 from trilium_recall.search.hybrid import search
 from trilium_recall.search.languages import is_foreign, notebook_languages, prompt_language
@@ -68,6 +75,23 @@ def test_reference_points_come_from_the_notebook_s_own_notes(store, embedder) ->
     assert reference.about_level is not None and reference.about_level > reference.generic_level
     assert reference.spread == pytest.approx(reference.about_level - reference.generic_level)
     assert reference.to_json()["why"] == f"{len(ENGLISH)} pseudo-prompts from 6 notes"
+
+
+def test_the_last_calibration_is_kept_in_the_index_for_the_next_start(store, embedder) -> None:
+    for index, (title, text) in enumerate(ENGLISH):
+        add_note(store, embedder, f"n{index}", title, [(title, text)])
+    bank = GenericPrompts(BANK, embedder.queries(BANK))
+    assert last_calibration(bank, store, embedder) is None  # never calibrated
+    measured = calibrate(bank, store.vectors, store, embedder)
+    kept = last_calibration(bank, store, embedder)
+    assert kept is not None and kept.offset == measured.offset
+    assert kept.reference.reason == f"kept from the last calibration: {measured.reference.reason}"
+    assert dataclasses.replace(kept.reference, reason=measured.reference.reason) == (
+        measured.reference
+    )
+    # Points measured with another bank (or model) are not read as this one's.
+    other = GenericPrompts(BANK[:-1], embedder.queries(BANK[:-1]))
+    assert last_calibration(other, store, embedder) is None
 
 
 @pytest.mark.parametrize("notes", [0, 1])

@@ -69,6 +69,37 @@ async def test_two_instances_sync_search_and_fail_independently(tmp_path) -> Non
         home.stop()
 
 
+async def test_a_restart_reads_the_reference_points_the_last_calibration_kept(tmp_path) -> None:
+    trilium = _trilium("work_token", "Deploy runbook", "kubectl rollout restart for the api")
+    instance = Instance("work", trilium.url(), SecretStr("work_token"))
+    settings = make_settings(tmp_path, instances={"work": instance}, tick_seconds=0.2)
+    try:
+        first = Engine(settings, embedder=HashEmbedder(), gate=OPEN)
+        await first.start()
+        try:
+            await _wait(first, lambda h: h["status"] == "ok")
+            assert first.generic is not None
+            measured = first.generic.reference
+            assert not measured.reason.startswith("kept")
+        finally:
+            await first.stop()
+        again = Engine(settings, embedder=HashEmbedder(), gate=OPEN)
+        await again.start()
+        try:
+            await _wait(again, lambda h: h["status"] == "ok")
+            assert again.generic is not None
+            kept = again.generic.reference
+            assert kept.reason == f"kept from the last calibration: {measured.reason}"
+            assert (kept.generic_level, kept.about_level) == (
+                measured.generic_level,
+                measured.about_level,
+            )
+        finally:
+            await again.stop()
+    finally:
+        trilium.stop()
+
+
 def _has(engine: Engine, words: str) -> bool:
     rows = engine.store.keyword_search(" AND ".join(f'"{w}"' for w in words.split()), 1)
     return bool(rows)

@@ -266,6 +266,7 @@ def test_vectors_in_a_schema_9_vec0_table_move_to_blobs_unchanged(tmp_path, embe
             "INSERT INTO snippet_vectors (rowid, embedding) VALUES (?, ?)", before.items()
         )
         db.execute("DROP TABLE snippet_codes")  # m011's
+        db.execute("DROP TABLE reference_points")  # m012's
         db.execute("PRAGMA user_version = 9")
     store.close()
     again = Store(path, VectorIndex(embedder.dim, embedder.name))

@@ -98,6 +98,7 @@ def test_an_index_from_schema_10_gets_its_codes_from_its_vectors(tmp_path, embed
     before = store.vectors.search(query, 4, store.exact_vectors)
     with store.atomic() as db:  # back to schema 10, as that version wrote it: no codes
         db.execute("DROP TABLE snippet_codes")
+        db.execute("DROP TABLE reference_points")  # m012's
         db.execute("PRAGMA user_version = 10")
     store.close()
 

@@ -249,6 +249,14 @@ def m011_vector_codes(db: apsw.Connection) -> None:
         )
 
 
+def m012_reference_points(db: apsw.Connection) -> None:
+    """The last calibration's reference points (reference_points.py): one row."""
+    db.execute(
+        "CREATE TABLE reference_points "
+        "(id INTEGER PRIMARY KEY CHECK (id = 1), key TEXT NOT NULL, points TEXT NOT NULL)"
+    )
+
+
 MIGRATIONS: list[Callable[[apsw.Connection], None]] = [
     m001_index,
     m002_oauth,
@@ -261,4 +269,5 @@ MIGRATIONS: list[Callable[[apsw.Connection], None]] = [
     m009_server_features,
     m010_vector_blobs,
     m011_vector_codes,
+    m012_reference_points,
 ]

@@ -16,15 +16,19 @@ defaults, and `reason` says so; `explain` and the page show all of it.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+
 import numpy as np
 
-from ..index import note_stats
+from ..errors import StoreError
+from ..index import note_stats, reference_points
 from ..index.embed import Embedder
 from ..index.store import Store
 from ..index.vectors import VectorIndex
 from .candidates import Reference
 from .languages import notebook_languages
-from .null_bank import GenericPrompts, query_vectors
+from .null_bank import GenericPrompts, bank_key, query_vectors
 
 PSEUDO_PROMPTS = 64  # a median needs no more; ~1 s of embedding on 2 cores
 MIN_NOTES = 5
@@ -67,9 +71,29 @@ def reference(
 def calibrate(
     generic: GenericPrompts, vectors: VectorIndex, store: Store, embedder: Embedder
 ) -> GenericPrompts:
-    """The bank calibrated on this index (its `offset`) with this notebook's reference points."""
+    """The bank calibrated on this index (its `offset`) with this notebook's reference points,
+    kept in the index for the next start (`last_calibration`)."""
     calibrated = generic.calibrated(vectors, store)
     if not generic.measurable(vectors):
         return calibrated
     points = reference(store, embedder, vectors, generic.vectors, calibrated.offset)
+    with contextlib.suppress(StoreError):  # a full disk costs the next start time, not the points
+        reference_points.save(store, bank_key(generic.prompts, embedder.name), _row(points))
     return GenericPrompts(generic.prompts, generic.vectors, calibrated.offset, points)
+
+
+def last_calibration(
+    generic: GenericPrompts, store: Store, embedder: Embedder
+) -> GenericPrompts | None:
+    """The bank with the reference points the index's last calibration measured with this
+    bank and model, or None (never calibrated, or by another bank or model)."""
+    row = reference_points.load(store, bank_key(generic.prompts, embedder.name))
+    if row is None:
+        return None
+    kept = Reference(**{**row, "languages": tuple(row["languages"])})  # type: ignore[arg-type]
+    points = dataclasses.replace(kept, reason=f"kept from the last calibration: {kept.reason}")
+    return GenericPrompts(generic.prompts, generic.vectors, points.generic_level, points)
+
+
+def _row(points: Reference) -> dict[str, object]:
+    return dataclasses.asdict(points)

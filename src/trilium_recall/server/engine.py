@@ -26,7 +26,7 @@ from ..index.store import Store
 from ..index.vectors import VectorIndex
 from ..notes.classify import Rules
 from ..search.answers import RecallRequest, RecallResult, building
-from ..search.calibration import calibrate
+from ..search.calibration import calibrate, last_calibration
 from ..search.gate import GateThresholds
 from ..search.hybrid import gate_thresholds
 from ..search.null_bank import GenericPrompts
@@ -168,12 +168,14 @@ class Engine:
         )
 
     def _read_generic(self) -> GenericPrompts:
-        # First start: ~1,300 query embeddings (~15 s); later starts read the cache. A
-        # connection of its own: the syncer uses self.store on the event loop meanwhile.
+        # First start: ~1,300 query embeddings (~15 s); later starts read the cache, and the
+        # reference points the last calibration kept (measuring them scans every snippet ~360
+        # times). A connection of its own: the syncer uses self.store on the event loop.
         store = Store(self.settings.db_path)
         try:
             generic = GenericPrompts.load(self.embedder, store)
-            return calibrate(generic, self.vectors, store, self.embedder)
+            kept = last_calibration(generic, store, self.embedder)
+            return kept or calibrate(generic, self.vectors, store, self.embedder)
         finally:
             store.close()
 
