@@ -83,8 +83,10 @@ def test_the_last_calibration_is_kept_in_the_index_for_the_next_start(store, emb
     bank = GenericPrompts(BANK, embedder.queries(BANK))
     assert last_calibration(bank, store, embedder) is None  # never calibrated
     measured = calibrate(bank, store.vectors, store, embedder)
-    kept = last_calibration(bank, store, embedder)
-    assert kept is not None and kept.offset == measured.offset
+    found = last_calibration(bank, store, embedder)
+    assert found is not None
+    kept, measured_on = found
+    assert measured_on == len(store.vectors) and kept.offset == measured.offset
     assert kept.reference.reason == f"kept from the last calibration: {measured.reference.reason}"
     assert dataclasses.replace(kept.reference, reason=measured.reference.reason) == (
         measured.reference

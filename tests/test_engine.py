@@ -7,9 +7,11 @@ import time
 
 from pydantic import SecretStr
 
-from conftest import OPEN, HashEmbedder, make_settings
+from conftest import OPEN, HashEmbedder, add_note, make_settings
 from standin_edits import EditableTrilium
 from trilium_recall.config import Instance
+from trilium_recall.index.store import Store
+from trilium_recall.index.vectors import VectorIndex
 from trilium_recall.search.answers import RecallRequest
 from trilium_recall.server.engine import Engine
 
@@ -96,6 +98,20 @@ async def test_a_restart_reads_the_reference_points_the_last_calibration_kept(tm
             )
         finally:
             await again.stop()
+        # Kept from an index of another size: used at once, measured again in the background
+        # (Trilium is down, so no full comparison measures them instead).
+        store = Store(settings.db_path, VectorIndex(HashEmbedder.dim, HashEmbedder.name))
+        add_note(store, HashEmbedder(), "extra", "Extra", [("Extra", "a note written meanwhile")])
+        store.close()
+        trilium.stop()
+        third = Engine(settings, embedder=HashEmbedder(), gate=OPEN)
+        await third.start()
+        try:
+            assert third.generic is not None
+            assert third.generic.reference.reason.startswith("kept from the last calibration")
+            await _wait(third, lambda h: not third.generic.reference.reason.startswith("kept"))
+        finally:
+            await third.stop()
     finally:
         trilium.stop()
 

@@ -77,23 +77,22 @@ def calibrate(
     if not generic.measurable(vectors):
         return calibrated
     points = reference(store, embedder, vectors, generic.vectors, calibrated.offset)
+    row = {**dataclasses.asdict(points), "snippets": len(vectors)}
     with contextlib.suppress(StoreError):  # a full disk costs the next start time, not the points
-        reference_points.save(store, bank_key(generic.prompts, embedder.name), _row(points))
+        reference_points.save(store, bank_key(generic.prompts, embedder.name), row)
     return GenericPrompts(generic.prompts, generic.vectors, calibrated.offset, points)
 
 
 def last_calibration(
     generic: GenericPrompts, store: Store, embedder: Embedder
-) -> GenericPrompts | None:
+) -> tuple[GenericPrompts, int] | None:
     """The bank with the reference points the index's last calibration measured with this
-    bank and model, or None (never calibrated, or by another bank or model)."""
+    bank and model, and how many snippets the index held then; None if never calibrated (or
+    by another bank or model)."""
     row = reference_points.load(store, bank_key(generic.prompts, embedder.name))
     if row is None:
         return None
+    snippets = int(row.pop("snippets"))  # type: ignore[call-overload]
     kept = Reference(**{**row, "languages": tuple(row["languages"])})  # type: ignore[arg-type]
     points = dataclasses.replace(kept, reason=f"kept from the last calibration: {kept.reason}")
-    return GenericPrompts(generic.prompts, generic.vectors, points.generic_level, points)
-
-
-def _row(points: Reference) -> dict[str, object]:
-    return dataclasses.asdict(points)
+    return GenericPrompts(generic.prompts, generic.vectors, points.generic_level, points), snippets

@@ -149,12 +149,15 @@ class Engine:
         opens its index connection and the model, SQLite's pages, FTS5 and the vector mirror
         have had their first, slow use (the first two answers after a restart took ~640 ms
         against 40-100 ms later, bench/RESULTS.md)."""
-        generic = self.generic = await asyncio.to_thread(self._read_generic)
+        generic, stale = await asyncio.to_thread(self._read_generic)
+        self.generic = generic
         loop = asyncio.get_running_loop()
         prompts = generic.prompts[: WARM_SEARCHES_PER_THREAD * SEARCH_THREADS]
         await asyncio.gather(
             *(loop.run_in_executor(self._pool, self._warm_search, p) for p in prompts)
         )
+        if stale:  # kept from an index of another size: measured again, not waited for
+            self._tasks.append(asyncio.create_task(self.recalibrate()))
 
     def _warm_search(self, prompt: str) -> None:
         assert self.generic is not None
@@ -167,15 +170,18 @@ class Engine:
             gate=self.gate,
         )
 
-    def _read_generic(self) -> GenericPrompts:
+    def _read_generic(self) -> tuple[GenericPrompts, bool]:
+        """The calibrated bank, and whether its reference points are stale."""
         # First start: ~1,300 query embeddings (~15 s); later starts read the cache, and the
         # reference points the last calibration kept (measuring them scans every snippet ~360
         # times). A connection of its own: the syncer uses self.store on the event loop.
         store = Store(self.settings.db_path)
         try:
             generic = GenericPrompts.load(self.embedder, store)
-            kept = last_calibration(generic, store, self.embedder)
-            return kept or calibrate(generic, self.vectors, store, self.embedder)
+            if (kept := last_calibration(generic, store, self.embedder)) is not None:
+                bank, measured_on = kept
+                return bank, measured_on != len(self.vectors)
+            return calibrate(generic, self.vectors, store, self.embedder), False
         finally:
             store.close()
 
