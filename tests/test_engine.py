@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
+from collections.abc import AsyncIterator
 
 from pydantic import SecretStr
 
 from conftest import OPEN, HashEmbedder, add_note, make_settings
 from standin_edits import EditableTrilium
-from trilium_recall.config import Instance
+from trilium_recall.config import Instance, Settings
 from trilium_recall.index.store import Store
 from trilium_recall.index.vectors import VectorIndex
 from trilium_recall.search.answers import RecallRequest
+from trilium_recall.search.candidates import Reference
 from trilium_recall.server.engine import Engine
 
 
@@ -71,47 +74,47 @@ async def test_two_instances_sync_search_and_fail_independently(tmp_path) -> Non
         home.stop()
 
 
+@contextlib.asynccontextmanager
+async def _running(settings: Settings) -> AsyncIterator[Engine]:
+    engine = Engine(settings, embedder=HashEmbedder(), gate=OPEN)
+    await engine.start()
+    try:
+        yield engine
+    finally:
+        await engine.stop()
+
+
+def _reference(engine: Engine) -> Reference:
+    assert engine.generic is not None
+    return engine.generic.reference
+
+
 async def test_a_restart_reads_the_reference_points_the_last_calibration_kept(tmp_path) -> None:
     trilium = _trilium("work_token", "Deploy runbook", "kubectl rollout restart for the api")
     instance = Instance("work", trilium.url(), SecretStr("work_token"))
     settings = make_settings(tmp_path, instances={"work": instance}, tick_seconds=0.2)
     try:
-        first = Engine(settings, embedder=HashEmbedder(), gate=OPEN)
-        await first.start()
-        try:
+        async with _running(settings) as first:
             await _wait(first, lambda h: h["status"] == "ok")
-            assert first.generic is not None
-            measured = first.generic.reference
+            measured = _reference(first)
             assert not measured.reason.startswith("kept")
-        finally:
-            await first.stop()
-        again = Engine(settings, embedder=HashEmbedder(), gate=OPEN)
-        await again.start()
-        try:
+        async with _running(settings) as again:
             await _wait(again, lambda h: h["status"] == "ok")
-            assert again.generic is not None
-            kept = again.generic.reference
+            kept = _reference(again)
             assert kept.reason == f"kept from the last calibration: {measured.reason}"
             assert (kept.generic_level, kept.about_level) == (
                 measured.generic_level,
                 measured.about_level,
             )
-        finally:
-            await again.stop()
         # Kept from an index of another size: used at once, measured again in the background
         # (Trilium is down, so no full comparison measures them instead).
         store = Store(settings.db_path, VectorIndex(HashEmbedder.dim, HashEmbedder.name))
         add_note(store, HashEmbedder(), "extra", "Extra", [("Extra", "a note written meanwhile")])
         store.close()
         trilium.stop()
-        third = Engine(settings, embedder=HashEmbedder(), gate=OPEN)
-        await third.start()
-        try:
-            assert third.generic is not None
-            assert third.generic.reference.reason.startswith("kept from the last calibration")
-            await _wait(third, lambda h: not third.generic.reference.reason.startswith("kept"))
-        finally:
-            await third.stop()
+        async with _running(settings) as third:
+            assert _reference(third).reason.startswith("kept from the last calibration")
+            await _wait(third, lambda h: not _reference(third).reason.startswith("kept"))
     finally:
         trilium.stop()
 
