@@ -8,6 +8,7 @@ import dataclasses
 import pytest
 
 from conftest import add_note, make_settings
+from trilium_recall.index import reference_points
 from trilium_recall.search.calibration import (
     MIN_NOTES,
     calibrate,
@@ -17,7 +18,7 @@ from trilium_recall.search.calibration import (
 from trilium_recall.search.gate import DEFAULT_SPREAD
 from trilium_recall.search.hybrid import search
 from trilium_recall.search.languages import is_foreign, notebook_languages, prompt_language
-from trilium_recall.search.null_bank import GenericPrompts
+from trilium_recall.search.null_bank import GenericPrompts, bank_key
 
 BANK = ["fix the failing unit test", "what is the capital of france", "write a haiku about rain"]
 ENGLISH = [
@@ -94,6 +95,14 @@ def test_the_last_calibration_is_kept_in_the_index_for_the_next_start(store, emb
     # Points measured with another bank (or model) are not read as this one's.
     other = GenericPrompts(BANK[:-1], embedder.queries(BANK[:-1]))
     assert last_calibration(other, store, embedder) is None
+    # A row this code cannot read (damaged, or not what it wrote) is measured again, not a crash.
+    key = bank_key(BANK, embedder.name)
+    for damaged in ({"snippets": 3}, {"generic_level": 0.1, "languages": [], "snippets": "x"}):
+        reference_points.save(store, key, damaged)
+        assert last_calibration(bank, store, embedder) is None
+    with store.atomic() as db:
+        db.execute("UPDATE reference_points SET points = 'not json'")
+    assert last_calibration(bank, store, embedder) is None
 
 
 @pytest.mark.parametrize("notes", [0, 1])

@@ -89,10 +89,13 @@ def last_calibration(
     """The bank with the reference points the index's last calibration measured with this
     bank and model, and how many snippets the index held then; None if never calibrated (or
     by another bank or model)."""
-    row = reference_points.load(store, bank_key(generic.prompts, embedder.name))
-    if row is None:
+    try:
+        row = reference_points.load(store, bank_key(generic.prompts, embedder.name))
+        if row is None:
+            return None
+        snippets = int(row.pop("snippets"))  # type: ignore[call-overload]
+        kept = Reference(**{**row, "languages": tuple(row["languages"])})  # type: ignore[arg-type]
+    except (KeyError, TypeError, ValueError):  # a row this code cannot read: measure again
         return None
-    snippets = int(row.pop("snippets"))  # type: ignore[call-overload]
-    kept = Reference(**{**row, "languages": tuple(row["languages"])})  # type: ignore[arg-type]
     points = dataclasses.replace(kept, reason=f"kept from the last calibration: {kept.reason}")
     return GenericPrompts(generic.prompts, generic.vectors, points.generic_level, points), snippets
