@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 from trilium_recall.notes.sections import Section, estimate_tokens
 from trilium_recall.notes.snippets import (
     SNIPPET_MAX_TOKENS,
@@ -18,16 +20,35 @@ TEXT = (
 )
 
 
-def test_sentences_are_grouped_with_one_sentence_of_overlap_and_spans_point_at_them() -> None:
-    section = Section(0, "Postgres tuning › Memory", TEXT)
-    snippets = split_snippets("Postgres tuning", section)
-    assert [s.text.split("\n", 1)[0] for s in snippets] == ["Postgres tuning › Memory"] * 2
-    first, second = snippets
-    assert TEXT[first.start : first.end].startswith("shared_buffers is 8GB.")
-    assert TEXT[second.start : second.end].startswith("We disabled jit")  # the overlap
-    assert second.end == len(TEXT)
-    assert estimate_tokens(TEXT[first.start : first.end]) >= SNIPPET_MIN_TOKENS
-    assert "jit" in first.text and "jit" in second.text
+def test_sentences_are_grouped_without_overlap_and_spans_cover_the_section() -> None:
+    text = " ".join([TEXT] * 3)
+    snippets = split_snippets("Postgres tuning", Section(0, "Postgres tuning › Memory", text))
+    assert len(snippets) > 1
+    assert {s.text.split("\n", 1)[0] for s in snippets} == {"Postgres tuning › Memory"}
+    assert snippets[0].start == 0 and snippets[-1].end == len(text)
+    for before, after in itertools.pairwise(snippets):
+        assert before.end <= after.start  # no sentence is embedded twice
+        assert not text[before.end : after.start].strip()  # and none is left out
+    for snippet in snippets[:-1]:
+        assert estimate_tokens(text[snippet.start : snippet.end]) >= SNIPPET_MIN_TOKENS
+    assert sum(s.text.count("We disabled jit") for s in snippets) == 3
+
+
+def _sentences_of(tokens: int) -> str:
+    """Whole sentences whose token estimates add up to at least `tokens`, as the splitter counts."""
+    sentences: list[str] = []
+    while sum(map(estimate_tokens, sentences)) < tokens:
+        sentences.append(f"Vacuum ran on table {len(sentences)} overnight.")
+    return " ".join(sentences)
+
+
+def test_a_short_tail_joins_the_snippet_before_it_and_a_long_one_stands_alone() -> None:
+    full = _sentences_of(SNIPPET_MIN_TOKENS)
+    short_tail = split_snippets("T", Section(0, "T", f"{full} Done."))
+    assert len(short_tail) == 1 and short_tail[0].text.endswith("Done.")
+    tail = _sentences_of(SNIPPET_MIN_TOKENS // 2 + 1)
+    long_tail = split_snippets("T", Section(0, "T", f"{full} {tail}"))
+    assert [s.text.split("\n", 1)[1] for s in long_tail] == [full, tail]
 
 
 def test_prefix_is_the_title_and_the_section_s_own_heading() -> None:
@@ -45,9 +66,12 @@ def test_an_empty_or_tiny_section_is_one_snippet() -> None:
 
 
 def test_long_runs_without_stops_are_cut_in_every_script() -> None:
+    # a run is cut into pieces of at most half SNIPPET_MAX_TOKENS; a snippet holds the pieces
+    # that reach SNIPPET_MIN_TOKENS, and the last one perhaps a short tail besides
+    bound = SNIPPET_MAX_TOKENS + SNIPPET_MIN_TOKENS // 2
     for text in ("word " * 400, "京都" * 300, "x" * 3000):
         snippets = split_snippets("T", Section(0, "T", text))
-        assert len(snippets) > 5
+        assert len(snippets) >= estimate_tokens(text) // bound > 1
         for snippet in snippets:
-            assert estimate_tokens(text[snippet.start : snippet.end]) <= SNIPPET_MAX_TOKENS
+            assert estimate_tokens(text[snippet.start : snippet.end]) <= bound
         assert snippets[-1].end == len(text.rstrip()) or snippets[-1].end == len(text)

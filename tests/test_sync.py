@@ -340,6 +340,35 @@ async def test_restart_on_existing_index_embeds_nothing(harness, trilium, tmp_pa
         await again.close()
 
 
+def _snippet_spans(store: Store) -> list[tuple]:
+    return store.db.execute(
+        "SELECT s.note_id, s.ordinal, p.start, p.end FROM snippets p "
+        "JOIN sections s ON s.id = p.section_id ORDER BY 1, 2, 3"
+    ).fetchall()
+
+
+async def test_snippets_cut_by_an_older_release_are_cut_again_at_the_next_full_run(
+    harness, trilium, tmp_path
+) -> None:
+    """Migration m013: an index whose snippets an older release cut (here: every span one
+    character short) is split again by the start's full comparison, every note of it."""
+    await harness.syncer.full()
+    wanted = _snippet_spans(harness.store)
+    with harness.store.atomic() as db:
+        db.execute("UPDATE snippets SET end = end - 1 WHERE end > start")
+        db.execute("PRAGMA user_version = 12")
+    assert _snippet_spans(harness.store) != wanted
+    await harness.close()
+    again = Harness(trilium, tmp_path, HashEmbedder())
+    try:
+        assert again.syncer.build_complete  # it keeps answering from the old snippets meanwhile
+        report = await again.syncer.full()
+        assert report.indexed == again.store.counts("default")["notes"]
+        assert _snippet_spans(again.store) == wanted
+    finally:
+        await again.close()
+
+
 async def test_crash_mid_build_resumes_and_matches_a_clean_build(trilium, tmp_path) -> None:
     clean_embedder = HashEmbedder()
     clean = Harness(trilium, tmp_path / "clean", clean_embedder)

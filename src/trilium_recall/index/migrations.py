@@ -257,6 +257,13 @@ def m012_reference_points(db: apsw.Connection) -> None:
     )
 
 
+def m013_resplit_snippets(db: apsw.Connection) -> None:
+    """Snippets are cut longer and without overlap (notes/snippets.py). Forgetting each note's
+    blobId makes the start's full comparison read and split every note again; the old snippets
+    answer until their note is rewritten, and text that did not change keeps its cached vector."""
+    db.execute("UPDATE notes SET blob_id = NULL, utc_modified = '' WHERE skip_reason IS NULL")
+
+
 MIGRATIONS: list[Callable[[apsw.Connection], None]] = [
     m001_index,
     m002_oauth,
@@ -270,4 +277,5 @@ MIGRATIONS: list[Callable[[apsw.Connection], None]] = [
     m010_vector_blobs,
     m011_vector_codes,
     m012_reference_points,
+    m013_resplit_snippets,
 ]

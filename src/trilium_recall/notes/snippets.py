@@ -4,7 +4,11 @@ A whole section (up to ~350 tokens) dilutes the one sentence a prompt asks about
 about 20 words, each led by the note title and its own heading, found the answering note in the
 top 3 for 95-100 % of the answerable eval prompts by meaning alone against 93-98 % for whole
 sections, and separated answerable from unrelated prompts better on all three eval corpora
-(eval/RESULTS.md). A section's cosine is its best snippet's.
+(eval/RESULTS.md). Windows of ~35 words without overlap embed half as many snippets (3.5 a
+section on the seven eval corpora against 7.4 for ~20 words overlapping by a sentence) at the
+same held-out quality: hit@3 within 0.01 of the old windows at every gate setting, the
+gate-open ceiling 0.916 against 0.915 (eval/RESULTS.md, issue 26). A section's cosine is its
+best snippet's.
 """
 
 from __future__ import annotations
@@ -14,8 +18,8 @@ from dataclasses import dataclass
 
 from .sections import CJK_CHARS, Section, estimate_tokens
 
-# A snippet grows sentence by sentence until it holds this many tokens (~20 words).
-SNIPPET_MIN_TOKENS = 26
+# A snippet grows sentence by sentence until it holds this many tokens (~35 words).
+SNIPPET_MIN_TOKENS = 48
 # A longer "sentence" (a code line run, a list without stops) is cut into pieces of this size.
 SNIPPET_MAX_TOKENS = 90
 _SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+|(?<=[。！？；])|\n+")
@@ -42,24 +46,24 @@ def snippet_prefix(title: str, heading: str) -> str:
 
 
 def split_snippets(title: str, section: Section) -> list[Snippet]:
-    """Consecutive sentence groups; each group starts with the previous one's last sentence."""
+    """Consecutive sentence groups of at least SNIPPET_MIN_TOKENS; a short tail joins the
+    group before it rather than standing alone on a few words."""
     prefix = snippet_prefix(title, section.heading)
     spans = _sentences(section.text)
     if not spans:
         return [Snippet(0, 0, prefix)]
-    snippets: list[Snippet] = []
-    group: list[tuple[int, int]] = []
+    groups: list[list[tuple[int, int]]] = [[]]
     size = 0
     for span in spans:
-        group.append(span)
-        size += estimate_tokens(section.text[span[0] : span[1]])
         if size >= SNIPPET_MIN_TOKENS:
-            snippets.append(_snippet(prefix, section.text, group))
-            group = group[-1:] if len(group) > 1 else []
-            size = sum(estimate_tokens(section.text[s:e]) for s, e in group)
-    if group and (not snippets or group[-1][1] > snippets[-1].end):
-        snippets.append(_snippet(prefix, section.text, group))
-    return snippets
+            groups.append([])
+            size = 0
+        groups[-1].append(span)
+        size += estimate_tokens(section.text[span[0] : span[1]])
+    if len(groups) > 1 and size < SNIPPET_MIN_TOKENS // 2:
+        tail = groups.pop()
+        groups[-1] += tail
+    return [_snippet(prefix, section.text, group) for group in groups]
 
 
 def _snippet(prefix: str, text: str, group: list[tuple[int, int]]) -> Snippet:
