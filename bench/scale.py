@@ -9,7 +9,8 @@ For each size and each tree: the tree's own code writes the index (`synth_notebo
 run with `PYTHONPATH=<its src>`, so each engine reads the format it writes), the file's size,
 then its engine starts with Trilium at a closed 127.0.0.1 port (`degraded`, serving) and gets
 300 sequential `/recall` with the eval corpora's prompts, a closed loop of 4 clients, and its
-RSS is read. The trees run one after the other on the same machine: load before and after each.
+RSS is read; then it starts once more on the same index (a restart: the target's "ready").
+The trees run one after the other on the same machine: load before and after each.
 """
 
 from __future__ import annotations
@@ -101,6 +102,10 @@ def measure(
         busy = rss_mib(engine.process.pid)
     finally:
         engine.stop()
+    # The first start measured the index's reference points (a synthetic index was never
+    # calibrated; a real one is at the end of its first build) and kept them: a restart reads them.
+    restarted = start_engine(data, trilium, "bench-token", ("ok", "degraded"), extra_env=extra)
+    restarted.engine.stop()
     label = f"{tree.label} {size // 1000}k"
     rows = [
         (
@@ -112,9 +117,14 @@ def measure(
         ),
         (f"{label}: index file", f"{written_mib:.0f} MiB", "recall.sqlite3 (+ -wal)"),
         (
-            f"{label}: engine spawn → /health answers / ready",
+            f"{label}: first start, spawn → /health answers / ready",
             f"{started.first_answer_s:.2f} / {started.ready_s:.2f} s",
-            "degraded: Trilium down on purpose",
+            "degraded: Trilium down on purpose; calibrates the index once",
+        ),
+        (
+            f"{label}: restart, spawn → /health answers / ready",
+            f"{restarted.first_answer_s:.2f} / {restarted.ready_s:.2f} s",
+            "reads the reference points the first start kept",
         ),
         *latency_rows(label, seq),
         loop_row(label, 4, loop),
@@ -126,7 +136,8 @@ def measure(
     report.target(f"{label} /recall p99", percentile(seq.wall, 99), p99, "ms")
     report.target(f"{label} 4 clients p99", percentile(loop.wall, 99), clients_p99, "ms")
     report.target(f"{label} RSS (peak)", busy[1], rss, "MiB")
-    report.target(f"{label} spawn → ready", started.ready_s, ready, "s")
+    report.target(f"{label} first start → ready", started.ready_s, None, "s")
+    report.target(f"{label} restart → ready", restarted.ready_s, ready, "s")
     report.target(f"{label} index file", written_mib, None, "MiB")
 
 
