@@ -30,9 +30,10 @@ SNIPPETS_PER_SECTION = 8
 # Snippets rescored exactly: more than the 320 a top-40 ranks, for those the codes misorder.
 RESCORE = 400
 # The query's mean and spread over every snippet (the gate's z-score): exact from the float32
-# rows of an index of at most this many snippets (the mirror keeps the first SAMPLE_ROWS
-# slots' floats too, 24 MiB), else estimated from this many evenly spaced rows' codes (their
-# rounding moved a z-score by up to 0.018 on the eval's corpora, enough to move its tables).
+# rows of an index of at most this many snippets (the mirror keeps their floats too, up to
+# 24 MiB, and lets them go once it holds more), else estimated from this many evenly spaced
+# rows' codes (their rounding moved a z-score by up to 0.018 on the eval's corpora, enough to
+# move its tables).
 SAMPLE_ROWS = 16_384
 
 # Snippet ids -> their exact float32 vectors (ids no longer stored are left out).
@@ -94,7 +95,9 @@ class VectorIndex:
         self.dim, self.model = dim, model  # the model's name: the index file records it
         self._lock = threading.Lock()
         self._codes = np.zeros((INITIAL_ROWS, dim), dtype=np.int8)
-        self._floats = np.zeros((INITIAL_ROWS, dim), dtype=np.float32)  # slots < SAMPLE_ROWS
+        # Slots < SAMPLE_ROWS, while the mirror has no more: allocated zeroed (calloc), so a
+        # page costs memory only once a row is written to it; a 50k-section index never does.
+        self._floats = np.zeros((SAMPLE_ROWS, dim), dtype=np.float32)
         self._ids = np.full(INITIAL_ROWS, -1, dtype=np.int64)  # snippet id per slot
         self._sections = np.full(INITIAL_ROWS, -1, dtype=np.int64)  # its section per slot
         self._free: list[int] = []
@@ -116,17 +119,22 @@ class VectorIndex:
                 self._ids[start:end], self._sections[start:end] = ids, sections
                 self._codes[start:end] = codes
                 self._used = self._count = end
+            self._drop_floats()
 
     def load_floats(self, exact: ExactVectors, chunk: int = 1024) -> None:
         """At start, after load(): the float32 rows of the first SAMPLE_ROWS slots, a chunk at
-        a time (a dict of all 16,384 at once left 11 MiB more RSS behind at 262k)."""
+        a time (a dict of all 16,384 at once left 11 MiB more RSS behind at 262k); none for a
+        mirror too big to use them."""
         with self._lock:
-            ids = self._ids[:SAMPLE_ROWS].tolist()
+            ids = self._ids[: len(self._floats)].tolist()
         for start in range(0, len(ids), chunk):
             part = ids[start : start + chunk]
             found = exact([i for i in part if i >= 0])
             with self._lock:
                 for slot, snippet_id in enumerate(part, start):
+                    # (an add() meanwhile may have grown the mirror past its floats)
+                    if slot >= len(self._floats):
+                        return
                     if snippet_id in found and self._ids[slot] == snippet_id:
                         self._floats[slot] = found[snippet_id]
 
@@ -138,9 +146,10 @@ class VectorIndex:
                 slot = self._free.pop() if self._free else self._grow()
                 self._ids[slot], self._sections[slot] = snippet_id, section_id
                 self._codes[slot] = code
-                if slot < SAMPLE_ROWS:
+                if slot < len(self._floats):
                     self._floats[slot] = vector
                 self._count += 1
+            self._drop_floats()
 
     def remove_sections(self, section_ids: Sequence[int]) -> None:
         if not len(section_ids):
@@ -210,6 +219,12 @@ class VectorIndex:
         spread = float(scores.std()) if len(scores) > 1 else 1.0
         return float(scores.mean()), spread or 1.0
 
+    def _drop_floats(self) -> None:
+        """Past SAMPLE_ROWS slots the spread comes from the codes (and `_used` never shrinks):
+        the floats are let go (24 MiB)."""
+        if self._used > SAMPLE_ROWS and len(self._floats):
+            self._floats = self._floats[:0].copy()
+
     def _grow(self) -> int:
         if self._used == len(self._ids):
             self._resize(2 * len(self._ids))
@@ -219,7 +234,5 @@ class VectorIndex:
     def _resize(self, rows: int) -> None:
         extra = rows - len(self._ids)
         self._codes = np.concatenate([self._codes, np.zeros((extra, self.dim), np.int8)])
-        floats = max(0, min(rows, SAMPLE_ROWS) - len(self._floats))
-        self._floats = np.concatenate([self._floats, np.zeros((floats, self.dim), np.float32)])
         self._ids = np.concatenate([self._ids, np.full(extra, -1, dtype=np.int64)])
         self._sections = np.concatenate([self._sections, np.full(extra, -1, dtype=np.int64)])
