@@ -9,7 +9,9 @@ variables, on the index in the given folder (written by `synth_notebook.py index
 variant must read its format). Trilium is at a closed port (`degraded`, serving), as in
 bench/scale.py. Rounds alternate the variants (A B A B) so the shared machine's load falls on
 each alike. Each start: spawn → ready, `--requests` sequential `/recall` with the eval prompts,
-then RSS from /proc/<pid>/smaps_rollup (anonymous and file-backed) and the peak (VmHWM). The
+then 4 clients in a closed loop for `--loop-s` (both search threads busy at once, as in
+scale.py), then RSS from /proc/<pid>/smaps_rollup (anonymous and file-backed) and the peak
+(VmHWM). The
 answers' passages are compared with the first variant's, prompt by prompt: a memory change must
 not change results.
 """
@@ -27,12 +29,13 @@ BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 
 from corpus import eval_prompts  # noqa: E402
-from engine_bench import _client, percentile, recall_once, start_engine  # noqa: E402
+from engine_bench import _client, closed_loop, percentile, recall_once, start_engine  # noqa: E402
 from old_engine import check_imports_old, old_source  # noqa: E402
 from report import load_average  # noqa: E402
 
 from procs import closed_port_url  # noqa: E402
 
+CLIENTS = 4
 BUDGET_MS = "60000"  # shows the latency instead of cutting answers at 1.2 s (as scale.py)
 
 
@@ -45,6 +48,7 @@ class Variant:
     wall: list[float] = field(default_factory=list)
     rss: list[dict[str, float]] = field(default_factory=list)
     ready: list[float] = field(default_factory=list)
+    loop: list[float] = field(default_factory=list)  # the 4 clients' request times
     differing: int = 0
 
     def environment(self) -> dict[str, str]:
@@ -77,7 +81,9 @@ def smaps_rollup(pid: int) -> dict[str, float]:
     }
 
 
-def run_once(variant: Variant, data: Path, prompts: tuple[str, ...], answers: dict) -> None:
+def run_once(
+    variant: Variant, data: Path, prompts: tuple[str, ...], answers: dict, loop_s: float
+) -> None:
     extra = {"RECALL_TIME_BUDGET_MS": BUDGET_MS, **variant.environment()}
     ready = ("ok", "degraded")
     started = start_engine(data, closed_port_url(), "bench-token", ready, extra_env=extra)
@@ -93,6 +99,8 @@ def run_once(variant: Variant, data: Path, prompts: tuple[str, ...], answers: di
                 passages = json.dumps(kept, sort_keys=True)
                 first = answers.setdefault(prompt, passages)
                 variant.differing += first != passages
+        if loop_s:
+            variant.loop += closed_loop(engine, prompts[::-1], CLIENTS, loop_s).wall
         variant.rss.append(smaps_rollup(engine.process.pid))
         variant.ready.append(started.ready_s)
     finally:
@@ -102,8 +110,9 @@ def run_once(variant: Variant, data: Path, prompts: tuple[str, ...], answers: di
 def table(variants: list[Variant]) -> str:
     rows = [
         "| variant | RSS after the recalls (MiB) | anonymous | file-backed | peak (VmHWM) "
-        "| spawn → ready (s) | /recall p50 / p99 (ms) | answers unlike the first variant's |",
-        "|---|---|---|---|---|---|---|---|",
+        "| spawn → ready (s) | /recall p50 / p99 (ms) | 4 clients p99 (ms) "
+        "| answers unlike the first variant's |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for v in variants:
 
@@ -113,7 +122,8 @@ def table(variants: list[Variant]) -> str:
         rows.append(
             f"| {v.label} | {each('rss')} | {each('anon')} | {each('file')} | {each('peak')} "
             f"| {' / '.join(f'{s:.1f}' for s in v.ready)} "
-            f"| {percentile(v.wall, 50):.1f} / {percentile(v.wall, 99):.1f} | {v.differing} |"
+            f"| {percentile(v.wall, 50):.1f} / {percentile(v.wall, 99):.1f} "
+            f"| {percentile(v.loop, 99) if v.loop else float('nan'):.1f} | {v.differing} |"
         )
     return "\n".join(rows)
 
@@ -124,6 +134,7 @@ def main() -> None:
     parser.add_argument("--variant", action="append", type=parse_variant, required=True)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--requests", type=int, default=150)
+    parser.add_argument("--loop-s", type=float, default=20.0, help="0: no 4-client loop")
     args = parser.parse_args()
     if not (args.data / "recall.sqlite3").is_file():
         sys.exit(f"memory_ab: no recall.sqlite3 in {args.data}")
@@ -137,7 +148,7 @@ def main() -> None:
         load = load_average()[0]
         for _ in range(args.rounds):
             for variant in args.variant:
-                run_once(variant, args.data, prompts, answers)
+                run_once(variant, args.data, prompts, answers, args.loop_s)
                 print(f"{variant.label}: {variant.rss[-1]}", flush=True)
     load_now = load_average()[0]
     print(f"\nload average {load:.2f} → {load_now:.2f}; {args.requests} requests a start\n")
