@@ -35,6 +35,11 @@ RESCORE = 400
 # rows' codes (their rounding moved a z-score by up to 0.018 on the eval's corpora, enough to
 # move its tables).
 SAMPLE_ROWS = 16_384
+# Slots a scan scores at a time: its arrays (256 KiB of scores) are reused from the heap at
+# every step, where one array of a number per snippet per search (2.8 MiB each at 370k
+# snippets, a few a search) was either kept by the threads' heaps (~45 MiB at 50k sections)
+# or, given back, paid in page faults (+8 ms a search; bench/RESULTS.md, issue 26 memory).
+SCAN_BLOCK = 32_768
 
 # Snippet ids -> their exact float32 vectors (ids no longer stored are left out).
 ExactVectors = Callable[[Sequence[int]], dict[int, np.ndarray]]
@@ -167,7 +172,7 @@ class VectorIndex:
         with self._lock:
             if not self._count:
                 return NO_NEIGHBOURS
-            slots = _best(self._scores(query), RESCORE)
+            slots, _ = self._top(query, RESCORE)
             ids, sections = self._ids[slots].tolist(), self._sections[slots].tolist()
             mean, spread = self._spread(query)
         vectors = exact(ids)  # a row deleted since the scan is left out
@@ -191,20 +196,28 @@ class VectorIndex:
             with self._lock:
                 if not self._count:
                     return best
-                scores = self._scores(query)
-                slots = _best(scores, candidates)
+                slots, scores = self._top(query, candidates)
                 ids = self._ids[slots].tolist()
             if exact is None:
-                best[n] = float(scores[slots].max())
+                best[n] = float(scores.max())
             elif found := exact(ids):
                 best[n] = max(float(vector @ query) for vector in found.values())
         return best
 
-    def _scores(self, query: np.ndarray) -> np.ndarray:
-        """The query's approximate cosine with every slot, -2 for free ones (the lock held)."""
-        scores = _cosines(query, self._codes[: self._used])
-        scores[self._ids[: self._used] < 0] = -2.0
-        return scores
+    def _top(self, query: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
+        """The `count` slots of the highest approximate cosine with the query and those
+        cosines (free slots score -2), a block of SCAN_BLOCK slots at a time (the lock held)."""
+        slots, scores = [], []
+        for start in range(0, self._used, SCAN_BLOCK):
+            end = min(start + SCAN_BLOCK, self._used)
+            block = _cosines(query, self._codes[start:end])
+            block[self._ids[start:end] < 0] = -2.0
+            best = _best(block, count)
+            slots.append(best + start)
+            scores.append(block[best])
+        slot, score = np.concatenate(slots), np.concatenate(scores)
+        best = _best(score, count)
+        return slot[best], score[best]
 
     def _spread(self, query: np.ndarray) -> tuple[float, float]:
         """Mean and standard deviation of the query's cosine over the live rows: exact from
@@ -214,8 +227,8 @@ class VectorIndex:
         else:
             stride = -(-self._used // SAMPLE_ROWS)
             live = self._ids[: self._used : stride] >= 0
-            rows = np.ascontiguousarray(self._codes[: self._used : stride])
-            scores = _cosines(query, rows, passes=2)[live]
+            # simsimd reads the strided rows in place: no 6 MiB copy a search.
+            scores = _cosines(query, self._codes[: self._used : stride], passes=2)[live]
         spread = float(scores.std()) if len(scores) > 1 else 1.0
         return float(scores.mean()), spread or 1.0
 

@@ -34,7 +34,6 @@ from ..search.recall import recall
 from ..sync.syncer import RunReport, Syncer, SyncStatus, run_forever
 from ..trilium.client import TriliumClient
 from ..trilium.features import Features
-from .heap import return_big_blocks
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -63,7 +62,6 @@ class Engine:
     ) -> None:
         self.settings = settings
         threadpool_limits(BLAS_THREADS, user_api="blas")  # process-wide: the engine owns it
-        return_big_blocks()  # before the mirror is loaded; process-wide too (heap.py)
         self._own_model: E5Embedder | None = None  # the model this engine made; stop() ends it
         if embedder is None:
             embedder = self._own_model = E5Embedder()
