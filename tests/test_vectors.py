@@ -123,3 +123,28 @@ def test_an_index_from_schema_10_gets_its_codes_from_its_vectors(tmp_path, embed
     assert again.load_vectors() == 10
     assert again.vectors.search(query, 4, again.exact_vectors) == before
     again.close()
+
+
+def test_a_scan_in_blocks_finds_what_one_scan_of_every_slot_finds(monkeypatch) -> None:
+    """The mirror scores SCAN_BLOCK slots at a time and keeps each block's best: the same
+    hits, cosines and spread as a single block over every slot, free slots included."""
+    drawn = _clustered(6030, seed=5)
+    vectors, queries = drawn[:6000], drawn[6000:]
+    index = VectorIndex(DIM)
+    index.add([(i, i // 5) for i in range(6000)], vectors)
+    index.remove_sections(list(range(0, 1200, 7)))  # free slots in every block
+    floats = dict(enumerate(vectors))
+
+    def exact(ids):
+        return {i: floats[i] for i in ids}
+
+    def both(query):
+        monkeypatch.setattr(vectors_module, "SCAN_BLOCK", 1_000_000)
+        whole = index.search(query, 40, exact), index.best_cosines(query[None], exact)
+        monkeypatch.setattr(vectors_module, "SCAN_BLOCK", 700)  # 9 blocks, the last short
+        return whole, (index.search(query, 40, exact), index.best_cosines(query[None], exact))
+
+    for query in queries:
+        (whole, whole_best), (blocks, blocks_best) = both(query)
+        assert blocks == whole
+        assert blocks_best.tolist() == whole_best.tolist()
