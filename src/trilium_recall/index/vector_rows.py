@@ -17,7 +17,10 @@ import numpy as np
 
 from .vectors import Match, VectorIndex, quantise
 
-LOAD_CHUNK = 16_384
+# Rows a start reads at a time: each is a Python tuple until copied into the mirror, and
+# 16,384 of them (plus their codes joined, 6 MiB) left 16 MiB more RSS behind at 50k sections
+# than 2,048, which load as fast (0.28 s; bench/RESULTS.md, issue 26 memory).
+LOAD_CHUNK = 2_048
 
 
 def insert(db: apsw.Connection, snippet_id: int, section_id: int, vector: np.ndarray) -> None:

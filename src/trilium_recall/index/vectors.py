@@ -30,10 +30,16 @@ SNIPPETS_PER_SECTION = 8
 # Snippets rescored exactly: more than the 320 a top-40 ranks, for those the codes misorder.
 RESCORE = 400
 # The query's mean and spread over every snippet (the gate's z-score): exact from the float32
-# rows of an index of at most this many snippets (the mirror keeps the first SAMPLE_ROWS
-# slots' floats too, 24 MiB), else estimated from this many evenly spaced rows' codes (their
-# rounding moved a z-score by up to 0.018 on the eval's corpora, enough to move its tables).
+# rows of an index of at most this many snippets (the mirror keeps their floats too, up to
+# 24 MiB, and lets them go once it holds more), else estimated from this many evenly spaced
+# rows' codes (their rounding moved a z-score by up to 0.018 on the eval's corpora, enough to
+# move its tables).
 SAMPLE_ROWS = 16_384
+# Slots a scan scores at a time: its arrays (256 KiB of scores) are reused from the heap at
+# every step, where one array of a number per snippet per search (2.8 MiB each at 370k
+# snippets, a few a search) was either kept by the threads' heaps (~45 MiB at 50k sections)
+# or, given back, paid in page faults (+8 ms a search; bench/RESULTS.md, issue 26 memory).
+SCAN_BLOCK = 32_768
 
 # Snippet ids -> their exact float32 vectors (ids no longer stored are left out).
 ExactVectors = Callable[[Sequence[int]], dict[int, np.ndarray]]
@@ -94,7 +100,9 @@ class VectorIndex:
         self.dim, self.model = dim, model  # the model's name: the index file records it
         self._lock = threading.Lock()
         self._codes = np.zeros((INITIAL_ROWS, dim), dtype=np.int8)
-        self._floats = np.zeros((INITIAL_ROWS, dim), dtype=np.float32)  # slots < SAMPLE_ROWS
+        # Slots < SAMPLE_ROWS, while the mirror has no more: allocated zeroed (calloc), so a
+        # page costs memory only once a row is written to it; a 50k-section index never does.
+        self._floats = np.zeros((SAMPLE_ROWS, dim), dtype=np.float32)
         self._ids = np.full(INITIAL_ROWS, -1, dtype=np.int64)  # snippet id per slot
         self._sections = np.full(INITIAL_ROWS, -1, dtype=np.int64)  # its section per slot
         self._free: list[int] = []
@@ -116,17 +124,22 @@ class VectorIndex:
                 self._ids[start:end], self._sections[start:end] = ids, sections
                 self._codes[start:end] = codes
                 self._used = self._count = end
+            self._drop_floats()
 
     def load_floats(self, exact: ExactVectors, chunk: int = 1024) -> None:
         """At start, after load(): the float32 rows of the first SAMPLE_ROWS slots, a chunk at
-        a time (a dict of all 16,384 at once left 11 MiB more RSS behind at 262k)."""
+        a time (a dict of all 16,384 at once left 11 MiB more RSS behind at 262k); none for a
+        mirror too big to use them."""
         with self._lock:
-            ids = self._ids[:SAMPLE_ROWS].tolist()
+            ids = self._ids[: len(self._floats)].tolist()
         for start in range(0, len(ids), chunk):
             part = ids[start : start + chunk]
             found = exact([i for i in part if i >= 0])
             with self._lock:
                 for slot, snippet_id in enumerate(part, start):
+                    # (an add() meanwhile may have grown the mirror past its floats)
+                    if slot >= len(self._floats):
+                        return
                     if snippet_id in found and self._ids[slot] == snippet_id:
                         self._floats[slot] = found[snippet_id]
 
@@ -138,9 +151,10 @@ class VectorIndex:
                 slot = self._free.pop() if self._free else self._grow()
                 self._ids[slot], self._sections[slot] = snippet_id, section_id
                 self._codes[slot] = code
-                if slot < SAMPLE_ROWS:
+                if slot < len(self._floats):
                     self._floats[slot] = vector
                 self._count += 1
+            self._drop_floats()
 
     def remove_sections(self, section_ids: Sequence[int]) -> None:
         if not len(section_ids):
@@ -158,7 +172,7 @@ class VectorIndex:
         with self._lock:
             if not self._count:
                 return NO_NEIGHBOURS
-            slots = _best(self._scores(query), RESCORE)
+            slots, _ = self._top(query, RESCORE)
             ids, sections = self._ids[slots].tolist(), self._sections[slots].tolist()
             mean, spread = self._spread(query)
         vectors = exact(ids)  # a row deleted since the scan is left out
@@ -182,20 +196,28 @@ class VectorIndex:
             with self._lock:
                 if not self._count:
                     return best
-                scores = self._scores(query)
-                slots = _best(scores, candidates)
+                slots, scores = self._top(query, candidates)
                 ids = self._ids[slots].tolist()
             if exact is None:
-                best[n] = float(scores[slots].max())
+                best[n] = float(scores.max())
             elif found := exact(ids):
                 best[n] = max(float(vector @ query) for vector in found.values())
         return best
 
-    def _scores(self, query: np.ndarray) -> np.ndarray:
-        """The query's approximate cosine with every slot, -2 for free ones (the lock held)."""
-        scores = _cosines(query, self._codes[: self._used])
-        scores[self._ids[: self._used] < 0] = -2.0
-        return scores
+    def _top(self, query: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
+        """The `count` slots of the highest approximate cosine with the query and those
+        cosines (free slots score -2), a block of SCAN_BLOCK slots at a time (the lock held)."""
+        slots, scores = [], []
+        for start in range(0, self._used, SCAN_BLOCK):
+            end = min(start + SCAN_BLOCK, self._used)
+            block = _cosines(query, self._codes[start:end])
+            block[self._ids[start:end] < 0] = -2.0
+            best = _best(block, count)
+            slots.append(best + start)
+            scores.append(block[best])
+        slot, score = np.concatenate(slots), np.concatenate(scores)
+        best = _best(score, count)
+        return slot[best], score[best]
 
     def _spread(self, query: np.ndarray) -> tuple[float, float]:
         """Mean and standard deviation of the query's cosine over the live rows: exact from
@@ -205,10 +227,16 @@ class VectorIndex:
         else:
             stride = -(-self._used // SAMPLE_ROWS)
             live = self._ids[: self._used : stride] >= 0
-            rows = np.ascontiguousarray(self._codes[: self._used : stride])
-            scores = _cosines(query, rows, passes=2)[live]
+            # simsimd reads the strided rows in place: no 6 MiB copy a search.
+            scores = _cosines(query, self._codes[: self._used : stride], passes=2)[live]
         spread = float(scores.std()) if len(scores) > 1 else 1.0
         return float(scores.mean()), spread or 1.0
+
+    def _drop_floats(self) -> None:
+        """Past SAMPLE_ROWS slots the spread comes from the codes (and `_used` never shrinks):
+        the floats are let go (24 MiB)."""
+        if self._used > SAMPLE_ROWS and len(self._floats):
+            self._floats = self._floats[:0].copy()
 
     def _grow(self) -> int:
         if self._used == len(self._ids):
@@ -219,7 +247,5 @@ class VectorIndex:
     def _resize(self, rows: int) -> None:
         extra = rows - len(self._ids)
         self._codes = np.concatenate([self._codes, np.zeros((extra, self.dim), np.int8)])
-        floats = max(0, min(rows, SAMPLE_ROWS) - len(self._floats))
-        self._floats = np.concatenate([self._floats, np.zeros((floats, self.dim), np.float32)])
         self._ids = np.concatenate([self._ids, np.full(extra, -1, dtype=np.int64)])
         self._sections = np.concatenate([self._sections, np.full(extra, -1, dtype=np.int64)])
