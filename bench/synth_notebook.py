@@ -14,7 +14,7 @@ sources note and point at it with `derivedFrom`. Areas follow `AREA_SHARES`.
 Vectors are derived, not embedded: a sentence carries the mean vector of the real snippets it
 sat in, and each synthetic snippet (cut by the product's `split_snippets`) gets the
 length-weighted mean of its sentences' vectors plus a little noise, renormalised. Embedding the
-~1.3M snippets of 250k sections with the real model would take days on two cores.
+~850k snippets of 250k sections with the real model would take days on two cores.
 
 Everything is deterministic for a seed. `index` writes through the product's `Store` (so the
 code under test writes its own format: run it with `PYTHONPATH=<other src>` for another tree);
