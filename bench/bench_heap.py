@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import time
@@ -29,15 +28,11 @@ import numpy as np
 
 from trilium_recall.index.vectors import VectorIndex
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from engine_bench import percentile, rss_mib
+
 DIM = 384
 FIXED = {"MALLOC_MMAP_THRESHOLD_": str(1 << 20)}
-
-
-def rss_mib() -> float:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS"):
-            return int(line.split()[1]) / 1024
-    raise RuntimeError("no VmRSS")
 
 
 def child(rows: int, searches: int) -> dict[str, float]:
@@ -63,8 +58,8 @@ def child(rows: int, searches: int) -> dict[str, float]:
     with ThreadPoolExecutor(2) as pool:  # one search at a time, on either thread
         for query in queries:
             pool.submit(one, query).result()
-    took.sort()
-    return {"p50": statistics.median(took), "p99": took[int(0.99 * len(took))], "rss": rss_mib()}
+    rss = rss_mib(os.getpid())[0]
+    return {"p50": percentile(took, 50), "p99": percentile(took, 99), "rss": rss}
 
 
 def main() -> None:

@@ -96,6 +96,22 @@ def rss_mib(pid: int) -> tuple[float, float]:
     return fields["VmRSS"], fields["VmHWM"]
 
 
+def memory_mib(pid: int) -> dict[str, float]:
+    """RSS split into anonymous and file-backed pages (/proc/<pid>/smaps_rollup) and the peak
+    (VmHWM), in MiB."""
+    fields = {}
+    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()[1:]:
+        key, _, value = line.partition(":")
+        if value.strip().endswith("kB"):
+            fields[key] = int(value.split()[0]) / 1024
+    return {
+        "rss": fields["Rss"],
+        "anonymous": fields["Anonymous"],
+        "file": fields["Rss"] - fields["Anonymous"],
+        "peak": rss_mib(pid)[1],
+    }
+
+
 def cpu_seconds(pid: int) -> float:
     """utime + stime of a process, from /proc/<pid>/stat (after the command's parentheses)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()

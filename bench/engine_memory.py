@@ -33,7 +33,7 @@ BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 
 from corpus import eval_prompts  # noqa: E402
-from engine_bench import percentile  # noqa: E402
+from engine_bench import memory_mib, percentile  # noqa: E402
 
 from procs import closed_port_url  # noqa: E402
 from trilium_recall.config import load_settings  # noqa: E402
@@ -42,26 +42,6 @@ from trilium_recall.server.engine import Engine  # noqa: E402
 
 MIB = 2**20
 TOP = 12
-
-
-def rollup() -> dict[str, float]:
-    """Rss, Anonymous and file-backed (Rss - Anonymous) of this process, in MiB."""
-    fields = {}
-    for line in Path("/proc/self/smaps_rollup").read_text().splitlines()[1:]:
-        key, _, value = line.partition(":")
-        if value.strip().endswith("kB"):
-            fields[key] = int(value.split()[0]) / 1024
-    hwm = next(
-        int(line.split()[1]) / 1024
-        for line in Path("/proc/self/status").read_text().splitlines()
-        if line.startswith("VmHWM")
-    )
-    return {
-        "rss": fields["Rss"],
-        "anonymous": fields["Anonymous"],
-        "file": fields["Rss"] - fields["Anonymous"],
-        "peak (VmHWM)": hwm,
-    }
 
 
 def mappings() -> list[tuple[float, str]]:
@@ -90,7 +70,7 @@ def mirror_arrays(engine: Engine) -> dict[str, float]:
 
 def report(stage: str, engine: Engine) -> None:
     print(f"\n== {stage}")
-    for key, value in rollup().items():
+    for key, value in memory_mib(os.getpid()).items():
         print(f"  {key:<14} {value:8.1f} MiB")
     tasks = len(os.listdir("/proc/self/task"))
     print(f"  threads        {threading.active_count():8d} Python, {tasks} OS")
@@ -139,7 +119,7 @@ async def run(data: Path, requests: int) -> None:
         report(f"after {requests} recalls", engine)
         # What glibc holds freed but not returned: the RSS malloc_trim gives back.
         ctypes.CDLL(None).malloc_trim(0)
-        print(f"\n== after malloc_trim(0): rss {rollup()['rss']:.1f} MiB")
+        print(f"\n== after malloc_trim(0): rss {memory_mib(os.getpid())['rss']:.1f} MiB")
     finally:
         await engine.stop()
 

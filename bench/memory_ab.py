@@ -29,7 +29,14 @@ BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 
 from corpus import eval_prompts  # noqa: E402
-from engine_bench import _client, closed_loop, percentile, recall_once, start_engine  # noqa: E402
+from engine_bench import (  # noqa: E402
+    _client,
+    closed_loop,
+    memory_mib,
+    percentile,
+    recall_once,
+    start_engine,
+)
 from old_engine import check_imports_old, old_source  # noqa: E402
 from report import load_average  # noqa: E402
 
@@ -64,23 +71,6 @@ def parse_variant(text: str) -> Variant:
     return Variant(label, commit or None, env)
 
 
-def smaps_rollup(pid: int) -> dict[str, float]:
-    """RSS, anonymous, file-backed and peak of a process, MiB."""
-    fields: dict[str, float] = {}
-    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()[1:]:
-        key, _, value = line.partition(":")
-        fields[key] = int(value.split()[0]) / 1024
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM"):
-            fields["VmHWM"] = int(line.split()[1]) / 1024
-    return {
-        "rss": fields["Rss"],
-        "anon": fields["Anonymous"],
-        "file": fields["Rss"] - fields["Anonymous"],
-        "peak": fields["VmHWM"],
-    }
-
-
 def run_once(
     variant: Variant, data: Path, prompts: tuple[str, ...], answers: dict, loop_s: float
 ) -> None:
@@ -101,7 +91,7 @@ def run_once(
                 variant.differing += first != passages
         if loop_s:
             variant.loop += closed_loop(engine, prompts[::-1], CLIENTS, loop_s).wall
-        variant.rss.append(smaps_rollup(engine.process.pid))
+        variant.rss.append(memory_mib(engine.process.pid))
         variant.ready.append(started.ready_s)
     finally:
         engine.stop()
@@ -120,7 +110,7 @@ def table(variants: list[Variant]) -> str:
             return " / ".join(f"{r[key]:.0f}" for r in v.rss)
 
         rows.append(
-            f"| {v.label} | {each('rss')} | {each('anon')} | {each('file')} | {each('peak')} "
+            f"| {v.label} | {each('rss')} | {each('anonymous')} | {each('file')} | {each('peak')} "
             f"| {' / '.join(f'{s:.1f}' for s in v.ready)} "
             f"| {percentile(v.wall, 50):.1f} / {percentile(v.wall, 99):.1f} "
             f"| {percentile(v.loop, 99) if v.loop else float('nan'):.1f} | {v.differing} |"
