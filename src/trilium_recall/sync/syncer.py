@@ -28,6 +28,7 @@ from ..notes.records import NoteRecord
 from ..trilium.client import TriliumClient
 from ..trilium.features import Features, News, OnceLog, detect, read_news, recent_changes
 from ..trilium.records import Note
+from .collector import collector_paused
 from .plan import PreparedNote, length_sorted_batches, plan, prepare, section_inputs
 
 log = logging.getLogger(__name__)
@@ -148,9 +149,10 @@ class Syncer:
     async def _full(self) -> RunReport:
         # Recent changes are read before the listing: a change in between is newer than the mark.
         version, changes = await detect(self.client, self._where, self._once)
-        notes = await self.client.all_notes()
-        self.tree = {note.note_id: note for note in notes}
-        known = self.store.known_notes(self.instance.name)
+        with collector_paused():
+            notes = await self.client.all_notes()
+            self.tree = {note.note_id: note for note in notes}
+            known = self.store.known_notes(self.instance.name)
         report = RunReport(listed=len(notes), full=True)
         for note_id in known.keys() - self.tree.keys():
             self.store.delete_note(self.instance.name, note_id)
@@ -241,9 +243,10 @@ class Syncer:
     ) -> None:
         """Write what needs no content at once; read, split and embed the rest in rounds, the
         next round fetched and split while this one embeds."""
-        decided = await asyncio.to_thread(  # off the event loop: seconds at 100,000 notes
-            plan, notes, self.tree, known, self.rules, self.instance.name, full=full
-        )
+        with collector_paused():
+            decided = await asyncio.to_thread(  # off the event loop: seconds at 100,000 notes
+                plan, notes, self.tree, known, self.rules, self.instance.name, full=full
+            )
         for record in decided.skipped:
             if record.skip_reason == "unknown type":
                 message = f"{self._where}: note {record.note_id} has unknown type {record.type!r}"
