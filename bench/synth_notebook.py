@@ -171,7 +171,8 @@ def section_input(
     rng: np.random.Generator, material: Material, title: str, ordinal: int, section: SynthSection
 ) -> SectionInput:
     """The section as the build would store it: `split_snippets` cuts it, and each snippet gets
-    the length-weighted mean of its sentences' vectors, plus noise, renormalised."""
+    the length-weighted mean of its sentences' vectors, plus noise, renormalised. No snippet
+    hash: a vector made up here must never stand for its text in a real sync."""
     heading = title if ordinal == 0 or not section.heading else f"{title} › {section.heading}"
     text = section_text(section)
     spans, position = [], 0
@@ -199,7 +200,7 @@ def section_input(
         heading,
         text,
         text_hash(f"{heading}\n{text}"),
-        [SnippetInput(s.start, s.end, v) for s, v in zip(snippets, mixed, strict=True)],
+        [SnippetInput(s.start, s.end, None, v) for s, v in zip(snippets, mixed, strict=True)],
     )
 
 

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
+import apsw
 import numpy as np
 import pytest
 
@@ -17,7 +18,7 @@ from chromium import CHROMIUM, CHROMIUM_ARGS
 from trilium_recall.config import Instance, Settings, load_settings
 from trilium_recall.index.store import Store
 from trilium_recall.index.vectors import VectorIndex
-from trilium_recall.notes.records import NoteRecord, SectionInput, SnippetInput
+from trilium_recall.notes.records import NoteRecord, SectionInput, SnippetInput, text_hash
 from trilium_recall.notes.sections import Section
 from trilium_recall.notes.snippets import split_snippets
 from trilium_recall.search.gate import FITTED
@@ -168,11 +169,28 @@ def add_note(
     rows = []
     for ordinal, (heading, text) in enumerate(sections):
         snippets = [
-            SnippetInput(snippet.start, snippet.end, embedder.passages([snippet.text])[0])
+            SnippetInput(
+                snippet.start,
+                snippet.end,
+                text_hash(snippet.text),
+                embedder.passages([snippet.text])[0],
+            )
             for snippet in split_snippets(title, Section(ordinal, heading, text))
         ]
         rows.append(SectionInput(ordinal, heading, text, f"{note_id}-{ordinal}", snippets))
     store.save_note(record, rows, links)
+
+
+def undo_m014(db: apsw.Connection) -> None:
+    """Take migration m014 back (in a write transaction): no snippet hashes, the embedding cache
+    (empty) and no query cache, as a file of schema 13 was. Tests of older schemas start here."""
+    db.execute("DROP INDEX snippets_by_hash")
+    db.execute("ALTER TABLE snippets DROP COLUMN hash")
+    db.execute("DROP TABLE query_cache")
+    db.execute(
+        "CREATE TABLE embedding_cache (hash TEXT NOT NULL, model TEXT NOT NULL, "
+        "vector BLOB NOT NULL, PRIMARY KEY (hash, model))"
+    )
 
 
 @pytest.fixture

@@ -132,8 +132,9 @@ def test_status_search_and_explain_read_an_existing_index(demo_engine) -> None:
 
 
 def test_demo_builds_serves_and_prints_commands_to_try(demo_engine, tmp_path: Path) -> None:
-    # Seed the demo's index file with the shared engine's embedding cache, so the demo build
-    # re-embeds nothing (the cache is keyed by text hash, not by instance) and stays quick.
+    # Seed the demo's index file with the shared engine's index of the same notebook, so the demo
+    # build re-embeds nothing (stored snippets are found by text hash, whatever their instance)
+    # and stays quick.
     (tmp_path / "demo").mkdir()
     source = apsw.Connection(str(demo_engine.data_dir / "recall.sqlite3"))
     target = apsw.Connection(str(tmp_path / "demo" / "recall.sqlite3"))

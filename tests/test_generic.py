@@ -8,7 +8,13 @@ import pytest
 
 from conftest import HashEmbedder, add_note
 from trilium_recall.index.embed import E5Embedder
-from trilium_recall.search.null_bank import GenericPrompts, bank_prompts, shipped_vectors
+from trilium_recall.notes.records import text_hash
+from trilium_recall.search.null_bank import (
+    GenericPrompts,
+    bank_prompts,
+    query_vectors,
+    shipped_vectors,
+)
 
 
 def test_the_shipped_vectors_are_for_this_bank_and_this_model() -> None:
@@ -65,3 +71,18 @@ def test_calibration_is_the_margin_generic_prompts_reach_on_this_index(store, em
     np.fill_diagonal(sims, -1)
     assert calibrated.offset == pytest.approx(float(np.mean(best - sims.max(axis=1))), abs=1e-6)
     assert calibrated.prompts == prompts and bank.offset == 0.0  # a copy
+
+
+def test_query_vectors_keep_only_the_prompts_of_their_last_use(store, embedder) -> None:
+    first = query_vectors(store, embedder, ["alpha prompt", "beta prompt"], "pseudo-prompts")
+    query_vectors(store, embedder, ["bank prompt"], "bank")
+    again = query_vectors(store, embedder, ["beta prompt", "gamma prompt"], "pseudo-prompts")
+    assert np.array_equal(again[0], first[1])
+    kept = store.db.execute("SELECT purpose, hash FROM query_cache ORDER BY 1, 2").fetchall()
+    assert kept == sorted(
+        [
+            (f"{embedder.name}/bank", text_hash("bank prompt")),
+            (f"{embedder.name}/pseudo-prompts", text_hash("beta prompt")),
+            (f"{embedder.name}/pseudo-prompts", text_hash("gamma prompt")),
+        ]
+    )

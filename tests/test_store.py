@@ -9,12 +9,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import add_note
+from conftest import add_note, undo_m014
 from trilium_recall.errors import IndexUnusable, StoreError
 from trilium_recall.index import vector_rows
 from trilium_recall.index.migrations import MIGRATIONS
 from trilium_recall.index.store import Store
 from trilium_recall.index.vectors import ExactVectors, Match, VectorIndex
+from trilium_recall.notes.records import text_hash
+from trilium_recall.notes.sections import Section
+from trilium_recall.notes.snippets import split_snippets
 
 
 def _unit(*values: float) -> np.ndarray:
@@ -267,6 +270,7 @@ def test_vectors_in_a_schema_9_vec0_table_move_to_blobs_unchanged(tmp_path, embe
         )
         db.execute("DROP TABLE snippet_codes")  # m011's
         db.execute("DROP TABLE reference_points")  # m012's
+        undo_m014(db)
         db.execute("PRAGMA user_version = 9")
     store.close()
     again = Store(path, VectorIndex(embedder.dim, embedder.name))
@@ -280,3 +284,36 @@ def test_vectors_in_a_schema_9_vec0_table_move_to_blobs_unchanged(tmp_path, embe
         assert again.exact_vectors([snippet_id])[snippet_id] == pytest.approx(vector)
         best = again.vectors.search(vector, 1, again.exact_vectors).hits[0]
         assert (best.snippet_id, best.cosine) == (snippet_id, pytest.approx(1.0))
+
+
+def test_schema_13_snippets_get_the_hash_of_the_text_they_embedded(tmp_path, embedder) -> None:
+    """Migration m014 rebuilds each snippet's text from its span, also a section without text
+    (an empty span: the prefix alone), and finds the vectors again by it."""
+    path = tmp_path / "recall.sqlite3"
+    store = Store(path, VectorIndex(embedder.dim, embedder.name))
+    long_text = " ".join(f"Sentence {i} of the long section says something new." for i in range(30))
+    sections = [("Mixed", "short text"), ("Mixed › Nothing", "  "), ("Mixed › Long", long_text)]
+    add_note(store, embedder, "m", "Mixed", sections)
+    wanted = {
+        (ordinal, s.start, s.end): s.text
+        for ordinal, (heading, text) in enumerate(sections)
+        for s in split_snippets("Mixed", Section(ordinal, heading, text))
+    }
+    assert len(wanted) > 4 and ("Mixed › Nothing" in wanted.values())  # many, and the prefix alone
+    with store.atomic() as db:
+        undo_m014(db)
+        db.execute("PRAGMA user_version = 13")
+    store.close()
+    again = Store(path, VectorIndex(embedder.dim, embedder.name))
+    rows = again.db.execute(
+        "SELECT s.ordinal, p.start, p.end, p.hash FROM snippets p "
+        "JOIN sections s ON s.id = p.section_id"
+    ).fetchall()
+    assert {(o, a, b): h for o, a, b, h in rows} == {k: text_hash(t) for k, t in wanted.items()}
+    found = again.cached_vectors([text_hash(t) for t in wanted.values()] + ["unknown"])
+    assert found.keys() == {text_hash(t) for t in wanted.values()}
+    for text in wanted.values():
+        assert found[text_hash(text)] == pytest.approx(embedder.passages([text])[0])
+    schema = again.db.execute("SELECT name FROM sqlite_schema WHERE name = 'embedding_cache'")
+    assert schema.fetchall() == []
+    again.close()

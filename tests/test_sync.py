@@ -10,12 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from conftest import HashEmbedder, make_settings
+from conftest import HashEmbedder, make_settings, undo_m014
 from standin_edits import EditableTrilium
 from trilium_recall.config import Instance
 from trilium_recall.index.store import Store
 from trilium_recall.index.vectors import VectorIndex
 from trilium_recall.notes.classify import Rules
+from trilium_recall.notes.records import text_hash
+from trilium_recall.notes.sections import Section
+from trilium_recall.notes.snippets import split_snippets
 from trilium_recall.sync.syncer import Syncer
 from trilium_recall.trilium.client import TriliumClient
 
@@ -276,7 +279,13 @@ async def test_full_comparison_catches_deletes_archives_moves_and_unarchives(
     await harness.syncer.full()
     assert harness.notes()["resticAAAAAA"] == ("other", None)
     assert harness.table_mentions("resticAAAAAA") == restic_before
-    assert harness.embedder.passage_calls == []  # back in from the embedding cache
+    # Their snippets left the index while archived, and their vectors with them: the two notes
+    # are embedded again, and nothing else is.
+    back = [harness.table_mentions(n)["vectors"] for n in ("techAAAAAAAA", "resticAAAAAA")]
+    assert len(harness.embedder.passage_calls) == sum(back)
+    assert all(
+        t.startswith(("Tech notes\n", "Restic backups")) for t in harness.embedder.passage_calls
+    )
 
 
 async def test_a_recall_area_label_overrides_every_other_rule(harness, trilium) -> None:
@@ -356,6 +365,7 @@ async def test_snippets_cut_by_an_older_release_are_cut_again_at_the_next_full_r
     wanted = _snippet_spans(harness.store)
     with harness.store.atomic() as db:
         db.execute("UPDATE snippets SET end = end - 1 WHERE end > start")
+        undo_m014(db)
         db.execute("PRAGMA user_version = 12")
     assert _snippet_spans(harness.store) != wanted
     await harness.close()
@@ -367,6 +377,104 @@ async def test_snippets_cut_by_an_older_release_are_cut_again_at_the_next_full_r
         assert _snippet_spans(again.store) == wanted
     finally:
         await again.close()
+
+
+async def test_an_index_of_schema_13_gets_each_snippets_hash_from_its_text(
+    harness, trilium, tmp_path
+) -> None:
+    """Migration m014: each stored snippet's text is rebuilt from its section and note title and
+    hashed as the sync hashes it, and the old embedding cache goes."""
+    await harness.syncer.full()
+    written = dict(harness.store.db.execute("SELECT id, hash FROM snippets"))
+    with harness.store.atomic() as db:  # back to schema 13: no hashes, an embedding cache
+        undo_m014(db)
+        db.execute("PRAGMA user_version = 13")
+    await harness.close()
+    again = Harness(trilium, tmp_path, HashEmbedder())
+    try:
+        db = again.store.db
+        rows = db.execute(
+            "SELECT p.id, p.hash, p.start, p.end, n.title, s.ordinal, s.heading, s.text "
+            "FROM snippets p JOIN sections s ON s.id = p.section_id "
+            "JOIN notes n USING (instance, note_id)"
+        ).fetchall()
+        assert len(rows) == len(written) > 100
+        for snippet_id, found, start, end, title, ordinal, heading, text in rows:
+            now = split_snippets(title, Section(ordinal, heading, text))
+            wanted = {(s.start, s.end): text_hash(s.text) for s in now}
+            assert found == wanted[(start, end)] == written[snippet_id]
+        assert not db.execute(
+            "SELECT 1 FROM sqlite_schema WHERE name = 'embedding_cache'"
+        ).fetchall()
+        await again.syncer.full()
+        assert again.embedder.passage_calls == []
+    finally:
+        await again.close()
+
+
+PUMP_SENTENCES = [
+    f"Pump station {word} checks the {part} before the morning shift starts at six."
+    for word in ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel")
+    for part in ("valves", "filters")
+]
+
+
+def _all_blobs(db) -> set[bytes]:
+    """Every BLOB value in every ordinary table of the index file."""
+    found: set[bytes] = set()
+    tables = db.execute(
+        "SELECT name FROM sqlite_schema WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%'"
+    ).fetchall()
+    for (table,) in tables:
+        for column in [row[1] for row in db.execute(f"PRAGMA table_info('{table}')")]:
+            found.update(
+                row[0]
+                for row in db.execute(
+                    f'SELECT "{column}" FROM "{table}" WHERE typeof("{column}") = \'blob\''
+                )
+            )
+    return found
+
+
+async def test_vectors_are_found_again_only_among_the_live_snippets(harness, trilium) -> None:
+    """An edit embeds only the snippets whose text changed, a move embeds nothing, and a
+    deleted note's vectors leave the file with its snippets."""
+    pump = "pumpNoteAAAA"
+    trilium.add_note(
+        pump, "Pump station", parent_id="techAAAAAAAA", content=f"<p>{' '.join(PUMP_SENTENCES)}</p>"
+    )
+    await harness.syncer.full()
+    snippets = harness.table_mentions(pump)["vectors"]
+    assert snippets >= 3
+    harness.embedder.passage_calls.clear()
+    edited = " ".join(PUMP_SENTENCES).replace("hotel checks the filters", "hotel checks the pumps")
+    trilium.set_content(pump, f"<p>{edited}</p>")
+    assert (await harness.syncer.tick()).indexed == 1
+    assert len(harness.embedder.passage_calls) == 1  # the last snippet; the others are stored
+    assert "hotel checks the pumps" in harness.embedder.passage_calls[0]
+    assert harness.table_mentions(pump)["vectors"] == snippets
+
+    harness.embedder.passage_calls.clear()
+    paths = harness.store.known_notes("default")[pump].paths
+    trilium.move(pump, "techAAAAAAAA", "root")
+    await harness.syncer.full()
+    assert harness.store.known_notes("default")[pump].paths != paths
+    assert harness.embedder.passage_calls == []
+
+    db = harness.store.db
+    vectors = [
+        row[0]
+        for row in db.execute(
+            "SELECT v.embedding FROM snippet_vectors v JOIN snippets p ON p.id = v.id "
+            "JOIN sections s ON s.id = p.section_id WHERE s.note_id = ?",
+            (pump,),
+        )
+    ]
+    assert len(vectors) == snippets and set(vectors) <= _all_blobs(db)
+    trilium.delete(pump)
+    await harness.syncer.full()
+    assert harness.table_mentions(pump)["notes"] == 0
+    assert not set(vectors) & _all_blobs(db)  # nothing keeps them, as a cache of texts did
 
 
 async def test_crash_mid_build_resumes_and_matches_a_clean_build(trilium, tmp_path) -> None:
@@ -391,7 +499,7 @@ async def test_crash_mid_build_resumes_and_matches_a_clean_build(trilium, tmp_pa
     await resumed.syncer.full()
     assert resumed.syncer.build_complete
     assert resumed.store.counts("default") == expected
-    # The cache kept what the crashed build embedded: only the rest is embedded again.
+    # The rounds the crashed build wrote keep their vectors: only the rest is embedded again.
     assert len(resumed.embedder.passage_calls) < len(clean_embedder.passage_calls)
     await resumed.close()
 

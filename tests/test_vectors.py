@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import add_note
+from conftest import add_note, undo_m014
 from trilium_recall.index import vectors as vectors_module
 from trilium_recall.index.migrations import MIGRATIONS
 from trilium_recall.index.store import Store
@@ -107,6 +107,7 @@ def test_an_index_from_schema_10_gets_its_codes_from_its_vectors(tmp_path, embed
     with store.atomic() as db:  # back to schema 10, as that version wrote it: no codes
         db.execute("DROP TABLE snippet_codes")
         db.execute("DROP TABLE reference_points")  # m012's
+        undo_m014(db)
         db.execute("PRAGMA user_version = 10")
     store.close()
 

@@ -155,7 +155,7 @@ def _use_wal(db: apsw.Connection, attempts: int = WAL_ATTEMPTS) -> None:
 
 def ensure_vector_table(db: apsw.Connection, path: Path, dim: int, model: str) -> None:
     """The embedder's dimension and model, recorded with the first vectors; an index another
-    model built is refused (its vectors, and the cache's, mean nothing to this one)."""
+    model built is refused (its vectors mean nothing to this one)."""
     recorded = dict(db.execute("SELECT key, value FROM index_meta WHERE key LIKE 'embedding_%'"))
     built_dim, built_model = recorded.get("embedding_dim"), recorded.get("embedding_model")
     if built_dim is not None and (

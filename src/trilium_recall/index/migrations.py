@@ -7,11 +7,17 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
+from typing import Any
 
 import apsw
 import numpy as np
 
+from ..notes.records import text_hash
+from ..notes.snippets import snippet_prefix, snippet_text
 from .vectors import quantise
+
+# Snippets m014 hashes at a time: rows read by id ranges, so memory stays flat at any size.
+_HASH_CHUNK = 4096
 
 
 def m001_index(db: apsw.Connection) -> None:
@@ -264,6 +270,47 @@ def m013_resplit_snippets(db: apsw.Connection) -> None:
     db.execute("UPDATE notes SET blob_id = NULL, utc_modified = '' WHERE skip_reason IS NULL")
 
 
+def m014_snippet_hashes(db: apsw.Connection) -> None:
+    """The live snippets are the embedding cache: each keeps the hash of the text it embedded,
+    and a sync looks a text's vector up among them (`Store.cached_vectors`). The separate cache
+    kept every vector ever embedded, never pruned: a second copy of each snippet's vector, and
+    those of text no note holds any more. Each stored snippet's text is rebuilt as the sync
+    built it (`snippet_text`) and hashed. Query vectors (calibration's pseudo-prompts, the
+    generic-prompt bank for a model without shipped vectors) get a table of their own that
+    keeps only the current prompts (query_cache.py); the old ones are embedded again
+    when next needed rather than carried over without knowing their use."""
+    db.execute(
+        """
+        ALTER TABLE snippets ADD COLUMN hash TEXT;  -- text_hash of the embedded text
+        CREATE TABLE query_cache (
+            purpose TEXT NOT NULL,      -- model and use, e.g. "<model>/bank"
+            hash TEXT NOT NULL,
+            vector BLOB NOT NULL,
+            PRIMARY KEY (purpose, hash)
+        );
+        """
+    )
+    last = 0
+    # By id ranges rather than one cursor: no scan of `snippets` is open while it is updated.
+    while rows := db.execute(
+        "SELECT p.id, n.title, s.heading, s.text, p.start, p.end FROM snippets p "
+        "JOIN sections s ON s.id = p.section_id JOIN notes n USING (instance, note_id) "
+        "WHERE p.id > ? ORDER BY p.id LIMIT ?",
+        (last, _HASH_CHUNK),
+    ).fetchall():
+        hashed = [_hash_of_stored(row) for row in rows]
+        db.executemany("UPDATE snippets SET hash = ? WHERE id = ?", hashed)
+        last = hashed[-1][1]
+    db.execute("CREATE INDEX snippets_by_hash ON snippets (hash)")
+    db.execute("DROP TABLE embedding_cache")
+
+
+def _hash_of_stored(row: tuple[Any, ...]) -> tuple[str, int]:
+    """(hash, id) of a stored snippet (id, note title, heading, section text, start, end)."""
+    snippet_id, title, heading, text, start, end = row
+    return text_hash(snippet_text(snippet_prefix(title, heading), text, start, end)), snippet_id
+
+
 MIGRATIONS: list[Callable[[apsw.Connection], None]] = [
     m001_index,
     m002_oauth,
@@ -278,4 +325,5 @@ MIGRATIONS: list[Callable[[apsw.Connection], None]] = [
     m011_vector_codes,
     m012_reference_points,
     m013_resplit_snippets,
+    m014_snippet_hashes,
 ]

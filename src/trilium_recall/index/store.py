@@ -1,4 +1,4 @@
-"""The index file: notes, sections, links, FTS5, snippet vectors, embedding cache, sessions.
+"""The index file: notes, sections, links, FTS5, snippet vectors, sessions.
 
 One SQLite file (apsw + sqlite-vec, WAL). Each note's writes happen in one transaction, so a
 crash never leaves a note half-written; queries scan the in-memory int8 mirror in
@@ -82,6 +82,10 @@ class Store:
     def best_snippets(self, section_ids: Sequence[int], query: np.ndarray) -> dict[int, Match]:
         """Each stored section's best snippet for the query (unknown sections are left out)."""
         return vector_rows.best_snippets(self.db, section_ids, query) if section_ids else {}
+
+    def cached_vectors(self, hashes: Iterable[str]) -> dict[str, np.ndarray]:
+        """The vector of each text hash a live snippet embedded: what a sync need not embed."""
+        return vector_rows.by_hash(self.db, hashes)
 
     # -- instances ---------------------------------------------------------------------------
 
@@ -220,8 +224,8 @@ class Store:
         rows = []
         for snippet in section.snippets:
             self.db.execute(
-                "INSERT INTO snippets (section_id, start, end) VALUES (?, ?, ?)",
-                (section_id, snippet.start, snippet.end),
+                "INSERT INTO snippets (section_id, start, end, hash) VALUES (?, ?, ?, ?)",
+                (section_id, snippet.start, snippet.end, snippet.hash),
             )
             snippet_id = self.db.last_insert_rowid()
             vector_rows.insert(self.db, snippet_id, section_id, snippet.vector)
@@ -253,26 +257,6 @@ class Store:
             "(SELECT id FROM sections WHERE instance = ? AND note_id = ?)",
             (note.title, note.instance, note.note_id),
         )
-
-    # -- embedding cache ---------------------------------------------------------------------
-
-    def cached_vectors(self, hashes: Iterable[str], model: str) -> dict[str, np.ndarray]:
-        found = {}
-        for text_hash in set(hashes):
-            row = self.db.execute(
-                "SELECT vector FROM embedding_cache WHERE hash = ? AND model = ?",
-                (text_hash, model),
-            ).fetchone()
-            if row:
-                found[text_hash] = np.frombuffer(row[0], dtype=np.float32)
-        return found
-
-    def cache_vectors(self, vectors: dict[str, np.ndarray], model: str) -> None:
-        with self.atomic() as db:
-            db.executemany(
-                "INSERT OR REPLACE INTO embedding_cache VALUES (?, ?, ?)",
-                [(h, model, np.asarray(v, dtype=np.float32).tobytes()) for h, v in vectors.items()],
-            )
 
     # -- counts ------------------------------------------------------------------------------
 

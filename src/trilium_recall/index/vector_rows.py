@@ -9,7 +9,8 @@ at 262k snippets one bulk read of the codes fills the mirror (bench/RESULTS.md).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator, Sequence
+import json
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import apsw
@@ -21,6 +22,8 @@ from .vectors import Match, VectorIndex, quantise
 # 16,384 of them (plus their codes joined, 6 MiB) left 16 MiB more RSS behind at 50k sections
 # than 2,048, which load as fast (0.28 s; bench/RESULTS.md, issue 26 memory).
 LOAD_CHUNK = 2_048
+# Text hashes looked up in one query (`by_hash`): one JSON list bound as one value.
+HASH_CHUNK = 500
 
 
 def insert(db: apsw.Connection, snippet_id: int, section_id: int, vector: np.ndarray) -> None:
@@ -69,6 +72,22 @@ def exact(db: apsw.Connection, snippet_ids: Sequence[int]) -> dict[int, np.ndarr
             f"SELECT id, embedding FROM snippet_vectors WHERE id IN ({marks})", part
         ):
             found[snippet_id] = np.frombuffer(blob, dtype=np.float32)
+    return found
+
+
+def by_hash(db: apsw.Connection, hashes: Iterable[str]) -> dict[str, np.ndarray]:
+    """The float32 vector of each text hash a stored snippet embedded (any one of those that
+    share it): the sync's cache. The file holds one model's vectors (`ensure_vector_table`
+    refuses another), so the hash alone names a vector."""
+    found: dict[str, np.ndarray] = {}
+    wanted = sorted(set(hashes))
+    for start in range(0, len(wanted), HASH_CHUNK):
+        for text_hash, blob in db.execute(
+            "SELECT p.hash, v.embedding FROM snippets p JOIN snippet_vectors v ON v.id = p.id "
+            "WHERE p.hash IN (SELECT value FROM json_each(?)) GROUP BY p.hash",
+            (json.dumps(wanted[start : start + HASH_CHUNK]),),
+        ):
+            found[text_hash] = np.frombuffer(blob, dtype=np.float32)
     return found
 
 

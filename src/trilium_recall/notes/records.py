@@ -31,10 +31,13 @@ class NoteRecord:
 
 @dataclass(frozen=True)
 class SnippetInput:
-    """One embedded snippet of a section: its span in the section text and its vector."""
+    """One embedded snippet of a section: its span in the section text, the hash of its embedded
+    text (`text_hash`: later syncs find its vector by it; None for a vector that is not the
+    model's for that text, as a benchmark's synthetic ones) and its vector."""
 
     start: int
     end: int
+    hash: str | None
     vector: np.ndarray
 
 
@@ -64,5 +67,6 @@ class SectionHit:
 
 
 def text_hash(text: str) -> str:
-    """A text's SHA-256 in 32 hex digits: the embedding cache's key, and a note's content hash."""
+    """A text's SHA-256 in 32 hex digits: how a stored snippet's vector is found again for the
+    same text (`Store.cached_vectors`), and a note's content hash."""
     return hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:32]

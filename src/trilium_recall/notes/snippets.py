@@ -51,7 +51,7 @@ def split_snippets(title: str, section: Section) -> list[Snippet]:
     prefix = snippet_prefix(title, section.heading)
     spans = _sentences(section.text)
     if not spans:
-        return [Snippet(0, 0, prefix)]
+        return [Snippet(0, 0, snippet_text(prefix, section.text, 0, 0))]
     groups: list[list[tuple[int, int]]] = [[]]
     size = 0
     for span in spans:
@@ -66,10 +66,18 @@ def split_snippets(title: str, section: Section) -> list[Snippet]:
     return [_snippet(prefix, section.text, group) for group in groups]
 
 
+def snippet_text(prefix: str, text: str, start: int, end: int) -> str:
+    """What is embedded for the sentences at `text[start:end]`: the prefix, then their words
+    one space apart. An empty span (a section without text) is the prefix alone. The one
+    builder of a snippet's text: the sync hashes it, migration m014 hashed stored spans by it."""
+    if start == end:
+        return prefix
+    return f"{prefix}\n{_SPACE.sub(' ', text[start:end]).strip()}"
+
+
 def _snippet(prefix: str, text: str, group: list[tuple[int, int]]) -> Snippet:
     start, end = group[0][0], group[-1][1]
-    body = _SPACE.sub(" ", text[start:end]).strip()
-    return Snippet(start, end, f"{prefix}\n{body}")
+    return Snippet(start, end, snippet_text(prefix, text, start, end))
 
 
 def _sentences(text: str) -> list[tuple[int, int]]:

@@ -59,7 +59,7 @@ def reference(
     if notes < MIN_NOTES or not len(vectors):
         reason = f"{notes} notes (fewer than {MIN_NOTES}): shipped defaults for the about-level"
         return Reference(generic_level, None, languages, 0, reason)
-    queries = query_vectors(store, embedder, prompts)
+    queries = query_vectors(store, embedder, prompts, "pseudo-prompts")
     margins = vectors.best_cosines(queries, store.exact_vectors) - (
         queries @ generic_vectors.T
     ).max(axis=1)

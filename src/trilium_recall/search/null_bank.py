@@ -7,7 +7,7 @@ the notes: e5 cosines sit in a narrow band that moves with the corpus, but the d
 closest generic prompt moves with it. The bank's vectors ship beside it (`generic_prompts.npz`,
 made by `eval/bank_vectors.py` with the bundled model), so no start embeds 1,300 prompts; if the
 bank or the model ever differ from what they were made with, the bank is embedded once and kept
-in the index's embedding cache instead.
+in the index file's query vectors instead.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from importlib import resources
 import numpy as np
 
 from ..errors import StoreError
+from ..index import query_cache
 from ..index.embed import Embedder
 from ..index.store import Store
 from ..index.vectors import VectorIndex
@@ -73,12 +74,12 @@ class GenericPrompts:
 
     @classmethod
     def load(cls, embedder: Embedder, store: Store) -> GenericPrompts:
-        """The shipped vectors, or else the bank embedded as queries through the store's cache."""
+        """The shipped vectors, or else the bank embedded as queries, kept in the index file."""
         prompts = bank_prompts()
         shipped = shipped_vectors(prompts, embedder.name)
         if shipped is not None:
             return cls(prompts, shipped)
-        return cls(prompts, query_vectors(store, embedder, prompts, _BATCH))
+        return cls(prompts, query_vectors(store, embedder, prompts, "bank", _BATCH))
 
     def closest(self, query_vector: np.ndarray) -> GenericMatch:
         scores = self.vectors @ query_vector
@@ -113,20 +114,20 @@ class GenericPrompts:
 
 
 def query_vectors(
-    store: Store, embedder: Embedder, prompts: list[str], batch: int | None = None
+    store: Store, embedder: Embedder, prompts: list[str], use: str, batch: int | None = None
 ) -> np.ndarray:
-    """Query vectors through the index's embedding cache: only prompts it lacks are embedded
-    (`batch` at a time, or all at once) and kept there; a full disk costs the cache, not the
-    vectors."""
-    model = f"{embedder.name}/query"
+    """Query vectors for one `use` ("bank", "pseudo-prompts") kept in the index file: only
+    prompts it lacks are embedded (`batch` at a time, or all at once) and kept, and the use's
+    prompts no longer asked are forgotten; a full disk costs the keeping, not the vectors."""
+    purpose = f"{embedder.name}/{use}"
     hashes = [text_hash(prompt) for prompt in prompts]
-    cached = store.cached_vectors(hashes, model)
+    cached = query_cache.load(store, purpose, hashes)
     missing = [p for p, h in zip(prompts, hashes, strict=True) if h not in cached]
     step = batch or max(1, len(missing))
     for start in range(0, len(missing), step):
         chunk = missing[start : start + step]
         fresh = {text_hash(p): v for p, v in zip(chunk, embedder.queries(chunk), strict=True)}
         with contextlib.suppress(StoreError):
-            store.cache_vectors(fresh, model)
+            query_cache.keep(store, purpose, fresh, hashes)
         cached.update(fresh)
     return np.stack([cached[h] for h in hashes])

@@ -52,7 +52,7 @@ class PreparedNote:
     links: tuple[tuple[str, str], ...]
 
     def snippet_texts(self) -> dict[str, str]:
-        """Hash → text of every snippet, the embedding cache's keys."""
+        """Hash → text of every snippet: stored snippets' vectors are found by these keys."""
         return {
             h: s.text
             for section in self.sections
@@ -172,7 +172,7 @@ def section_inputs(note: PreparedNote, vectors: dict[str, np.ndarray]) -> list[S
             prepared.section.text,
             prepared.hash,
             [
-                SnippetInput(snippet.start, snippet.end, vectors[snippet_hash])
+                SnippetInput(snippet.start, snippet.end, snippet_hash, vectors[snippet_hash])
                 for snippet, snippet_hash in zip(
                     prepared.snippets, prepared.snippet_hashes, strict=True
                 )

@@ -1,8 +1,10 @@
 """Keep the index in step with one Trilium instance: full build, minute tick, full comparison.
 
 A run lists notes (one GET), classifies them against the tree, and re-reads content only for
-notes whose blobId (Trilium's content hash) or title changed. Embeddings are looked up by text
-hash first, so unchanged text is never embedded twice — also across restarts and rebuilds.
+notes whose blobId (Trilium's content hash) or title changed. Vectors are looked up by text hash
+among the stored snippets before `save_note` replaces a note's old ones, so text the index holds
+is never embedded twice (a note edited, moved or split again; a restart). Text it no longer holds
+(a deleted or archived note back, the unwritten round of an interrupted build) is embedded again.
 """
 
 from __future__ import annotations
@@ -326,16 +328,14 @@ class Syncer:
         log.warning("skipped note %s of %s: %s", record.note_id, self.instance.name, why)
 
     async def _embed_missing(self, texts: dict[str, str]) -> dict[str, np.ndarray]:
-        """Vectors for every hash: the cache's, and the rest embedded in length-sorted
-        batches (each batch's vectors cached as soon as they exist)."""
-        vectors = self.store.cached_vectors(texts, self.embedder.name)
+        """Vectors for every hash: those stored snippets already hold, and the rest embedded in
+        length-sorted batches (kept once the round's notes are written)."""
+        vectors = self.store.cached_vectors(texts)
         missing = [h for h in texts if h not in vectors]
         for batch in length_sorted_batches([texts[h] for h in missing], EMBED_BATCH):
             hashes = [missing[i] for i in batch]
             embedded = await asyncio.to_thread(self.embedder.passages, [texts[h] for h in hashes])
-            fresh = dict(zip(hashes, embedded, strict=True))
-            self.store.cache_vectors(fresh, self.embedder.name)
-            vectors.update(fresh)
+            vectors.update(zip(hashes, embedded, strict=True))
             self.status.embedded += len(hashes)
         return vectors
 
