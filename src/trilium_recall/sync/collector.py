@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import gc
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import TypeVar
+
+T = TypeVar("T")
 
 
 class CollectorPause:
@@ -35,3 +39,9 @@ class CollectorPause:
 
 
 collector_paused = CollectorPause()  # one for the process: the collector is the process's
+
+
+async def to_thread_paused(function: Callable[..., T], /, *args: object, **kwargs: object) -> T:
+    """`asyncio.to_thread` with the collector paused until it returns."""
+    with collector_paused():
+        return await asyncio.to_thread(function, *args, **kwargs)

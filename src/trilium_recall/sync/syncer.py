@@ -2,9 +2,8 @@
 
 A run lists notes (one GET), classifies them against the tree, and re-reads content only for
 notes whose blobId (Trilium's content hash) or title changed. Vectors are looked up by text hash
-among the stored snippets before `save_note` replaces a note's old ones, so text the index holds
-is never embedded twice (a note edited, moved or split again; a restart). Text it no longer holds
-(a deleted or archived note back, the unwritten round of an interrupted build) is embedded again.
+among the stored snippets before `save_note` replaces a note's old ones: text the index holds is
+never embedded twice (a note edited, moved, split again); text it no longer holds is.
 """
 
 from __future__ import annotations
@@ -30,7 +29,7 @@ from ..notes.records import NoteRecord
 from ..trilium.client import TriliumClient
 from ..trilium.features import Features, News, OnceLog, detect, read_news, recent_changes
 from ..trilium.records import Note
-from .collector import collector_paused
+from .collector import collector_paused, to_thread_paused
 from .plan import PreparedNote, length_sorted_batches, plan, prepare, section_inputs
 
 log = logging.getLogger(__name__)
@@ -245,10 +244,9 @@ class Syncer:
     ) -> None:
         """Write what needs no content at once; read, split and embed the rest in rounds, the
         next round fetched and split while this one embeds."""
-        with collector_paused():
-            decided = await asyncio.to_thread(  # off the event loop: seconds at 100,000 notes
-                plan, notes, self.tree, known, self.rules, self.instance.name, full=full
-            )
+        decided = await to_thread_paused(  # off the event loop: seconds at 100,000 notes
+            plan, notes, self.tree, known, self.rules, self.instance.name, full=full
+        )
         for record in decided.skipped:
             if record.skip_reason == "unknown type":
                 message = f"{self._where}: note {record.note_id} has unknown type {record.type!r}"
@@ -328,8 +326,7 @@ class Syncer:
         log.warning("skipped note %s of %s: %s", record.note_id, self.instance.name, why)
 
     async def _embed_missing(self, texts: dict[str, str]) -> dict[str, np.ndarray]:
-        """Vectors for every hash: those stored snippets already hold, and the rest embedded in
-        length-sorted batches (kept once the round's notes are written)."""
+        """Vectors for every hash: the stored snippets', the rest embedded by similar length."""
         vectors = self.store.cached_vectors(texts)
         missing = [h for h in texts if h not in vectors]
         for batch in length_sorted_batches([texts[h] for h in missing], EMBED_BATCH):
