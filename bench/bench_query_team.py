@@ -4,10 +4,10 @@ when other work holds its cores (issue 26: 4 clients at 50k sections; a user's b
     python bench/bench_query_team.py [--queries 60] [--rounds 2]
 
 One E5Embedder (the product's, its model on its own thread) embeds the eval corpora's prompts
-one after the other, each while 0, 1 or 2 busy-loop processes hold cores, under three team
-choices: always one thread, always the full team (the bench replaces `embed.query_team`; the
-product has no switch), and as shipped (`query_team`: the full team unless other threads run).
-Choices alternate inside each round, so a busy neighbour slows each alike. Reported: the wall
+one after the other, each while 0, 1 or 2 busy-loop processes hold cores, on one thread (what
+the product gives a prompt beside another: its `busy` callback says so) and on the full team
+(what it gives a lone prompt). Team sizes alternate inside each round, so a busy neighbour
+slows each alike. Reported: the wall
 time of each query (p50 / p99) and CPU time per query (the process's: the model's thread and
 its OpenMP worker, nothing else runs in it).
 """
@@ -17,8 +17,8 @@ from __future__ import annotations
 import argparse
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
@@ -37,17 +37,14 @@ def busy_loops(count: int) -> list[subprocess.Popen[bytes]]:
     return [subprocess.Popen([sys.executable, "-c", SPIN]) for _ in range(count)]
 
 
-SHIPPED = embed.query_team
-CHOICES: dict[str, Callable[[int, bool, int | None], int]] = {
-    "one thread": lambda full, busy, others: 1,
-    "full team": lambda full, busy, others: full,
-    "as shipped": SHIPPED,
-}
+CHOICES = {"one thread": True, "full team": False}  # the value: another prompt is answered
 
 
-def run(embedder: embed.E5Embedder, choice: str, prompts: list[str]) -> tuple[list[float], float]:
+def run(
+    another: threading.Event, embedder: embed.E5Embedder, choice: str, prompts: list[str]
+) -> tuple[list[float], float]:
     """Wall ms of each query and CPU ms a query, the team chosen by `choice`."""
-    embed.query_team = CHOICES[choice]  # type: ignore[assignment]
+    (another.set if CHOICES[choice] else another.clear)()
     for prompt in prompts[:3]:
         embedder.query(prompt)
     walls = []
@@ -66,7 +63,8 @@ def main() -> None:
     args = parser.parse_args()
     prompts = eval_prompts()[: args.queries]
     load = load_average()[0]
-    embedder = embed.E5Embedder()
+    another = threading.Event()
+    embedder = embed.E5Embedder(busy=another.is_set)
     results: dict[tuple[int, str], tuple[list[float], list[float]]] = {}
     try:
         for _ in range(args.rounds):
@@ -75,7 +73,7 @@ def main() -> None:
                 try:
                     time.sleep(0.5)  # the loops are running
                     for choice in CHOICES:
-                        walls, cpu = run(embedder, choice, prompts)
+                        walls, cpu = run(another, embedder, choice, prompts)
                         kept = results.setdefault((busy, choice), ([], []))
                         kept[0].extend(walls)
                         kept[1].append(cpu)

