@@ -149,3 +149,22 @@ def test_a_scan_in_blocks_finds_what_one_scan_of_every_slot_finds(monkeypatch) -
         (whole, whole_best), (blocks, blocks_best) = both(query)
         assert blocks == whole
         assert blocks_best.tolist() == whole_best.tolist()
+
+
+def test_a_scan_keeps_exactly_the_best_slots_of_all(monkeypatch) -> None:
+    """Each block keeps only rows at or above the best-so-far floor: the scores kept are the
+    `count` best of every live slot's, whatever the block size."""
+    drawn = _clustered(5030, seed=9)
+    vectors, queries = drawn[:5000], drawn[5000:]
+    index = VectorIndex(DIM)
+    index.add([(i, i // 4) for i in range(5000)], vectors)
+    index.remove_sections(list(range(0, 1250, 5)))
+    live = index._ids[: index._used] >= 0
+    for block in (300, 1_000_000):
+        monkeypatch.setattr(vectors_module, "SCAN_BLOCK", block)
+        for query in queries:
+            every = vectors_module._cosines(query, index._codes[: index._used])[live]
+            slots, scores = index._top(query, 400)
+            assert len(set(slots.tolist())) == 400
+            assert np.all(index._ids[slots] >= 0)
+            assert sorted(scores.tolist()) == sorted(np.sort(every)[-400:].tolist())

@@ -43,6 +43,7 @@ class Store:
         self.path = path
         self.db = open_db(path)
         self._vectors = vectors
+        self._sections: tuple[object, int] = (None, 0)  # (when counted, how many)
         if vectors is not None:
             try:
                 with index_errors(path):
@@ -289,13 +290,21 @@ class Store:
 
     def term_document_counts(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
         """(sections in the index, sections containing each term) for IDF weights."""
-        total = self._scalar("SELECT count(*) FROM sections")
+        total = self._section_count()
         counts = {}
         for term in terms:
             row = self.db.execute("SELECT doc FROM sections_vocab WHERE term = ?", (term,))
             found = row.fetchone()
             counts[term] = found[0] if found else 0
         return total, counts
+
+    def _section_count(self) -> int:
+        """Counted again only once a commit (this connection's or another's) may have changed
+        it: count(*) walks a whole index, 3.6 ms a search at 250,000 sections."""
+        stamp = (self._scalar("PRAGMA data_version"), self.db.total_changes())
+        if stamp != self._sections[0]:
+            self._sections = (stamp, self._scalar("SELECT count(*) FROM sections"))
+        return self._sections[1]
 
     def section_hits(self, ids: Sequence[int]) -> dict[int, SectionHit]:
         if not ids:
