@@ -30,6 +30,7 @@ from report import load_average, machine
 
 from conftest import HashEmbedder
 from test_sync import TOKEN, Harness
+from trilium_recall.server.engine import SWITCH_INTERVAL_S
 
 
 class StandInProcess:
@@ -81,6 +82,7 @@ async def measure(h: Harness, rounds: int) -> list[tuple[str, str]]:
 
 
 async def run(args: argparse.Namespace, tmp: Path) -> list[tuple[str, str]]:
+    sys.setswitchinterval(SWITCH_INTERVAL_S)  # as the engine sets it for its process
     notebook = tmp / "notebook"
     notebook.mkdir()
     synthetic_notebook(notebook, args.notes, folders=FOLDERS)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import sys
 import threading
 import time
 from collections.abc import Awaitable, Callable
@@ -51,6 +52,12 @@ BUILD_CALIBRATION_MIN_VECTORS = 200  # below this a notebook's reference points 
 # thread halved the engine's CPU per request on the demo index (92 → 47 ms) and cut /recall
 # p99 from 120 to 40 ms (bench/RESULTS.md § 10).
 BLAS_THREADS = 1
+# How long a thread may keep the interpreter while another waits for it. A search gives it up
+# at every SQLite step and waits up to this long to get it back whenever the sync's Python
+# work (a full comparison's listing and plan) runs beside it: at 100,000 notes /recall's
+# search p99 during a comparison was 277-294 ms at Python's 5 ms, 130-142 ms at 1 ms, 13-14 ms
+# idle either way (bench/RESULTS.md, issue 26).
+SWITCH_INTERVAL_S = 0.001
 
 
 class Engine:
@@ -62,6 +69,7 @@ class Engine:
     ) -> None:
         self.settings = settings
         threadpool_limits(BLAS_THREADS, user_api="blas")  # process-wide: the engine owns it
+        sys.setswitchinterval(SWITCH_INTERVAL_S)  # so is this
         self._own_model: E5Embedder | None = None  # the model this engine made; stop() ends it
         self._answering = 0  # prompts between recall()'s start and its answer
         if embedder is None:
