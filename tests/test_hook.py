@@ -12,6 +12,7 @@ stderr, so a hook silent for the wrong reason fails.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import re
@@ -652,6 +653,18 @@ def test_ctrl_c_while_waiting(hook: list[str]) -> None:
     assert endings[-1] == "trilium-recall-hook: stopped: KeyboardInterrupt\n", endings
 
 
+@contextlib.contextmanager
+def _sigint_not_ignored() -> Iterator[None]:
+    """A child inherits an ignored SIGINT (so does a test run started in the background of a
+    non-interactive shell: its hook would never see the Ctrl-C and end at its deadline), while
+    a handled one starts the child at the default, as a terminal's children start."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def _interrupted_run(hook: list[str]) -> str:
     """Run the hook against an engine that never answers, Ctrl-C it once it has connected, and
     return its stderr after checking it exited 0 with nothing on stdout."""
@@ -667,9 +680,12 @@ def _interrupted_run(hook: list[str]) -> str:
 
         threading.Thread(target=hold, daemon=True).start()
         env = debug_env(RECALL_URL=f"http://127.0.0.1:{listener.getsockname()[1]}")
-        with subprocess.Popen(
-            hook, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
-        ) as proc:
+        with (
+            _sigint_not_ignored(),
+            subprocess.Popen(
+                hook, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+            ) as proc,
+        ):
             assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
             proc.stdin.write(payload())
             proc.stdin.close()
