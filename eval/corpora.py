@@ -1,10 +1,13 @@
-"""The seven evaluation corpora, each served by the fake Trilium and indexed with the real model.
+"""The evaluation corpora, each served by the fake Trilium and indexed with the real model.
 
 - `demo_zip`: Trilium's own demo notebook, a real HTML export (../shared/trilium/demo.zip);
 - `notebook`: the built-in demo notebook of this package (an LLM wiki, a journal, tech notes);
 - `devdocs`: Trilium's developer guide and release notes, a real export (devdocs.zip);
 - `gnucash`, `gimp`, `handbook`, `skycultures`: four notebooks from other domains
-  (../shared/corpora/<name>/, see its README), each with its labelled `prompts.jsonl`.
+  (../shared/corpora/<name>/, see its README), each with its labelled `prompts.jsonl`;
+- `pydocs`: a developer's notebook, Python 3.11 HOWTOs and 30 library module pages, built by
+  `pydocs.py` from the python3.11-doc package into `eval/.index/pydocs_notebook/` (when absent).
+  It is one of `CORPORA` only once its labelled set `sets/pydocs.json` exists: seven until then.
 
 The shared folder is `SHARED_DIR` or `shared` beside the checkout (as for the tests);
 `missing()` names what is absent so the scripts can stop with a reason.
@@ -21,6 +24,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import pydocs
 from pydantic import SecretStr
 
 from trilium_recall.config import Instance, Settings, load_settings
@@ -38,8 +42,19 @@ SHARED_DIR = Path(os.environ.get("SHARED_DIR") or HERE.parents[1] / "shared")
 SHARED = SHARED_DIR / "trilium"
 CORPORA_DIR = SHARED_DIR / "corpora"
 OTHER_DOMAINS = ("gnucash", "gimp", "handbook", "skycultures")
+PYDOCS_PAGE = pydocs.DOC / "library" / "os.html"  # stands for the package python3.11-doc
+PYDOCS_SET = HERE / "sets" / "pydocs.json"
 TOKEN = "eval_token"
 INSTANCE = "eval"
+
+
+def pydocs_notebook() -> Path:
+    """The pydocs notebook folder, built from the documentation package on first use (delete
+    the folder to rebuild it after changing pydocs.py)."""
+    if not (pydocs.OUT / "notebook.json").is_file():
+        pydocs.write_notebook(pydocs.OUT)
+    return pydocs.OUT
+
 
 LOADERS: dict[str, Callable[[FakeTrilium], None]] = {
     "demo_zip": lambda fake: fake.load_export_zip(SHARED / "demo.zip"),
@@ -49,16 +64,22 @@ LOADERS: dict[str, Callable[[FakeTrilium], None]] = {
         name: (lambda fake, name=name: fake.load_notebook_dir(CORPORA_DIR / name))
         for name in OTHER_DOMAINS
     },
+    "pydocs": lambda fake: fake.load_notebook_dir(pydocs_notebook()),
 }
-CORPORA = tuple(LOADERS)
+# pydocs joins the runs once its labelled set is written; until then they are unchanged.
+CORPORA = tuple(name for name in LOADERS if name != "pydocs" or PYDOCS_SET.is_file())
 
 
 def missing() -> list[str]:
-    """The shared files the eval needs that are not there (empty when it can run)."""
+    """The files the eval needs that are not there (empty when it can run); a package's file
+    comes with the command that installs it."""
     needed = [SHARED / "demo.zip", SHARED / "devdocs.zip"]
     for name in OTHER_DOMAINS:
         needed += [CORPORA_DIR / name / "notebook.json", CORPORA_DIR / name / "prompts.jsonl"]
-    return [str(path) for path in needed if not path.is_file()]
+    absent = [str(path) for path in needed if not path.is_file()]
+    if "pydocs" in CORPORA and not PYDOCS_PAGE.is_file():
+        absent.append(f"{PYDOCS_PAGE} (apt-get install python3.11-doc)")
+    return absent
 
 
 def corpus_settings(data_dir: Path, url: str = "http://eval.invalid") -> Settings:
@@ -102,12 +123,12 @@ async def _sync(settings: Settings, url: str, embedder: Embedder) -> None:
 
 def labelled_set(name: str, sets_dir: Path) -> tuple[list[dict], list[dict]]:
     """(answerable, unrelated) of one corpus, in one shape whatever the file's: answerable items
-    carry `prompt`, `expected` (note ids) and `lang` (None where the set does not say);
+    carry `prompt`, `expected` (note ids) and `lang` (None where the item does not say);
     unrelated ones `prompt` and `kind` ("near-miss" for the prompts that share the notes'
     words or subject, as the shared sets label them)."""
     if name not in OTHER_DOMAINS:
         data = json.loads((sets_dir / f"{name}.json").read_text())
-        answerable = [{**item, "lang": None} for item in data["answerable"]]
+        answerable = [{"lang": None, **item} for item in data["answerable"]]
         return answerable, data["unrelated"]
     rows = [json.loads(line) for line in (CORPORA_DIR / name / "prompts.jsonl").open()]
     answerable = [

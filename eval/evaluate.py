@@ -1,12 +1,13 @@
-"""Retrieval quality per corpus and leave-one-corpus-out over seven corpora, in one run.
+"""Retrieval quality per corpus and leave-one-corpus-out over the corpora, in one run.
 
-Seven corpora (corpora.py), each with its labelled set: answerable prompts with the notes that
-answer them, unrelated prompts that must get nothing (near misses counted apart), plus one skip
-set (sets/skip.json). Everything the gate fits is fitted on six corpora and scored on the
-seventh; those are the figures that count. Beside each: the gate-open ceiling (every prompt
-passed, the candidate decision as fitted) and the keyword baseline the issue names (bm25 over
-whole notes, baseline.py). "landed" is the gate as it was before issue 23 (its signals and
-fitting procedure, `LANDED`), "new" the shipped one; both run here on the same indexes.
+The corpora of corpora.py (seven; eight once sets/pydocs.json exists), each with its labelled
+set: answerable prompts with the notes that answer them, unrelated prompts that must get nothing
+(near misses counted apart), plus one skip set (sets/skip.json). Everything the gate fits is
+fitted on all corpora but one and scored on the one held out; those are the figures that count.
+Beside each: the gate-open ceiling (every prompt passed, the candidate decision as fitted) and
+the keyword baseline the issue names (bm25 over whole notes, baseline.py). "landed" is the gate
+as it was before issue 23 (its signals and fitting procedure, `LANDED`), "new" the shipped one;
+both run here on the same indexes.
 
 Search runs once per prompt (`search.gather`); every gate setting only re-decides
 (`search.decide`), so a fold costs milliseconds.
@@ -362,7 +363,7 @@ def load_all(names: Sequence[str] = CORPORA) -> dict[str, Corpus]:
     global EMBEDDER
     absent = missing()
     if absent:
-        sys.exit(f"eval skipped: the shared corpora are not there ({', '.join(absent)})")
+        sys.exit(f"eval skipped: its inputs are not there ({', '.join(absent)})")
     model = E5Embedder()
     EMBEDDER = CachedEmbedder(model)
     corpora = {name: load(name, model) for name in names}
@@ -377,7 +378,7 @@ def main() -> None:
     parser.add_argument("--fit", action="store_true", help="print the FITTED block")
     parser.add_argument("--misses", action="store_true", help="list each held-out fold's misses")
     parser.add_argument(
-        "--corpora", default=",".join(CORPORA), help="comma-separated subset (default: all seven)"
+        "--corpora", default=",".join(CORPORA), help="comma-separated subset (default: all)"
     )
     args = parser.parse_args()
     corpora = load_all(args.corpora.split(","))
