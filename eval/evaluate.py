@@ -413,7 +413,7 @@ def main() -> None:
         )
     print()
     for name, rows in held_out.items():
-        print(table(f"{name} (held out: fitted on the other six)", rows))
+        print(table(f"{name} (held out: fitted on the others)", rows))
     for name, value in skip_accuracy(every).items():
         print(f"- {name}: {value:.3f}")
 
