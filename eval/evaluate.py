@@ -107,7 +107,9 @@ class Corpus:
     def signals(self, item: dict, ranking: Ranking) -> PromptSignals:
         g = self.gather(ranking)[item["prompt"]]
         t = g.trace
-        return prompt_signals(g.sections, t.neighbours, t.generic, t.reference, t.foreign)
+        return prompt_signals(
+            g.sections, t.neighbours, t.generic, t.reference, t.foreign, t.other_stack
+        )
 
 
 Retriever = Callable[[Corpus, str], list[str]]

@@ -59,7 +59,14 @@ def features(signals: PromptSignals, base: GateThresholds, variant: Variant) -> 
         return [signals.margin, signals.agreement, signals.zscore]
     margin = signals.scaled_margin if base.calibrated_margin else signals.margin
     agreement = 0.0 if signals.foreign else signals.agreement
-    return [margin, agreement, signals.zscore, float(signals.foreign), float(signals.phrase)]
+    return [
+        margin,
+        agreement,
+        signals.zscore,
+        float(signals.foreign),
+        float(signals.phrase),
+        float(signals.other_stack),
+    ]
 
 
 def logistic(
@@ -108,6 +115,7 @@ def fit_gate(
         zscore_weight=round(float(weights[2]), 4),
         foreign_weight=round(float(weights[3]), 4) if len(weights) > 3 else 0.0,
         phrase_weight=round(float(weights[4]), 4) if len(weights) > 4 else 0.0,
+        stack_weight=round(float(weights[5]), 4) if len(weights) > 5 else 0.0,
         keyword_terms=KEYWORD_TERMS,
         keyword_coverage=round(min(1.0, keyword_coverage + 0.05), 3),
     )

@@ -1,5 +1,6 @@
-"""Per-notebook reference points (search/calibration.py) and the prompt's language
-(search/languages.py): fast, over a real SQLite index with the deterministic HashEmbedder."""
+"""Per-notebook reference points (search/calibration.py), the prompt's language
+(search/languages.py) and the technologies it names (search/technologies.py): fast, over a real
+SQLite index with the deterministic HashEmbedder."""
 
 from __future__ import annotations
 
@@ -19,6 +20,11 @@ from trilium_recall.search.gate import DEFAULT_SPREAD
 from trilium_recall.search.hybrid import search
 from trilium_recall.search.languages import is_foreign, notebook_languages, prompt_language
 from trilium_recall.search.null_bank import GenericPrompts, bank_key
+from trilium_recall.search.technologies import (
+    named_technologies,
+    names_another_stack,
+    notebook_technologies,
+)
 
 BANK = ["fix the failing unit test", "what is the capital of france", "write a haiku about rain"]
 ENGLISH = [
@@ -143,3 +149,48 @@ def test_a_notebook_of_code_notes_calibrates_without_a_language(store, embedder)
     assert reference.languages == ()
     assert reference.pseudo_prompts == MIN_NOTES and reference.about_level is not None
     assert not is_foreign(prompt_language("wie komprimiere ich die logs und dann"), ())
+
+
+@pytest.mark.parametrize(
+    ("prompt", "named"),
+    [
+        ("how do i sort a vec of structs by a field in rust", ("rust",)),
+        ("node.js child_process exec vs spawn", ("js",)),
+        ("TypeScript generics: Type 'K' does not satisfy the constraint", ("typescript",)),
+        ("port this python script to Go, er, golang", ("python", "golang")),
+        ("what's the difference between a process and a thread", ()),
+        ("c# [Flags] enum, is one flag set", ()),  # not a token FTS5 keeps: not told
+    ],
+)
+def test_the_technologies_a_prompt_names(prompt, named) -> None:
+    assert named_technologies(prompt) == named
+
+
+def test_a_notebook_is_about_the_technologies_enough_of_its_sections_name() -> None:
+    counts = {"python": 400, "javascript": 3, "sqlite": 12, "rust": 0}
+
+    def document_counts(words):
+        return 1000, {w: counts.get(w, 0) for w in words}
+
+    # A passing mention (3 of 1,000 sections) does not make a Python notebook a JavaScript one.
+    assert notebook_technologies(document_counts) == ("python", "sqlite")
+    assert notebook_technologies(lambda words: (0, dict.fromkeys(words, 0))) == ()
+    assert names_another_stack(("rust",), ("python",))
+    assert not names_another_stack(("python", "rust"), ("python",))  # porting between the two
+    assert not names_another_stack((), ("python",))
+    assert not names_another_stack(("rust",), None)  # a calibration from before: not measured
+
+
+def test_a_question_about_another_stack_is_told_and_shown(store, embedder, tmp_path) -> None:
+    python = "Use python -m venv and pip to install the package; pytest runs the tests."
+    for index in range(MIN_NOTES):
+        add_note(store, embedder, f"p{index}", f"Python project {index}", [("Setup", python)])
+    generic = _calibrated(store, embedder)
+    assert generic.reference.technologies == ("python",)
+    settings = make_settings(tmp_path)
+    rust = search(store, embedder, generic, settings, "how do i install a package in rust")
+    ours = search(store, embedder, generic, settings, "how do i install a package in python")
+    shown = rust.trace.to_json()
+    assert shown["prompt"]["technologies"] == ["rust"] and shown["prompt"]["other_stack"]
+    assert shown["reference_points"]["technologies"] == ["python"]
+    assert ours.trace.to_json()["prompt"]["other_stack"] is False

@@ -56,6 +56,7 @@ def test_a_prompt_passes_on_its_score_and_each_signal_s_share_adds_up() -> None:
             "zscore": 0.0,
             "foreign language": 0.0,
             "code phrase": 0.0,
+            "another stack": 0.0,
         }
     )
     assert verdict.score == pytest.approx(3.0)
@@ -160,3 +161,12 @@ def test_a_calibrated_margin_is_read_in_the_notebook_s_own_spread() -> None:
     scaled = judge_prompt(wide, replace(GATE, calibrated_margin=True))
     assert plain.parts["margin"] == pytest.approx(100.0 * 0.04)
     assert scaled.parts["margin"] == pytest.approx(100.0 * wide.scaled_margin)
+
+
+def test_a_prompt_about_another_stack_gets_its_own_weight() -> None:
+    gate = replace(GATE, stack_weight=-2.5)
+    same = judge_prompt(signals(agreement=0.25), gate)
+    other = judge_prompt(signals(agreement=0.25, other_stack=True), gate)
+    assert same.parts["another stack"] == 0.0
+    assert other.parts["another stack"] == pytest.approx(-2.5)
+    assert other.score == pytest.approx(same.score - 2.5)

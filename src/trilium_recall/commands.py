@@ -270,10 +270,14 @@ def _print_reference(trace: SearchTrace) -> None:
     r = trace.reference
     about = "none (shipped default spread)" if r.about_level is None else f"{r.about_level:+.3f}"
     foreign = " (another language than the notes: no keyword agreement asked)"
+    held = "not measured" if r.technologies is None else ", ".join(r.technologies) or "none"
+    named = ", ".join(trace.technologies) or "none"
+    other = " (none of them the notebook's: another stack)" if trace.other_stack else ""
     print(
         f"  this notebook: generic level {r.generic_level:+.3f}, about-level {about} "
         f"({r.reason}); languages {', '.join(r.languages) or 'not told'}; prompt language "
-        f"{trace.language or 'not told'}{foreign if trace.foreign else ''}"
+        f"{trace.language or 'not told'}{foreign if trace.foreign else ''}\n"
+        f"  technologies: the notebook's {held}; the prompt names {named}{other}"
     )
 
 

@@ -8,7 +8,8 @@ reference points:
 - *about these notes*: the median margin of deterministic pseudo-prompts made from the notes
   themselves (a note's title and one of its headings, as a person would name the topic);
 - the languages the notebook is written in (`languages.py`), so a prompt in another one is
-  told apart.
+  told apart;
+- the technologies it is about (`technologies.py`), so a question about another stack is.
 
 A notebook too small to give reference points (fewer than MIN_NOTES notes) keeps the shipped
 defaults, and `reason` says so; `explain` and the page show all of it.
@@ -29,6 +30,7 @@ from ..index.vectors import VectorIndex
 from .candidates import Reference
 from .languages import notebook_languages
 from .null_bank import GenericPrompts, bank_key, query_vectors
+from .technologies import notebook_technologies
 
 PSEUDO_PROMPTS = 64  # a median needs no more; ~1 s of embedding on 2 cores
 MIN_NOTES = 5
@@ -55,17 +57,18 @@ def reference(
 ) -> Reference:
     """This notebook's reference points (see the module doc)."""
     languages = notebook_languages(store.term_document_counts)
+    technologies = notebook_technologies(store.term_document_counts)
     prompts, notes = pseudo_prompts(store)
     if notes < MIN_NOTES or not len(vectors):
         reason = f"{notes} notes (fewer than {MIN_NOTES}): shipped defaults for the about-level"
-        return Reference(generic_level, None, languages, 0, reason)
+        return Reference(generic_level, None, languages, 0, reason, technologies)
     queries = query_vectors(store, embedder, prompts, "pseudo-prompts")
     margins = vectors.best_cosines(queries, store.exact_vectors) - (
         queries @ generic_vectors.T
     ).max(axis=1)
     about = float(np.median(margins))
     reason = f"{len(prompts)} pseudo-prompts from {notes} notes"
-    return Reference(generic_level, about, languages, len(prompts), reason)
+    return Reference(generic_level, about, languages, len(prompts), reason, technologies)
 
 
 def calibrate(
@@ -94,7 +97,14 @@ def last_calibration(
         if row is None:
             return None
         snippets = int(row.pop("snippets"))  # type: ignore[call-overload]
-        kept = Reference(**{**row, "languages": tuple(row["languages"])})  # type: ignore[arg-type]
+        held = row.get("technologies")  # None in a row from before technologies.py
+        kept = Reference(
+            **{  # type: ignore[arg-type]
+                **row,
+                "languages": tuple(row["languages"]),  # type: ignore[arg-type]
+                "technologies": None if held is None else tuple(held),  # type: ignore[arg-type]
+            }
+        )
     except (KeyError, TypeError, ValueError):  # a row this code cannot read: measure again
         return None
     points = dataclasses.replace(kept, reason=f"kept from the last calibration: {kept.reason}")

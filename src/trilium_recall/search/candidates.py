@@ -36,6 +36,8 @@ class Reference:
     languages: tuple[str, ...] = ()
     pseudo_prompts: int = 0
     reason: str = "not calibrated yet: shipped defaults"
+    # The technologies the notebook is about (technologies.py); None: not measured.
+    technologies: tuple[str, ...] | None = None
 
     @property
     def spread(self) -> float:
@@ -50,6 +52,7 @@ class Reference:
             "about_level": None if self.about_level is None else round(self.about_level, 4),
             "spread": round(self.spread, 4),
             "languages": list(self.languages),
+            "technologies": None if self.technologies is None else list(self.technologies),
             "pseudo_prompts": self.pseudo_prompts,
             "why": self.reason,
         }
@@ -132,6 +135,8 @@ class SearchTrace:
     reference: Reference = field(default_factory=Reference)  # the notebook's (calibration.py)
     language: str | None = None  # the prompt's, when told (languages.py)
     foreign: bool = False  # a language the notebook does not hold
+    technologies: tuple[str, ...] = ()  # the technologies the prompt names (technologies.py)
+    other_stack: bool = False  # it names some and none the notebook is about
     keyword_ms: float = 0.0
     embed_ms: float = 0.0
     total_ms: float = 0.0
@@ -164,6 +169,8 @@ class SearchTrace:
                 "scaled_margin": round(signals.scaled_margin, 4),
                 "language": self.language,
                 "foreign_language": signals.foreign,
+                "technologies": list(self.technologies),
+                "other_stack": signals.other_stack,
                 "score": round(self.verdict.score, 3),
                 "parts": {k: round(v, 3) for k, v in self.verdict.parts.items()},
                 "about_notes": self.verdict.about_notes,

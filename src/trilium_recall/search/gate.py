@@ -52,6 +52,8 @@ class GateThresholds:
     phrase_weight: float = 0.0
     # A candidate fusion ranks above a passing one passes too (issue 23, Build 3).
     fusion_order: bool = False
+    # Added when the prompt names technologies and none the notebook is about (technologies.py).
+    stack_weight: float = 0.0
     # The margin read in units of this notebook's spread between generic prompts and prompts
     # about its notes (calibration.py), times the default spread, rather than as it is.
     calibrated_margin: bool = False
@@ -66,23 +68,24 @@ class GateThresholds:
 # (a developer's notebook: the Python 3.11 docs, eval/pydocs.py, with coding prompts of
 # eval/sets/pydocs.json), 2026-12-05, on snippets of 48 tokens. Logistic weights (the margin
 # read in this notebook's spread, agreement unless the prompt is in another language, that
-# case's own weight, the code-phrase weight: positive once coding prompts are in the data); the
-# bias that keeps a training share of the unrelated prompts silent, that share (93 %) chosen by
-# inner leave-one-corpus-out folds for the best hit@3 + 2 × silence; the keyword rule just above
-# the strongest unrelated match; the neighbour gap with the best hit@3 + MRR. In-sample; the
-# same procedure fitted on seven corpora and scored on the eighth is what eval/RESULTS.md
-# reports.
+# case's own weight, the code-phrase weight: positive once coding prompts are in the data, the
+# weight of a prompt about another stack); the bias that keeps a training share of the
+# unrelated prompts silent, that share (94 %) chosen by inner leave-one-corpus-out folds for
+# the best hit@3 + 2 × silence; the keyword rule just above the strongest unrelated match; the
+# neighbour gap with the best hit@3 + MRR. In-sample; the same procedure fitted on seven corpora
+# and scored on the eighth is what eval/RESULTS.md reports.
 FITTED = GateThresholds(
-    bias=-4.899,
-    margin_weight=96.9475,
-    agreement_weight=6.6051,
-    zscore_weight=0.2787,
+    bias=-5.0905,
+    margin_weight=92.6345,
+    agreement_weight=6.3371,
+    zscore_weight=0.3677,
     keyword_terms=3,
     keyword_coverage=0.754,
     neighbour_cosine_gap=0.015,
     neighbour_coverage=0.5,
-    foreign_weight=2.4059,
-    phrase_weight=0.4033,
+    foreign_weight=2.2868,
+    phrase_weight=0.3744,
+    stack_weight=-2.663,
     fusion_order=True,
     calibrated_margin=True,
 )
@@ -102,6 +105,7 @@ class PromptSignals:
     zscore: float  # top_cosine against the prompt's cosine over every snippet
     foreign: bool = False  # the prompt's language is none of the notebook's (languages.py)
     phrase: bool = False  # the best fused note holds one of the prompt's code phrases
+    other_stack: bool = False  # it names technologies, none the notebook's (technologies.py)
     spread: float = DEFAULT_SPREAD  # about-level minus generic level here (calibration.py)
 
     @property
@@ -140,6 +144,7 @@ def judge_prompt(signals: PromptSignals, t: GateThresholds) -> PromptVerdict:
         "zscore": t.zscore_weight * signals.zscore,
         "foreign language": t.foreign_weight if signals.foreign else 0.0,
         "code phrase": t.phrase_weight if signals.phrase else 0.0,
+        "another stack": t.stack_weight if signals.other_stack else 0.0,
     }
     score = math.fsum(parts.values())
     if score >= 0:

@@ -34,6 +34,7 @@ from .gate import FITTED, GateThresholds, PromptSignals, judge_candidates, judge
 from .languages import is_foreign, prompt_language
 from .null_bank import GenericPrompts
 from .summaries import summaries_for_sources
+from .technologies import named_technologies, names_another_stack
 
 KEYWORD_K = 40
 MEANING_K = 40
@@ -144,6 +145,8 @@ def gather(
     trace = SearchTrace(keyword=keyword, reference=generic.reference)
     trace.language = prompt_language(prompt)
     trace.foreign = is_foreign(trace.language, generic.reference.languages)
+    trace.technologies = named_technologies(prompt)
+    trace.other_stack = names_another_stack(trace.technologies, generic.reference.technologies)
     trace.keyword_ms = (time.perf_counter() - started) * 1000
     embedding_started = time.perf_counter()
     query_vector = embedder.query(prompt)
@@ -287,6 +290,7 @@ def prompt_signals(
     generic: GenericMatch,
     reference: Reference,
     foreign: bool = False,
+    other_stack: bool = False,
 ) -> PromptSignals:
     top = max(candidates, key=lambda c: c.cosine, default=None)
     strongest = max(candidates, key=lambda c: c.coverage, default=None)
@@ -301,6 +305,7 @@ def prompt_signals(
         terms=len(strongest.matched_terms) if strongest else 0,
         zscore=neighbours.zscore(top_cosine) if top else 0.0,
         foreign=foreign,
+        other_stack=other_stack,
         phrase=bool(candidates) and candidates[0].phrase_rank is not None,
         spread=reference.spread,
     )
@@ -311,7 +316,12 @@ def _judge(gathered: Gathered, trace: SearchTrace, gate: GateThresholds) -> list
     its closest one); the candidate decisions read each note's best."""
     candidates = gathered.candidates
     trace.signals = prompt_signals(
-        gathered.sections, trace.neighbours, trace.generic, trace.reference, trace.foreign
+        gathered.sections,
+        trace.neighbours,
+        trace.generic,
+        trace.reference,
+        trace.foreign,
+        trace.other_stack,
     )
     trace.verdict = judge_prompt(trace.signals, gate)
     verdicts = judge_candidates([c.signals() for c in candidates], trace.verdict, gate)

@@ -283,10 +283,16 @@ function referencePoints(r, p) {
   return `This notebook: generic prompts reach ${signed(r.generic_level, 3)}, prompts about `
     + `its notes ${about} (${r.why}); languages ${r.languages.join(", ") || "not told"}; `
     + `${language}${p.foreign_language ? " — another language than the notes: no keyword "
-    + "agreement asked" : ""}.`;
+    + "agreement asked" : ""}; technologies ${technologies(r.technologies)}, the prompt names `
+    + `${p.technologies.join(", ") || "none"}${p.other_stack ? " — none of them the notebook's: "
+    + "another stack" : ""}.`;
 }
 
-const PART_NAMES = { bias: "start (bias)", margin: "margin", agreement: "agreement", zscore: "stands out (z)", "foreign language": "other language", "code phrase": "code phrase" };
+function technologies(held) {
+  return held === null ? "not measured yet" : held.join(", ") || "none";
+}
+
+const PART_NAMES = { bias: "start (bias)", margin: "margin", agreement: "agreement", zscore: "stands out (z)", "foreign language": "other language", "code phrase": "code phrase", "another stack": "another stack" };
 
 // A waterfall: each signal moves the score from the bias; the prompt passes when it ends ≥ 0.
 function scoreChart(parts, score) {

@@ -1,0 +1,52 @@
+"""Which technologies a prompt names, and which ones a notebook is about: so the gate can tell a
+question about another stack than the notes.
+
+A developer's notebook is asked about everything a developer works with. "how do I sort a
+vector in rust" shares its subject (sorting) and its trade's words with a Python notebook's
+sorting guide, and no topic signal tells the two apart; that the prompt names a language the
+notebook never writes about does (issue 23: on the eval's developer notebook the unrelated
+prompts that named another stack outnumbered the answerable ones 26 to 1). Names are matched
+as the keyword index tokenizes them, so a notebook's document counts say which it is about.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from ..index.terms import tokenize
+
+# Languages, runtimes, frameworks, data stores and tools people name in a prompt, as single
+# FTS5 tokens (lower case). Names FTS5 cannot keep whole (C#, C++, .NET) are left out rather
+# than matched by a token ("c", "net") that means nothing alone.
+NAMES = frozenset(
+    """python javascript js typescript nodejs deno rust golang java kotlin scala groovy ruby rails
+    php laravel swift perl lua haskell elixir erlang clojure dart flutter julia matlab fortran
+    cobol react vue angular svelte django flask fastapi spring csharp dotnet powershell vba
+    mysql postgres postgresql sqlite mongodb redis elasticsearch kafka docker kubernetes
+    kubectl helm terraform ansible nginx jenkins gitlab vscode android ios""".split()
+)
+# A notebook is about a technology when this share of its sections names it: a passing mention
+# (a Python guide's "JavaScript Object Notation") does not count.
+NOTEBOOK_SHARE = 0.01
+MIN_SECTIONS = 2
+
+
+def named_technologies(prompt: str) -> tuple[str, ...]:
+    """The technologies the prompt names, in prompt order."""
+    return tuple(dict.fromkeys(token for token in tokenize(prompt) if token in NAMES))
+
+
+def notebook_technologies(
+    document_counts: Callable[[Sequence[str]], tuple[int, dict[str, int]]],
+) -> tuple[str, ...]:
+    """The technologies the notebook is about, from the keyword index's document counts
+    (`Store.term_document_counts`), in name order."""
+    total, counts = document_counts(sorted(NAMES))
+    floor = max(MIN_SECTIONS, NOTEBOOK_SHARE * total)
+    return tuple(name for name in sorted(NAMES) if counts[name] >= floor)
+
+
+def names_another_stack(named: Sequence[str], held: Sequence[str] | None) -> bool:
+    """The prompt names technologies and none of them is one the notebook is about. Unknown
+    (a calibration from before this signal) counts as not."""
+    return held is not None and bool(named) and not set(named) & set(held)
