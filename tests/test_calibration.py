@@ -159,7 +159,9 @@ def test_a_notebook_of_code_notes_calibrates_without_a_language(store, embedder)
         ("TypeScript generics: Type 'K' does not satisfy the constraint", ("typescript",)),
         ("port this python script to Go, er, golang", ("python", "golang")),
         ("what's the difference between a process and a thread", ()),
-        ("c# [Flags] enum, is one flag set", ()),  # not a token FTS5 keeps: not told
+        ("c# [Flags] enum, is one flag set", ("csharp",)),  # FTS5 keeps only "c": a pattern
+        ("std::vector in C++ vs a python list", ("python", "cpp")),
+        ("is example.net down again", ()),  # a domain, not .NET
     ],
 )
 def test_the_technologies_a_prompt_names(prompt, named) -> None:
@@ -167,14 +169,20 @@ def test_the_technologies_a_prompt_names(prompt, named) -> None:
 
 
 def test_a_notebook_is_about_the_technologies_enough_of_its_sections_name() -> None:
-    counts = {"python": 400, "javascript": 3, "sqlite": 12, "rust": 0}
+    counts = {"python": 400, "javascript": 3, "sqlite": 12, "rust": 0, "c#": 50, "c++": 1}
 
     def document_counts(words):
         return 1000, {w: counts.get(w, 0) for w in words}
 
+    def literal_counts(literals):
+        return [counts.get(literal, 0) for literal in literals]
+
     # A passing mention (3 of 1,000 sections) does not make a Python notebook a JavaScript one.
-    assert notebook_technologies(document_counts) == ("python", "sqlite")
-    assert notebook_technologies(lambda words: (0, dict.fromkeys(words, 0))) == ()
+    assert notebook_technologies(document_counts, literal_counts) == ("csharp", "python", "sqlite")
+    empty = notebook_technologies(
+        lambda words: (0, dict.fromkeys(words, 0)), lambda ls: [0] * len(ls)
+    )
+    assert empty == ()
     assert names_another_stack(("rust",), ("python",))
     assert not names_another_stack(("python", "rust"), ("python",))  # porting between the two
     assert not names_another_stack((), ("python",))
@@ -194,3 +202,11 @@ def test_a_question_about_another_stack_is_told_and_shown(store, embedder, tmp_p
     assert shown["prompt"]["technologies"] == ["rust"] and shown["prompt"]["other_stack"]
     assert shown["reference_points"]["technologies"] == ["python"]
     assert ours.trace.to_json()["prompt"]["other_stack"] is False
+
+
+def test_a_notebook_about_c_sharp_is_told_from_its_text(store, embedder) -> None:
+    # FTS5 keeps only "c" of "C#": the notebook's sections are read for the literal instead.
+    text = "In C# a [Flags] enum combines values; HasFlag tells whether one is set."
+    for index in range(MIN_NOTES):
+        add_note(store, embedder, f"cs{index}", f"C# notes {index}", [("Enums", text)])
+    assert _calibrated(store, embedder).reference.technologies == ("csharp",)

@@ -5,6 +5,7 @@ a `Store`'s connection."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import apsw
@@ -53,3 +54,14 @@ def titles_with_longest_heading(db: apsw.Connection) -> list[Row]:
         "FROM notes n WHERE EXISTS (SELECT 1 FROM sections s WHERE s.instance = n.instance "
         "AND s.note_id = n.note_id) ORDER BY n.instance, n.note_id"
     ).fetchall()
+
+
+def sections_containing(db: apsw.Connection, fragments: Sequence[str]) -> list[int]:
+    """How many sections hold each literal fragment (ASCII case ignored), in the given order:
+    for names the keyword index cannot hold (C#, C++), one scan of every section's text."""
+    if not fragments:
+        return []
+    sums = ", ".join("sum(instr(lower(text), ?) > 0)" for _ in fragments)
+    row = db.execute(f"SELECT {sums} FROM sections", tuple(f.lower() for f in fragments))
+    counts = row.fetchone() or (0,) * len(fragments)
+    return [int(count or 0) for count in counts]  # sum() over no rows is NULL

@@ -57,7 +57,10 @@ def reference(
 ) -> Reference:
     """This notebook's reference points (see the module doc)."""
     languages = notebook_languages(store.term_document_counts)
-    technologies = notebook_technologies(store.term_document_counts)
+    technologies = notebook_technologies(
+        store.term_document_counts,
+        lambda literals: note_stats.sections_containing(store.db, literals),
+    )
     prompts, notes = pseudo_prompts(store)
     if notes < MIN_NOTES or not len(vectors):
         reason = f"{notes} notes (fewer than {MIN_NOTES}): shipped defaults for the about-level"

@@ -11,13 +11,13 @@ as the keyword index tokenizes them, so a notebook's document counts say which i
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 
 from ..index.terms import tokenize
 
 # Languages, runtimes, frameworks, data stores and tools people name in a prompt, as single
-# FTS5 tokens (lower case). Names FTS5 cannot keep whole (C#, C++, .NET) are left out rather
-# than matched by a token ("c", "net") that means nothing alone.
+# FTS5 tokens (lower case).
 NAMES = frozenset(
     """python javascript js typescript nodejs deno rust golang java kotlin scala groovy ruby rails
     php laravel swift perl lua haskell elixir erlang clojure dart flutter julia matlab fortran
@@ -25,6 +25,14 @@ NAMES = frozenset(
     mysql postgres postgresql sqlite mongodb redis elasticsearch kafka docker kubernetes
     kubectl helm terraform ansible nginx jenkins gitlab vscode android ios""".split()
 )
+# Names FTS5 cannot keep whole ("c#" is the token "c"): told in a prompt by a pattern, in a
+# notebook by the sections whose text holds the literal (index/note_stats.sections_containing).
+SYMBOL_NAMES: dict[str, tuple[re.Pattern[str], str]] = {
+    "csharp": (re.compile(r"(?<![\w#+])c#(?![\w#])"), "c#"),
+    "cpp": (re.compile(r"(?<![\w+])c\+\+(?![\w+])"), "c++"),
+    "fsharp": (re.compile(r"(?<![\w#])f#(?![\w#])"), "f#"),
+    "dotnet": (re.compile(r"(?<![\w.])\.net\b|\basp\.net\b"), ".net"),
+}
 # A notebook is about a technology when this share of its sections names it: a passing mention
 # (a Python guide's "JavaScript Object Notation") does not count.
 NOTEBOOK_SHARE = 0.01
@@ -32,18 +40,25 @@ MIN_SECTIONS = 2
 
 
 def named_technologies(prompt: str) -> tuple[str, ...]:
-    """The technologies the prompt names, in prompt order."""
-    return tuple(dict.fromkeys(token for token in tokenize(prompt) if token in NAMES))
+    """The technologies the prompt names: words in prompt order, then symbol names."""
+    words = [token for token in tokenize(prompt) if token in NAMES]
+    lower = prompt.lower()
+    symbols = [name for name, (pattern, _) in SYMBOL_NAMES.items() if pattern.search(lower)]
+    return tuple(dict.fromkeys(words + symbols))
 
 
 def notebook_technologies(
     document_counts: Callable[[Sequence[str]], tuple[int, dict[str, int]]],
+    literal_counts: Callable[[Sequence[str]], list[int]],
 ) -> tuple[str, ...]:
-    """The technologies the notebook is about, from the keyword index's document counts
-    (`Store.term_document_counts`), in name order."""
+    """The technologies the notebook is about, in name order: words from the keyword index's
+    document counts (`Store.term_document_counts`), symbol names from the sections holding
+    their literal (`note_stats.sections_containing`)."""
     total, counts = document_counts(sorted(NAMES))
+    literals = [literal for _, literal in SYMBOL_NAMES.values()]
+    counts |= dict(zip(SYMBOL_NAMES, literal_counts(literals), strict=True))
     floor = max(MIN_SECTIONS, NOTEBOOK_SHARE * total)
-    return tuple(name for name in sorted(NAMES) if counts[name] >= floor)
+    return tuple(name for name in sorted(counts) if counts[name] >= floor)
 
 
 def names_another_stack(named: Sequence[str], held: Sequence[str] | None) -> bool:
