@@ -56,12 +56,16 @@ def titles_with_longest_heading(db: apsw.Connection) -> list[Row]:
     ).fetchall()
 
 
-def sections_containing(db: apsw.Connection, fragments: Sequence[str]) -> list[int]:
-    """How many sections hold each literal fragment (ASCII case ignored), in the given order:
-    for names the keyword index cannot hold (C#, C++), one scan of every section's text."""
-    if not fragments:
-        return []
-    sums = ", ".join("sum(instr(lower(text), ?) > 0)" for _ in fragments)
-    row = db.execute(f"SELECT {sums} FROM sections", tuple(f.lower() for f in fragments))
-    counts = row.fetchone() or (0,) * len(fragments)
-    return [int(count or 0) for count in counts]  # sum() over no rows is NULL
+def sections_containing(
+    db: apsw.Connection, fragments: Sequence[str], at_most: int = 20_000
+) -> tuple[int, list[int]]:
+    """(sections read, how many of them hold each literal fragment, ASCII case ignored): for
+    names the keyword index cannot hold (C#, C++). Every n-th section, at most `at_most` of
+    them: a share needs no more (250,000 sections whole took 1.2 s warm, 7.7 s cold)."""
+    (total,) = db.execute("SELECT count(*) FROM sections").fetchone() or (0,)
+    step = max(1, -(-total // at_most))
+    sums = "".join(", sum(instr(lower(text), ?) > 0)" for _ in fragments)
+    query = f"SELECT count(*){sums} FROM sections WHERE id % ? = 0"
+    row = db.execute(query, (*(f.lower() for f in fragments), step)).fetchone() or (0,)
+    read, *counts = row
+    return int(read), [int(count or 0) for count in counts]  # sum() over no rows is NULL

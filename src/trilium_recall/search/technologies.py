@@ -49,16 +49,20 @@ def named_technologies(prompt: str) -> tuple[str, ...]:
 
 def notebook_technologies(
     document_counts: Callable[[Sequence[str]], tuple[int, dict[str, int]]],
-    literal_counts: Callable[[Sequence[str]], list[int]],
+    literal_counts: Callable[[Sequence[str]], tuple[int, list[int]]],
 ) -> tuple[str, ...]:
     """The technologies the notebook is about, in name order: words from the keyword index's
-    document counts (`Store.term_document_counts`), symbol names from the sections holding
-    their literal (`note_stats.sections_containing`)."""
+    document counts (`Store.term_document_counts`), symbol names from the sections (or a
+    sample of them) holding their literal (`note_stats.sections_containing`)."""
     total, counts = document_counts(sorted(NAMES))
-    literals = [literal for _, literal in SYMBOL_NAMES.values()]
-    counts |= dict(zip(SYMBOL_NAMES, literal_counts(literals), strict=True))
-    floor = max(MIN_SECTIONS, NOTEBOOK_SHARE * total)
-    return tuple(name for name in sorted(counts) if counts[name] >= floor)
+    held = [name for name in sorted(NAMES) if counts[name] >= _floor(total)]
+    read, found = literal_counts([literal for _, literal in SYMBOL_NAMES.values()])
+    held += [name for name, n in zip(SYMBOL_NAMES, found, strict=True) if n >= _floor(read)]
+    return tuple(sorted(held))
+
+
+def _floor(sections: int) -> float:
+    return max(MIN_SECTIONS, NOTEBOOK_SHARE * sections)
 
 
 def names_another_stack(named: Sequence[str], held: Sequence[str] | None) -> bool:
