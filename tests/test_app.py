@@ -150,6 +150,7 @@ def test_explain_shows_every_step(demo_engine) -> None:
         "zscore",
         "foreign language",
         "code phrase",
+        "another stack",
     }
     assert prompt["score"] == pytest.approx(sum(prompt["parts"].values()), abs=0.01)
     assert explain["closest_generic_prompt"] and -1 < explain["generic_cosine"] < 1
