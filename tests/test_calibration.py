@@ -183,6 +183,16 @@ def test_a_notebook_is_about_the_technologies_enough_of_its_sections_name() -> N
         lambda words: (0, dict.fromkeys(words, 0)), lambda ls: (0, [0] * len(ls))
     )
     assert empty == ()
+
+    def large(words):  # 50,000 sections: 200 on Rust are not a passing mention
+        return 50_000, {
+            w: {"rust": 200, "python": 30_000, "javascript": 5}.get(w, 0) for w in words
+        }
+
+    def no_symbols(literals):
+        return 50_000, [0] * len(literals)
+
+    assert notebook_technologies(large, no_symbols) == ("python", "rust")
     assert names_another_stack(("rust",), ("python",))
     assert not names_another_stack(("python", "rust"), ("python",))  # porting between the two
     assert not names_another_stack((), ("python",))

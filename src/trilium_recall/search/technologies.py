@@ -34,8 +34,11 @@ SYMBOL_NAMES: dict[str, tuple[re.Pattern[str], str]] = {
     "dotnet": (re.compile(r"(?<![\w.])\.net\b|\basp\.net\b"), ".net"),
 }
 # A notebook is about a technology when this share of its sections names it: a passing mention
-# (a Python guide's "JavaScript Object Notation") does not count.
+# (a Python guide's "JavaScript Object Notation") does not count. In a large notebook a share
+# would ask too much: SECTIONS_ENOUGH sections naming it hold material about it however many
+# others there are (a lifetime of notes with 200 sections on Rust among 50,000 is about Rust).
 NOTEBOOK_SHARE = 0.01
+SECTIONS_ENOUGH = 20
 MIN_SECTIONS = 2
 
 
@@ -62,7 +65,7 @@ def notebook_technologies(
 
 
 def _floor(sections: int) -> float:
-    return max(MIN_SECTIONS, NOTEBOOK_SHARE * sections)
+    return max(MIN_SECTIONS, min(NOTEBOOK_SHARE * sections, SECTIONS_ENOUGH))
 
 
 def names_another_stack(named: Sequence[str], held: Sequence[str] | None) -> bool:
