@@ -6,8 +6,8 @@
 - `gnucash`, `gimp`, `handbook`, `skycultures`: four notebooks from other domains
   (../shared/corpora/<name>/, see its README), each with its labelled `prompts.jsonl`;
 - `pydocs`: a developer's notebook, Python 3.11 HOWTOs and 30 library module pages, built by
-  `pydocs.py` from the python3.11-doc package into `eval/.index/pydocs_notebook/` (when absent).
-  It is one of `CORPORA` only once its labelled set `sets/pydocs.json` exists: seven until then.
+  `pydocs.py` from the python3.11-doc package into `eval/.index/pydocs_notebook/` (when absent),
+  labelled in `sets/pydocs.json`.
 
 The shared folder is `SHARED_DIR` or `shared` beside the checkout (as for the tests);
 `missing()` names what is absent so the scripts can stop with a reason.
@@ -43,7 +43,6 @@ SHARED = SHARED_DIR / "trilium"
 CORPORA_DIR = SHARED_DIR / "corpora"
 OTHER_DOMAINS = ("gnucash", "gimp", "handbook", "skycultures")
 PYDOCS_PAGE = pydocs.DOC / "library" / "os.html"  # stands for the package python3.11-doc
-PYDOCS_SET = HERE / "sets" / "pydocs.json"
 TOKEN = "eval_token"
 INSTANCE = "eval"
 
@@ -66,8 +65,7 @@ LOADERS: dict[str, Callable[[FakeTrilium], None]] = {
     },
     "pydocs": lambda fake: fake.load_notebook_dir(pydocs_notebook()),
 }
-# pydocs joins the runs once its labelled set is written; until then they are unchanged.
-CORPORA = tuple(name for name in LOADERS if name != "pydocs" or PYDOCS_SET.is_file())
+CORPORA = tuple(LOADERS)
 
 
 def missing() -> list[str]:
@@ -77,7 +75,7 @@ def missing() -> list[str]:
     for name in OTHER_DOMAINS:
         needed += [CORPORA_DIR / name / "notebook.json", CORPORA_DIR / name / "prompts.jsonl"]
     absent = [str(path) for path in needed if not path.is_file()]
-    if "pydocs" in CORPORA and not PYDOCS_PAGE.is_file():
+    if not PYDOCS_PAGE.is_file():
         absent.append(f"{PYDOCS_PAGE} (apt-get install python3.11-doc)")
     return absent
 

@@ -100,15 +100,13 @@ def last_calibration(
         if row is None:
             return None
         snippets = int(row.pop("snippets"))  # type: ignore[call-overload]
-        held = row.get("technologies")  # None in a row from before technologies.py
-        kept = Reference(
-            **{  # type: ignore[arg-type]
-                **row,
-                "languages": tuple(row["languages"]),  # type: ignore[arg-type]
-                "technologies": None if held is None else tuple(held),  # type: ignore[arg-type]
-            }
+        kept = Reference(**{**row, "languages": tuple(row["languages"])})  # type: ignore[arg-type]
+        held = kept.technologies  # a list from JSON; None in a row from before technologies.py
+        points = dataclasses.replace(
+            kept,
+            technologies=None if held is None else tuple(held),
+            reason=f"kept from the last calibration: {kept.reason}",
         )
     except (KeyError, TypeError, ValueError):  # a row this code cannot read: measure again
         return None
-    points = dataclasses.replace(kept, reason=f"kept from the last calibration: {kept.reason}")
     return GenericPrompts(generic.prompts, generic.vectors, points.generic_level, points), snippets
