@@ -1,0 +1,174 @@
+"""Would another prompt signal help the gate decide? Candidates the product does not compute.
+
+Issue 23 asks for a decision that tells a prompt the notes answer from one that only shares
+their subject. Each candidate below is added to the shipped gate's features and the logistic
+weights refitted leave-one-corpus-out, the bias at the shipped training silence (0.94, what the
+inner folds chose); mean held-out share of answerable prompts passed (of those the gate-open
+ranking finds) and of unrelated ones kept silent, then the same with each held-out corpus given
+its own best threshold (an oracle: how well the score *orders* prompts, free of where the line
+falls). A signal worth building moves both.
+
+- `heading twin`: the prompt's query–query cosine to the nearest heading path of the notes
+  ("title: heading", embedded as a query), less its cosine to the closest generic prompt;
+- `bank twin`: the prompt's best cosine into the notes less what its five closest generic
+  prompts reach there (is the notebook nearer the prompt than to chatter like it?);
+- `unknown words`: the share of the prompt's keyword weight no section holds;
+- `top gap`: the best note's cosine less the second's;
+- `fused top`: the best note's fused score;
+- `windows` (with --windows, ~10 min): the least margin over 6-word windows of a long prompt
+  (does every part of it stand closer to the notes than to chatter?).
+
+    python eval/signal_trials.py [--windows]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import statistics
+
+import evaluate
+import numpy as np
+from evaluate import Corpus, load_all, opened, product
+from fit import Variant, features, logistic
+
+from trilium_recall.search.gate import FITTED, SPREAD_UNIT
+from trilium_recall.search.triage import triage
+
+TRAIN_SILENCE = 0.94
+ORACLE_SILENCES = (0.90, 0.92, 0.94, 0.96)
+WINDOW_WORDS, WINDOW_STEP = 6, 3
+
+
+def heading_vectors(corpus: Corpus) -> np.ndarray:
+    with corpus.store.atomic() as db:
+        ids = [row[0] for row in db.execute("SELECT id FROM sections")]
+    texts = {
+        h.title if not h.heading or h.heading == h.title else f"{h.title}: {h.heading}"
+        for h in corpus.store.section_hits(ids).values()
+    }
+    return evaluate.EMBEDDER.queries(sorted(texts))
+
+
+def windows(text: str) -> list[str]:
+    words = text.split()
+    if len(words) <= WINDOW_WORDS + WINDOW_STEP:
+        return [text]
+    starts = list(range(0, len(words) - WINDOW_WORDS + 1, WINDOW_STEP))
+    if starts[-1] + WINDOW_WORDS < len(words):
+        starts.append(len(words) - WINDOW_WORDS)
+    return [" ".join(words[s : s + WINDOW_WORDS]) for s in starts]
+
+
+def least_window_margin(corpus: Corpus, text: str) -> float:
+    reference = corpus.generic.reference
+    margins = []
+    for vector in evaluate.EMBEDDER.queries(windows(text)):
+        found = corpus.store.vectors.search(vector, 10, corpus.store.exact_vectors)
+        top = max((m.cosine for m in found.hits), default=-1.0)
+        margin = top - corpus.generic.closest(vector).cosine - reference.generic_level
+        margins.append(margin / reference.spread * SPREAD_UNIT)
+    return min(margins)
+
+
+Row = tuple[int, bool, list[float], list[float]]
+
+
+def candidate_signals(corpus: Corpus, with_windows: bool) -> list[Row]:
+    """(answerable?, found with the gate open?, shipped features, candidates) per prompt."""
+    ranking = Variant.NEW.ranking
+    searched = corpus.gather(ranking)
+    ceiling = product(opened(FITTED), ranking)
+    headings = heading_vectors(corpus)
+    bank = corpus.generic.vectors
+    bank_best = corpus.store.vectors.best_cosines(bank, corpus.store.exact_vectors)
+    sections = corpus.store._section_count()
+    absent_idf = math.log((sections + 1) / 0.5)
+    rows = []
+    for label, items in ((1, corpus.answerable), (0, corpus.unrelated)):
+        for item in items:
+            if item["prompt"] not in searched:
+                continue
+            gathered, signals = searched[item["prompt"]], corpus.signals(item, ranking)
+            text = triage(item["prompt"]).text
+            query = evaluate.EMBEDDER.query(text)
+            keyword = gathered.trace.keyword
+            weight = sum(keyword.idf.values()) or 1.0
+            unknown = sum(v for v in keyword.idf.values() if v >= absent_idf - 1e-9) / weight
+            cosines = sorted((c.cosine for c in gathered.candidates), reverse=True) + [-1.0] * 2
+            twins = np.argsort(-(bank @ query))[:5]
+            extra = [
+                float((headings @ query).max()) - signals.generic_cosine,
+                signals.top_cosine - float(bank_best[twins].mean()),
+                unknown,
+                cosines[0] - cosines[1],
+                gathered.candidates[0].score if gathered.candidates else 0.0,
+            ]
+            if with_windows:
+                extra.append(least_window_margin(corpus, text))
+            top3 = set(ceiling(corpus, item["prompt"])[:3])
+            found = label == 0 or bool(top3 & set(item["expected"]))
+            rows.append((label, found, features(signals, FITTED, Variant.NEW), extra))
+    return rows
+
+
+def held_out(x: np.ndarray, y: np.ndarray, found: np.ndarray, corpus: np.ndarray) -> list[str]:
+    """Mean held-out (passed, silent) at the training silence, then with oracle thresholds."""
+    scores, at_training = {}, []
+    for name in dict.fromkeys(corpus):
+        train, test = corpus != name, corpus == name
+        weights, bias = logistic(x[train], y[train])
+        scores[name] = x @ weights + bias
+        line = np.quantile(scores[name][train & (y == 0)], TRAIN_SILENCE)
+        spoke = scores[name] >= line
+        answerable, unrelated = test & (y == 1) & found, test & (y == 0)
+        at_training.append((spoke[answerable].mean(), 1 - spoke[unrelated].mean()))
+    cells = [_pair(at_training)]
+    for silence in ORACLE_SILENCES:
+        pairs = []
+        for name, score in scores.items():
+            test = corpus == name
+            spoke = score >= np.quantile(score[test & (y == 0)], silence)
+            answerable, unrelated = test & (y == 1) & found, test & (y == 0)
+            pairs.append((spoke[answerable].mean(), 1 - spoke[unrelated].mean()))
+        cells.append(_pair(pairs))
+    return cells
+
+
+def _pair(pairs: list[tuple[float, float]]) -> str:
+    passed = statistics.fmean(p for p, _ in pairs)
+    silent = statistics.fmean(s for _, s in pairs)
+    return f"{passed:.3f} / {silent:.3f}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--windows", action="store_true", help="also the 6-word windows")
+    args = parser.parse_args()
+    corpora = load_all()
+    rows: list[Row] = []
+    names: list[str] = []
+    for name, corpus in corpora.items():
+        measured = candidate_signals(corpus, args.windows)
+        rows += measured
+        names += [name] * len(measured)
+    y = np.array([r[0] for r in rows])
+    found = np.array([r[1] for r in rows])
+    shipped = np.array([r[2] for r in rows])
+    candidates = np.array([r[3] for r in rows])
+    corpus = np.array(names)
+    extras = ["heading twin", "bank twin", "unknown words", "top gap", "fused top"]
+    extras += ["windows"] if args.windows else []
+    oracle = " | ".join(f"oracle {s:.2f}" for s in ORACLE_SILENCES)
+    print(f"| features | at training silence {TRAIN_SILENCE} | {oracle} |")
+    print("|---|" + "---|" * (1 + len(ORACLE_SILENCES)))
+    print("| shipped | " + " | ".join(held_out(shipped, y, found, corpus)) + " |")
+    for n, extra in enumerate(extras):
+        chosen = np.c_[shipped, candidates[:, n]]
+        print(f"| + {extra} | " + " | ".join(held_out(chosen, y, found, corpus)) + " |")
+    every = np.c_[shipped, candidates]
+    print("| + all of them | " + " | ".join(held_out(every, y, found, corpus)) + " |")
+
+
+if __name__ == "__main__":
+    main()
