@@ -52,6 +52,14 @@ class Clock:
         return time.time() + self.offset
 
 
+def retry_after_fits(response: httpx.Response, drain_seconds: float, since: float) -> bool:
+    """Whether a 429's Retry-After is a full drain less what drained since the first counted
+    request (made after `since`, a time.time() reading): on a busy machine the requests that
+    filled the bucket take seconds, and the bucket drains meanwhile."""
+    elapsed = time.time() - since
+    return drain_seconds - elapsed <= int(response.headers["retry-after"]) <= drain_seconds
+
+
 @dataclass
 class Engine:
     url: str
