@@ -34,6 +34,7 @@ class FaultyTrilium(EditableTrilium):
         self.path_faults: dict[str, Reply] = {}  # this reply for this path, authenticated or not
         self.app_version = str(APP_INFO[self.version]["appVersion"])  # app-info's appVersion
         self.requests: list[tuple[str, str]] = []
+        self.holding = 0  # requests waiting out `delay` right now
         self._blobless: set[str] = set()
         self._log_lock = threading.Lock()
         self._stopping = threading.Event()
@@ -53,7 +54,7 @@ class FaultyTrilium(EditableTrilium):
     def respond(self, method: str, target: str, authorization: str | None) -> Reply | None:
         with self._log_lock:
             self.requests.append((method, target))
-        if self.delay and self._stopping.wait(self.delay):
+        if self.delay and self._held(self.delay):
             return None
         if self.fail_status is not None:
             return error_reply(self.fail_status, "FAKE_FAILURE", "Injected failure.")
@@ -64,6 +65,16 @@ class FaultyTrilium(EditableTrilium):
             return self.path_faults[path]
         reply = super().respond(method, target, authorization)
         return self._without_blob_ids(reply) if reply and self._blobless else reply
+
+    def _held(self, seconds: float) -> bool:
+        """Wait `seconds` before answering; True when stop() came first (drop the request)."""
+        with self._log_lock:
+            self.holding += 1
+        try:
+            return self._stopping.wait(seconds)
+        finally:
+            with self._log_lock:
+                self.holding -= 1
 
     def _app_info(self) -> dict[str, Any]:
         return {**super()._app_info(), "appVersion": self.app_version}
