@@ -108,6 +108,18 @@ def recall(engine: DemoEngine, session_id: str) -> dict[str, Any]:
     return answer.json()
 
 
+def engine_activity(engine: DemoEngine, session_id: str) -> list[dict[str, Any]]:
+    """The engine's activity log for one session (GET /ui/activity), newest first."""
+    answer = httpx.get(
+        f"{engine.url}/ui/activity",
+        params={"session": session_id},
+        headers=engine.headers,
+        timeout=10,
+    )
+    answer.raise_for_status()
+    return answer.json()["entries"]
+
+
 def text_of(content: str | list[dict[str, Any]]) -> str:
     if isinstance(content, str):
         return content
@@ -137,7 +149,10 @@ def test_recalled_passage_reaches_the_model(
     messages = prompt_request(messages_api)["messages"]
     with_prompt = [i for i, m in enumerate(messages) if PROMPT in text_of(m["content"])]
     with_marker = [i for i, m in enumerate(messages) if MARKER in text_of(m["content"])]
-    assert len(with_prompt) == 1 and len(with_marker) == 1
+    # Claude Code drops a hook answer that comes after the hook's timeout: on a failure, what
+    # the engine logged for this session tells a slow answer from a wrong one.
+    activity = engine_activity(demo_engine, result["session_id"])
+    assert len(with_prompt) == 1 and len(with_marker) == 1, activity
     [prompt_at], [context_at] = with_prompt, with_marker
     assert messages[prompt_at]["role"] == "user"
     # Claude Code 2.1.197 sends hook context as a system message after the prompt, ending with
