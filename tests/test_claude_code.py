@@ -152,7 +152,7 @@ def test_recalled_passage_reaches_the_model(
     # Claude Code drops a hook answer that comes after the hook's timeout: on a failure, what
     # the engine logged for this session tells a slow answer from a wrong one.
     activity = engine_activity(demo_engine, result["session_id"])
-    assert len(with_prompt) == 1 and len(with_marker) == 1, activity
+    assert len(with_prompt) == 1 and len(with_marker) == 1, json.dumps(activity)
     [prompt_at], [context_at] = with_prompt, with_marker
     assert messages[prompt_at]["role"] == "user"
     # Claude Code 2.1.197 sends hook context as a system message after the prompt, ending with
