@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import os
 import re
+import time
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import apsw
 import numpy as np
@@ -22,6 +25,9 @@ from trilium_recall.notes.records import NoteRecord, SectionInput, SnippetInput,
 from trilium_recall.notes.sections import Section
 from trilium_recall.notes.snippets import split_snippets
 from trilium_recall.search.gate import FITTED
+
+if TYPE_CHECKING:  # the engine's imports are heavy; most tests never start one
+    from trilium_recall.server.engine import Engine
 
 # The `engine` and `client` fixtures of the auth tests (a served app, an OAuth client).
 pytest_plugins = ["auth_flow"]
@@ -123,6 +129,20 @@ OPEN = replace(FITTED, bias=100.0, neighbour_cosine_gap=1.0)
 @pytest.fixture
 def embedder() -> HashEmbedder:
     return HashEmbedder()
+
+
+async def health_when(
+    engine: Engine, predicate: Callable[[dict], bool], timeout: float = 30
+) -> dict:
+    """An in-process engine's health once `predicate` holds for it (polled; TimeoutError with
+    the last health after `timeout` seconds)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        health = engine.health()
+        if predicate(health):
+            return health
+        await asyncio.sleep(0.05)
+    raise TimeoutError(engine.health())
 
 
 def make_settings(data_dir: Path, **overrides: object) -> Settings:

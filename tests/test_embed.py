@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import time
 
 import numpy as np
 import pytest
 from pydantic import SecretStr
 
-from conftest import make_settings
+from conftest import health_when, make_settings
 from standin_edits import EditableTrilium
 from trilium_recall.config import Instance
 from trilium_recall.index import embed
@@ -85,10 +84,7 @@ async def test_the_engine_embeds_a_prompt_on_one_thread_while_it_answers_another
     engine = engine_module.Engine(settings)  # no embedder given: the engine's own model
     await engine.start()
     try:
-        deadline = time.monotonic() + 120
-        while engine.health()["status"] != "ok":
-            assert time.monotonic() < deadline, engine.health()
-            await asyncio.sleep(0.05)
+        await health_when(engine, lambda health: health["status"] == "ok", 120)
         sizes.clear()
         first = asyncio.create_task(engine.recall(RecallRequest(PROMPTS[0])))
         assert await asyncio.to_thread(parked.wait, 60)

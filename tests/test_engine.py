@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import time
 from collections.abc import AsyncIterator
 
 from pydantic import SecretStr
 
-from conftest import OPEN, HashEmbedder, add_note, make_settings
+from conftest import OPEN, HashEmbedder, add_note, health_when, make_settings
 from standin_edits import EditableTrilium
 from trilium_recall.config import Instance, Settings
 from trilium_recall.index.store import Store
@@ -26,16 +24,6 @@ def _trilium(token: str, title: str, text: str) -> EditableTrilium:
     return fake
 
 
-async def _wait(engine: Engine, predicate, timeout: float = 30) -> dict:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        health = engine.health()
-        if predicate(health):
-            return health
-        await asyncio.sleep(0.05)
-    raise TimeoutError(engine.health())
-
-
 async def test_two_instances_sync_search_and_fail_independently(tmp_path) -> None:
     work = _trilium("work_token", "Deploy runbook", "kubectl rollout restart for the api")
     home = _trilium("home_token", "Garden", "tomatoes need six hours of sun")
@@ -47,7 +35,7 @@ async def test_two_instances_sync_search_and_fail_independently(tmp_path) -> Non
     engine = Engine(settings, embedder=HashEmbedder(), gate=OPEN)
     await engine.start()
     try:
-        health = await _wait(engine, lambda h: h["status"] == "ok")
+        health = await health_when(engine, lambda h: h["status"] == "ok")
         assert {n: health["instances"][n]["notes"] for n in ("work", "home")} == {
             "work": 1,
             "home": 1,
@@ -62,10 +50,10 @@ async def test_two_instances_sync_search_and_fail_independently(tmp_path) -> Non
         assert only_home.passages[0].url == f"{home.url()}/#root/noteAAAAAAAA"
 
         home.stop()  # one instance down: that one degrades, the other keeps syncing
-        down = await _wait(engine, lambda h: h["instances"]["home"]["error"] is not None)
+        down = await health_when(engine, lambda h: h["instances"]["home"]["error"] is not None)
         assert down["status"] == "degraded" and down["instances"]["work"]["error"] is None
         work.set_content("noteAAAAAAAA", "<p>helm rollback to revision 41</p>")
-        await _wait(engine, lambda h: _has(engine, "helm rollback revision"))
+        await health_when(engine, lambda h: _has(engine, "helm rollback revision"))
         still = await engine.recall(RecallRequest("tomatoes sun", instance="home"))
         assert [p.title for p in still.passages] == ["Garden"]  # the last index keeps serving
     finally:
@@ -95,11 +83,11 @@ async def test_a_restart_reads_the_reference_points_the_last_calibration_kept(tm
     settings = make_settings(tmp_path, instances={"work": instance}, tick_seconds=0.2)
     try:
         async with _running(settings) as first:
-            await _wait(first, lambda h: h["status"] == "ok")
+            await health_when(first, lambda h: h["status"] == "ok")
             measured = _reference(first)
             assert not measured.reason.startswith("kept")
         async with _running(settings) as again:
-            await _wait(again, lambda h: h["status"] == "ok")
+            await health_when(again, lambda h: h["status"] == "ok")
             kept = _reference(again)
             assert kept.reason == f"kept from the last calibration: {measured.reason}"
             assert (kept.generic_level, kept.about_level) == (
@@ -114,7 +102,7 @@ async def test_a_restart_reads_the_reference_points_the_last_calibration_kept(tm
         trilium.stop()
         async with _running(settings) as third:
             assert _reference(third).reason.startswith("kept from the last calibration")
-            await _wait(third, lambda h: not _reference(third).reason.startswith("kept"))
+            await health_when(third, lambda h: not _reference(third).reason.startswith("kept"))
     finally:
         trilium.stop()
 
