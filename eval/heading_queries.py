@@ -23,6 +23,7 @@ import numpy as np
 from evaluate import Corpus, fit, load_all, opened, product, score
 from fit import Variant
 
+from trilium_recall.notes.records import SectionHit
 from trilium_recall.search import hybrid
 from trilium_recall.search.gate import FITTED
 from trilium_recall.search.hybrid import Gathered, best_per_note
@@ -32,34 +33,41 @@ WEIGHTS = (0.0, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0)
 HEADING_K = 40  # as deep as the keyword and meaning rankings
 
 
-def heading_ranks(corpus: Corpus) -> dict[str, dict[int, int]]:
-    """Per searched prompt: section id → its rank by the heading path's query–query cosine."""
+def every_section(corpus: Corpus) -> dict[int, SectionHit]:
     with corpus.store.atomic() as db:
-        hits = corpus.store.section_hits([row[0] for row in db.execute("SELECT id FROM sections")])
+        ids = [row[0] for row in db.execute("SELECT id FROM sections")]
+    return corpus.store.section_hits(ids)
+
+
+def heading_text(hit: SectionHit) -> str:
+    """What a person would call the section: its note's title and its heading path."""
+    if not hit.heading or hit.heading == hit.title:
+        return hit.title
+    return f"{hit.title}: {hit.heading}"
+
+
+def heading_rankings(corpus: Corpus) -> dict[str, list[int]]:
+    """Per searched prompt: the HEADING_K section ids best by their heading's query–query
+    cosine, best first."""
+    hits = every_section(corpus)
     ids = list(hits)
-    texts = [
-        h.title if not h.heading or h.heading == h.title else f"{h.title}: {h.heading}"
-        for h in hits.values()
-    ]
-    unique = sorted(set(texts))
-    vectors = evaluate.EMBEDDER.queries(unique)
+    texts = [heading_text(hit) for hit in hits.values()]
+    unique = sorted(set(texts))  # a heading path shared by several sections is embedded once
     row_of = {text: i for i, text in enumerate(unique)}
-    matrix = vectors[[row_of[t] for t in texts]]
-    ranks = {}
+    matrix = evaluate.EMBEDDER.queries(unique)[[row_of[t] for t in texts]]
+    rankings = {}
     for prompt in corpus.gather(Variant.NEW.ranking):
         cosines = matrix @ evaluate.EMBEDDER.query(triage(prompt).text)
-        top = np.argsort(-cosines, kind="stable")[:HEADING_K]
-        ranks[prompt] = {ids[i]: rank for rank, i in enumerate(top, start=1)}
-    return ranks
+        rankings[prompt] = [ids[i] for i in np.argsort(-cosines, kind="stable")[:HEADING_K]]
+    return rankings
 
 
-def refused(gathered: Gathered, ranks: dict[int, int], weight: float) -> Gathered:
-    """The same search with the heading ranking added to each section's fused score."""
+def with_heading_ranking(gathered: Gathered, ranked: list[int], weight: float) -> Gathered:
+    """The same search with the heading ranking fused in at `weight` (the product's RRF)."""
+    added = hybrid.rrf([(ranked, weight)])
     sections = []
     for c in gathered.sections:
-        fused = c.fused + (
-            weight / (hybrid.RRF_K + ranks[c.hit.section_id]) if c.hit.section_id in ranks else 0
-        )
+        fused = c.fused + added.get(c.hit.section_id, 0.0)
         sections.append(replace(c, fused=fused, score=fused * c.weight))
     sections.sort(key=lambda c: -c.score)
     return replace(gathered, sections=sections, candidates=best_per_note(sections))
@@ -69,12 +77,15 @@ def main() -> None:
     corpora = load_all()
     ranking = Variant.NEW.ranking
     shipped = {name: dict(c.gather(ranking)) for name, c in corpora.items()}
-    ranks = {name: heading_ranks(c) for name, c in corpora.items()}
+    rankings = {name: heading_rankings(c) for name, c in corpora.items()}
 
     def use(weight: float) -> None:
+        """Every corpus's searches re-fused at `weight`, put where evaluate.py's fitting and
+        scoring read them (each corpus's searches by ranking)."""
         for name, c in corpora.items():
             c.gathered[ranking] = {
-                p: refused(g, ranks[name][p], weight) for p, g in shipped[name].items()
+                p: with_heading_ranking(g, rankings[name][p], weight)
+                for p, g in shipped[name].items()
             }
 
     ceiling: dict[float, dict[str, float]] = {}

@@ -24,13 +24,13 @@ falls). A signal worth building moves both.
 from __future__ import annotations
 
 import argparse
-import math
 import statistics
 
 import evaluate
 import numpy as np
 from evaluate import Corpus, load_all, opened, product
 from fit import Variant, features, logistic
+from heading_queries import every_section, heading_text
 
 from trilium_recall.search.gate import FITTED, SPREAD_UNIT
 from trilium_recall.search.triage import triage
@@ -41,12 +41,7 @@ WINDOW_WORDS, WINDOW_STEP = 6, 3
 
 
 def heading_vectors(corpus: Corpus) -> np.ndarray:
-    with corpus.store.atomic() as db:
-        ids = [row[0] for row in db.execute("SELECT id FROM sections")]
-    texts = {
-        h.title if not h.heading or h.heading == h.title else f"{h.title}: {h.heading}"
-        for h in corpus.store.section_hits(ids).values()
-    }
+    texts = {heading_text(hit) for hit in every_section(corpus).values()}
     return evaluate.EMBEDDER.queries(sorted(texts))
 
 
@@ -82,8 +77,6 @@ def candidate_signals(corpus: Corpus, with_windows: bool) -> list[Row]:
     headings = heading_vectors(corpus)
     bank = corpus.generic.vectors
     bank_best = corpus.store.vectors.best_cosines(bank, corpus.store.exact_vectors)
-    sections = corpus.store._section_count()
-    absent_idf = math.log((sections + 1) / 0.5)
     rows = []
     for label, items in ((1, corpus.answerable), (0, corpus.unrelated)):
         for item in items:
@@ -93,8 +86,8 @@ def candidate_signals(corpus: Corpus, with_windows: bool) -> list[Row]:
             text = triage(item["prompt"]).text
             query = evaluate.EMBEDDER.query(text)
             keyword = gathered.trace.keyword
-            weight = sum(keyword.idf.values()) or 1.0
-            unknown = sum(v for v in keyword.idf.values() if v >= absent_idf - 1e-9) / weight
+            _, counts = corpus.store.term_document_counts(keyword.terms)
+            unknown = keyword.coverage([t for t in keyword.terms if not counts[t]])
             cosines = sorted((c.cosine for c in gathered.candidates), reverse=True) + [-1.0] * 2
             twins = np.argsort(-(bank @ query))[:5]
             extra = [
