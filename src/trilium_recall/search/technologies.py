@@ -57,8 +57,9 @@ def notebook_technologies(
     """The technologies the notebook is about, in name order: words from the keyword index's
     document counts (`Store.term_document_counts`), symbol names from the sections (or a
     sample of them) holding their literal (`note_stats.sections_containing`)."""
-    total, counts = document_counts(sorted(NAMES))
-    held = [name for name in sorted(NAMES) if counts[name] >= _floor(total)]
+    names = sorted(NAMES)
+    total, counts = document_counts(names)
+    held = [name for name in names if counts[name] >= _floor(total)]
     read, found = literal_counts([literal for _, literal in SYMBOL_NAMES.values()])
     held += [name for name, n in zip(SYMBOL_NAMES, found, strict=True) if n >= _floor(read)]
     return tuple(sorted(held))
