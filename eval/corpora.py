@@ -7,7 +7,9 @@
   (../shared/corpora/<name>/, see its README), each with its labelled `prompts.jsonl`;
 - `pydocs`: a developer's notebook, Python 3.11 HOWTOs and 30 library module pages, built by
   `pydocs.py` from the python3.11-doc package into `eval/.index/pydocs_notebook/` (when absent),
-  labelled in `sets/pydocs.json`.
+  labelled in `sets/pydocs.json`;
+- `nodedocs`: a second developer's notebook, 30 pages of the Node.js 18 API docs, built by
+  `nodedocs.py` from the nodejs-doc package the same way, labelled in `sets/nodedocs.json`.
 
 The shared folder is `SHARED_DIR` or `shared` beside the checkout (as for the tests);
 `missing()` names what is absent so the scripts can stop with a reason.
@@ -24,6 +26,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import nodedocs
 import pydocs
 from pydantic import SecretStr
 
@@ -42,17 +45,21 @@ SHARED_DIR = Path(os.environ.get("SHARED_DIR") or HERE.parents[1] / "shared")
 SHARED = SHARED_DIR / "trilium"
 CORPORA_DIR = SHARED_DIR / "corpora"
 OTHER_DOMAINS = ("gnucash", "gimp", "handbook", "skycultures")
-PYDOCS_PAGE = pydocs.DOC / "library" / "os.html"  # stands for the package python3.11-doc
+# One file standing for each documentation package, with the command that installs it.
+PACKAGES = {
+    pydocs.DOC / "library" / "os.html": "apt-get install python3.11-doc",
+    nodedocs.DOC / "fs.md.gz": "apt-get install nodejs-doc",
+}
 TOKEN = "eval_token"
 INSTANCE = "eval"
 
 
-def pydocs_notebook() -> Path:
-    """The pydocs notebook folder, built from the documentation package on first use (delete
-    the folder to rebuild it after changing pydocs.py)."""
-    if not (pydocs.OUT / "notebook.json").is_file():
-        pydocs.write_notebook(pydocs.OUT)
-    return pydocs.OUT
+def built(out: Path, write: Callable[[Path], object]) -> Path:
+    """A documentation notebook's folder, written by `write` on first use (delete the folder to
+    rebuild it after changing its builder)."""
+    if not (out / "notebook.json").is_file():
+        write(out)
+    return out
 
 
 LOADERS: dict[str, Callable[[FakeTrilium], None]] = {
@@ -63,7 +70,8 @@ LOADERS: dict[str, Callable[[FakeTrilium], None]] = {
         name: (lambda fake, name=name: fake.load_notebook_dir(CORPORA_DIR / name))
         for name in OTHER_DOMAINS
     },
-    "pydocs": lambda fake: fake.load_notebook_dir(pydocs_notebook()),
+    "pydocs": lambda fake: fake.load_notebook_dir(built(pydocs.OUT, pydocs.write_notebook)),
+    "nodedocs": lambda fake: fake.load_notebook_dir(built(nodedocs.OUT, nodedocs.write_notebook)),
 }
 CORPORA = tuple(LOADERS)
 
@@ -75,8 +83,7 @@ def missing() -> list[str]:
     for name in OTHER_DOMAINS:
         needed += [CORPORA_DIR / name / "notebook.json", CORPORA_DIR / name / "prompts.jsonl"]
     absent = [str(path) for path in needed if not path.is_file()]
-    if not PYDOCS_PAGE.is_file():
-        absent.append(f"{PYDOCS_PAGE} (apt-get install python3.11-doc)")
+    absent += [f"{page} ({command})" for page, command in PACKAGES.items() if not page.is_file()]
     return absent
 
 

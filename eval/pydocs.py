@@ -403,12 +403,13 @@ def notebook(doc: Path = DOC) -> Note:
 # ---------------------------------------------------------------- the notebook folder
 
 
-def manifest(top: Note) -> list[tuple[dict, str, int]]:
-    """(notebook.json entry, body, depth) of every note, numbered depth-first, parents first."""
+def manifest(top: Note, prefix: str = PREFIX) -> list[tuple[dict, str, int]]:
+    """(notebook.json entry, body, depth) of every note, numbered depth-first, parents first:
+    `<prefix>_0001`, …"""
     rows: list[tuple[dict, str, int]] = []
 
     def visit(note: Note, parent: str, depth: int) -> None:
-        note_id = f"{PREFIX}_{len(rows) + 1:04d}"
+        note_id = f"{prefix}_{len(rows) + 1:04d}"
         stem = re.sub(r"[^a-z0-9]+", "-", note.slug.lower()).strip("-")[:60] or "note"
         entry = {
             "id": note_id,
@@ -430,8 +431,12 @@ def manifest(top: Note) -> list[tuple[dict, str, int]]:
 
 
 def write_notebook(target: Path = OUT, doc: Path = DOC) -> list[tuple[dict, str, int]]:
+    """Rewrite `target` from scratch with the Python notebook."""
+    return write_folder(target, manifest(notebook(doc)))
+
+
+def write_folder(target: Path, rows: list[tuple[dict, str, int]]) -> list[tuple[dict, str, int]]:
     """Rewrite `target` from scratch: notebook.json and one HTML file a note."""
-    rows = manifest(notebook(doc))
     if target.exists():
         shutil.rmtree(target)
     (target / "notes").mkdir(parents=True)
