@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 from markdown_it import MarkdownIt
-from pydocs import MAX_WORDS, MIN_SPLIT_WORDS, Note, manifest, tree_listing, words, write_folder
+from pydocs import MAX_WORDS, MIN_SPLIT_WORDS, Note, manifest, report, words, write_folder
 
 HERE = Path(__file__).resolve().parent
 DOC = Path("/usr/share/doc/nodejs/api")
@@ -92,6 +92,8 @@ def plain_title(heading: str) -> str:
 
 
 def page_note(page: str) -> Note:
+    """One page; over MAX_WORDS its `##` sections of MIN_SPLIT_WORDS or more become child
+    notes, in document order."""
     source = COMMENT.sub("", gzip.decompress((DOC / f"{page}.md.gz").read_bytes()).decode())
     title, head, sections = split_h2(source)
     links = "\n".join(
@@ -124,10 +126,7 @@ def write_notebook(target: Path = OUT) -> list[tuple[dict, str, int]]:
 
 def main(argv: list[str]) -> None:
     target = Path(argv[0]) if argv else OUT
-    rows = write_notebook(target)
-    total = sum(words(body) for _, body, _ in rows)
-    print("\n".join(tree_listing(rows)))
-    print(f"{len(rows)} notes, {total} words → {target}", file=sys.stderr)
+    report(write_notebook(target), target)
 
 
 if __name__ == "__main__":

@@ -456,12 +456,16 @@ def tree_listing(rows: list[tuple[dict, str, int]]) -> list[str]:
     ]
 
 
-def main(argv: list[str]) -> None:
-    target = Path(argv[0]) if argv else OUT
-    rows = write_notebook(target)
+def report(rows: list[tuple[dict, str, int]], target: Path) -> None:
+    """The note tree on stdout, the totals on stderr."""
     total = sum(words(body) for _, body, _ in rows)
     print("\n".join(tree_listing(rows)))
     print(f"{len(rows)} notes, {total} words → {target}", file=sys.stderr)
+
+
+def main(argv: list[str]) -> None:
+    target = Path(argv[0]) if argv else OUT
+    report(write_notebook(target), target)
 
 
 if __name__ == "__main__":
