@@ -9,7 +9,8 @@
   `pydocs.py` from the python3.11-doc package into `eval/.index/pydocs_notebook/` (when absent),
   labelled in `sets/pydocs.json`;
 - `nodedocs`: a second developer's notebook, 30 pages of the Node.js 18 API docs, built by
-  `nodedocs.py` from the nodejs-doc package the same way, labelled in `sets/nodedocs.json`.
+  `nodedocs.py` from the nodejs-doc package (unpacked) the same way, labelled in
+  `sets/nodedocs.json`.
 
 The shared folder is `SHARED_DIR` or `shared` beside the checkout (as for the tests);
 `missing()` names what is absent so the scripts can stop with a reason.
@@ -48,7 +49,9 @@ OTHER_DOMAINS = ("gnucash", "gimp", "handbook", "skycultures")
 # One file standing for each documentation package, with the command that installs it.
 PACKAGES = {
     pydocs.DOC / "library" / "os.html": "apt-get install python3.11-doc",
-    nodedocs.DOC / "fs.md.gz": "apt-get install nodejs-doc",
+    nodedocs.DOC / "fs.md.gz": (
+        "apt-get download nodejs-doc && dpkg-deb -x nodejs-doc_*.deb eval/.index/nodejs-doc"
+    ),
 }
 TOKEN = "eval_token"
 INSTANCE = "eval"

@@ -2,8 +2,13 @@
 
 A JavaScript notebook beside `pydocs` (Python), so that the coding case has two corpora and
 either can be held out with the other still among the fitted ones. Reads the Markdown sources
-that Debian's `nodejs-doc` installs (`/usr/share/doc/nodejs/api/<page>.md.gz`), renders them
-with markdown-it-py (installed with rich) and writes a notebook folder to
+of Debian's `nodejs-doc` 18 (`usr/share/doc/nodejs/api/<page>.md.gz`) unpacked, not installed,
+into `eval/.index/nodejs-doc/` (installing it would remove a NodeSource `nodejs` package, which
+ships other docs at the same path):
+
+    apt-get download nodejs-doc && dpkg-deb -x nodejs-doc_*.deb eval/.index/nodejs-doc
+
+renders them with markdown-it-py (installed with rich) and writes a notebook folder to
 `eval/.index/nodedocs_notebook/`, by the rules `pydocs.py` follows: one note per page, a page
 over 3,000 words has its `##` sections of 80 words or more cut out as child notes, links into
 the documentation keep only their text, code blocks and tables stay. The output is
@@ -23,7 +28,8 @@ from markdown_it import MarkdownIt
 from pydocs import MAX_WORDS, MIN_SPLIT_WORDS, Note, manifest, report, words, write_folder
 
 HERE = Path(__file__).resolve().parent
-DOC = Path("/usr/share/doc/nodejs/api")
+PACKAGE = HERE / ".index" / "nodejs-doc"
+DOC = PACKAGE / "usr" / "share" / "doc" / "nodejs" / "api"
 OUT = HERE / ".index" / "nodedocs_notebook"
 PREFIX = "njs"
 # Thirty pages a Node.js developer reads most, grouped as the docs' own index groups them.
