@@ -46,7 +46,7 @@ SHARED_DIR = Path(os.environ.get("SHARED_DIR") or HERE.parents[1] / "shared")
 SHARED = SHARED_DIR / "trilium"
 CORPORA_DIR = SHARED_DIR / "corpora"
 OTHER_DOMAINS = ("gnucash", "gimp", "handbook", "skycultures")
-# One file standing for each documentation package, with the command that installs it.
+# One file standing for each documentation package, with the command that puts it there.
 PACKAGES = {
     pydocs.DOC / "library" / "os.html": "apt-get install python3.11-doc",
     nodedocs.DOC / "fs.md.gz": (
