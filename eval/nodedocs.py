@@ -9,10 +9,10 @@ ships other docs at the same path):
     apt-get download nodejs-doc && dpkg-deb -x nodejs-doc_*.deb eval/.index/nodejs-doc
 
 renders them with markdown-it-py (installed with rich) and writes a notebook folder to
-`eval/.index/nodedocs_notebook/`, by the rules `pydocs.py` follows: one note per page, a page
-over 3,000 words has its `##` sections of 80 words or more cut out as child notes, links into
-the documentation keep only their text, code blocks and tables stay. The output is
-deterministic.
+`eval/.index/nodedocs_notebook/` (`notebook_folder.py`) by the rules pydocs follows: one note
+per page, a page over 3,000 words has its `##` sections of 80 words or more cut out as child
+notes, links into the documentation keep only their text, code blocks and tables stay. The
+output is deterministic.
 
     python eval/nodedocs.py [output-folder]    # the note tree (id, title, words) on stdout
 """
@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 
 from markdown_it import MarkdownIt
-from pydocs import MAX_WORDS, MIN_SPLIT_WORDS, Note, manifest, report, words, write_folder
+from notebook_folder import MAX_WORDS, MIN_SPLIT_WORDS, Note, manifest, report, words, write_folder
 
 HERE = Path(__file__).resolve().parent
 PACKAGE = HERE / ".index" / "nodejs-doc"
