@@ -29,14 +29,22 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from baseline import WholeNotes
 from corpora import CORPORA, HERE, corpus_settings, labelled_set, missing, open_corpus
-from fit import TRAIN_SILENCE, Variant, fit_gate
+from fit import TRAIN_SILENCE, Variant, fit_gate, logistic
 
 from trilium_recall.config import Settings
 from trilium_recall.index.embed import E5Embedder
 from trilium_recall.index.store import Store
 from trilium_recall.search.calibration import calibrate
-from trilium_recall.search.gate import GateThresholds, PromptSignals
-from trilium_recall.search.hybrid import Gathered, Ranking, decide, gather, prompt_signals
+from trilium_recall.search.gate import CandidateOrder, GateThresholds, PromptSignals
+from trilium_recall.search.hybrid import (
+    ORDER_DEPTH,
+    Gathered,
+    Ranking,
+    decide,
+    gather,
+    order_features,
+    prompt_signals,
+)
 from trilium_recall.search.null_bank import GenericPrompts
 from trilium_recall.search.triage import skip_reason, triage
 
@@ -195,11 +203,16 @@ def fit(
     variant: Variant,
     base: GateThresholds | None = None,
     ranking: Ranking | None = None,
+    learned_order: bool = True,
 ) -> GateThresholds:
-    """Prompt weights by logistic fit, its bias at the training silence chosen by inner folds
-    (the new gate; the landed one keeps its fixed share), then the neighbour gap with the best
+    """The new gate's candidate order by logistic fit (`learned_order`; the landed gate judges
+    in fused order), prompt weights by logistic fit, its bias at the training silence chosen by
+    inner folds (the landed gate keeps its fixed share), then the neighbour gap with the best
     hit@3 and MRR."""
     ranking = ranking or variant.ranking
+    if variant is Variant.NEW:
+        order = fit_order(corpora, ranking) if learned_order else None
+        base = replace(base or variant.base, order=order)
     if variant is Variant.NEW and len(corpora) > 2:
         silence = choose_silence(corpora, variant, base, ranking)
     else:
@@ -207,6 +220,22 @@ def fit(
     gate = _fit_prompt_gate(corpora, variant, base, ranking, silence)
     gates = [replace(gate, neighbour_cosine_gap=gap) for gap in NEIGHBOUR_GAPS]
     return max(gates, key=lambda g: _objective(score(corpora, product(g, ranking))))
+
+
+def fit_order(corpora: Sequence[Corpus], ranking: Ranking) -> CandidateOrder:
+    """The learned order's weights: a logistic over the first candidates of every answerable
+    prompt, in fused order (is this the note the prompt expects?)."""
+    x: list[tuple[float, float, float]] = []
+    y: list[bool] = []
+    for corpus in corpora:
+        searched = corpus.gather(ranking)
+        for item in corpus.answerable:
+            if (gathered := searched.get(item["prompt"])) is None:
+                continue
+            x += order_features(gathered.candidates)
+            y += [c.hit.note_id in item["expected"] for c in gathered.candidates[:ORDER_DEPTH]]
+    weights, _ = logistic(np.array(x), np.array(y, dtype=float))
+    return CandidateOrder(*(round(float(w), 4) for w in weights))
 
 
 def _fit_prompt_gate(

@@ -1,6 +1,6 @@
 """The gate's held-out trade-off: hit@3 against silence as the training silence target moves.
 
-For each corpus held out, the new gate is fitted on the other six (the same `fit` as
+For each corpus held out, the new gate is fitted on the others (the same `fit` as
 evaluate.py) with the bias set for several shares of their unrelated prompts kept silent, and
 scored on the held-out corpus. "open" passes every prompt: the ranking's own ceiling for hit@3.
 
@@ -31,7 +31,7 @@ def main() -> None:
                 opened(fitted)
                 if target is None
                 else replace(
-                    fit_gate(answerable, unrelated, Variant.NEW, target),
+                    fit_gate(answerable, unrelated, Variant.NEW, target, base=fitted),
                     neighbour_cosine_gap=fitted.neighbour_cosine_gap,
                 )
             )

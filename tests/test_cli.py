@@ -7,6 +7,7 @@ import contextlib
 import json
 import os
 import pty
+import re
 import subprocess
 import sys
 import threading
@@ -123,6 +124,8 @@ def test_status_search_and_explain_read_an_existing_index(demo_engine) -> None:
     )
     as_json = json.loads(run("search", "restore restic backup", "--json", env=env).stdout)
     assert as_json["passages"] and as_json["skipped"] is None
+    spoke = run("explain", "how do I restore my restic backup?", env=env)
+    assert re.search(r"PASS  Backups \(restic\).*\n.* · learned order -?\d+\.\d\d ·", spoke.stdout)
     explained = run("explain", "what is the capital of Australia", env=env)
     assert explained.returncode == 0
     assert "silent: nothing passed the gate" in explained.stdout

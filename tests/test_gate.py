@@ -138,7 +138,7 @@ def test_with_fusion_order_a_candidate_ranked_above_a_passing_one_is_not_dropped
     ordered = judge_candidates(ranked, about, replace(GATE, fusion_order=True))
     assert [passed for passed, _ in landed] == [True, False, True, False]
     assert [passed for passed, _ in ordered] == [True, True, True, False]
-    assert ordered[1][1].startswith("fusion ranks it above a passing note (weaker: cosine 0.040")
+    assert ordered[1][1].startswith("ranked above a passing note (weaker: cosine 0.040")
     assert ordered[3] == landed[3]
 
 

@@ -12,9 +12,11 @@ import pytest
 
 from conftest import OPEN, add_note, make_settings
 from trilium_recall.errors import UnknownInstance
+from trilium_recall.notes.records import SectionHit
 from trilium_recall.search.answers import RecallRequest
-from trilium_recall.search.gate import FITTED
-from trilium_recall.search.hybrid import Ranking, gather, note_ranking, rrf, search
+from trilium_recall.search.candidates import Candidate
+from trilium_recall.search.gate import FITTED, CandidateOrder
+from trilium_recall.search.hybrid import Ranking, gather, in_order, note_ranking, rrf, search
 from trilium_recall.search.null_bank import GenericPrompts
 from trilium_recall.search.recall import recall
 
@@ -311,3 +313,34 @@ def test_a_long_table_counts_its_keywords_around_the_matched_row_only(
     assert table.windowed and "crop" not in table.matched_terms
     assert set(table.matched_terms) >= {"export", "layer", "png"}
     assert result.trace.to_json()["candidates"][0]["keywords_counted_in"].startswith("text around")
+
+
+def _candidate(note_id: str, score: float, cosine: float, coverage: float) -> Candidate:
+    hit = SectionHit(len(note_id), "default", note_id, note_id, "other", "", note_id, "text")
+    return Candidate(hit, None, None, None, None, cosine, None, (), coverage, score, 1.0, score)
+
+
+ORDER = CandidateOrder(rank_weight=38.0, cosine_weight=78.0, coverage_weight=4.0)
+
+
+def test_the_learned_order_lifts_a_clearly_closer_note_among_the_first_ten() -> None:
+    """Issue 23, Build 9: RRF counts ranks only, so a note fused 2nd whose snippet is clearly
+    closer to the prompt and holds more of its words stays 2nd unless the order reads both."""
+    first = _candidate("first", score=0.5, cosine=0.85, coverage=0.2)
+    closer = _candidate("closer", score=0.4, cosine=0.90, coverage=0.6)
+    assert [c.hit.note_id for c in in_order([closer, first], None)] == ["first", "closer"]
+    ordered = in_order([first, closer], ORDER)
+    assert [c.hit.note_id for c in ordered] == ["closer", "first"]
+    values = [c.order_value for c in ordered]
+    assert values[0] == pytest.approx(38 / 7 + 4 * 0.6) and values[0] > values[1]
+
+
+def test_only_the_first_ten_are_reordered_and_passed_candidates_come_first() -> None:
+    ten = [_candidate(f"n{i}", score=1.0 - i / 100, cosine=0.8, coverage=0.1) for i in range(10)]
+    eleventh = _candidate("eleventh", score=0.5, cosine=0.95, coverage=1.0)
+    ordered = in_order([eleventh, *ten], ORDER)
+    assert ordered[-1].hit.note_id == "eleventh" and ordered[-1].order_value is None
+    assert [c.hit.note_id for c in ordered[:10]] == [f"n{i}" for i in range(10)]
+    passed = replace(ten[9], passed=True)
+    assert in_order([*ten[:9], passed], ORDER)[0].hit.note_id == "n9"
+    assert ordered[0].to_json()["order_value"] == pytest.approx(38 / 6 + 0.4, abs=1e-3)

@@ -8,6 +8,7 @@ over a fake Trilium. The page in a real browser is tests/test_web_browser.py.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,6 +21,7 @@ from standin_faults import FaultyTrilium
 from test_auth import PASSWORD, running_engine
 from trilium_recall.access.rate_limits import PASSWORD_PER_SOURCE
 from trilium_recall.access.web_sessions import COOKIE, SESSION_SECONDS, WebSessions
+from trilium_recall.search.gate import FITTED
 from trilium_recall.server.web import CSP
 
 JSON_ENDPOINTS = [("GET", "/ui/status"), ("GET", "/ui/activity"), ("POST", "/ui/explain")]
@@ -257,7 +259,7 @@ def test_the_demo_status_and_an_explained_prompt(demo_engine) -> None:
         assert [s["title"] for s in demo["subjects"]][:3] == ["LLM Wiki", "Journal", "Homelab"]
         assert demo["skipped"]["archived"] == 4 and demo["last_full"] and demo["error"] is None
         assert demo["trilium"] == {"version": "0.93.0", "features": ["blobId"]}  # issue 25
-        assert status["gate"]["neighbour_cosine_gap"] == 0.015
+        assert status["gate"] == dataclasses.asdict(FITTED)  # the page draws the gate's numbers
         assert status["log"] == {
             "enabled": True,
             "prompts": True,
@@ -273,6 +275,8 @@ def test_the_demo_status_and_an_explained_prompt(demo_engine) -> None:
         )
         trace = answer["explain"]
         assert len(trace["candidates"]) > 10  # every candidate, not the CLI's first ten
+        learned = [c["order_value"] for c in trace["candidates"]]  # the first ten are ordered
+        assert sum(v is not None for v in learned) == 10
         assert {c["why"].split(":")[0] for c in trace["candidates"] if not c["passed"]} == {
             "weaker"
         }

@@ -21,6 +21,7 @@ from chromium import NEEDS_CHROMIUM
 from conftest import OPEN
 from engine_process import app_over_trilium
 from trilium_recall.demo.standin import FakeTrilium
+from trilium_recall.search.gate import FITTED
 
 pytestmark = NEEDS_CHROMIUM
 
@@ -97,9 +98,13 @@ def test_status_explain_and_activity_on_the_demo(demo_engine, browser, tmp_path)
     passed = page.locator("#result tr.passed td.title").all_text_contents()
     assert any(t.startswith("Backups (restic)") for t in passed)
     dropped = page.locator("#result tr.dropped td.why").all_text_contents()
+    allowance = re.escape(f"(max {FITTED.neighbour_cosine_gap})")
     assert dropped and all(
-        re.fullmatch(r"weaker: cosine 0\.\d{3} below the best \(max 0\.015\)", t) for t in dropped
+        re.fullmatch(rf"weaker: cosine 0\.\d{{3}} below the best {allowance}", t) for t in dropped
     )
+    expect(page.locator("#result")).to_contain_text("Judged in a learned order: the first ten by")
+    learned = page.locator("#result table.candidates td.num").first
+    expect(learned).to_have_text(re.compile(r"^\d\.\d{4} · -?\d+\.\d\d$"))
     rows = page.locator("#result table.candidates tbody tr").count()
     assert page.locator("#result table.candidates td.chart svg").count() == 2 * rows
     first_gap = page.locator("#result table.candidates td.chart svg").first

@@ -252,6 +252,8 @@ def _print_explain(result: RecallResult) -> None:
             ranks += f" · code phrase #{c.phrase_rank}"
         if c.note_rank:
             ranks += f" · note by keywords #{c.note_rank}"
+        if c.order_value is not None:
+            ranks += f" · learned order {c.order_value:.2f}"
         window = " around the matched snippet (long section)" if c.windowed else ""
         print(
             f"\n{'PASS' if c.passed else 'drop'}  {c.hit.title}  ({c.hit.area} × {c.weight:.2f})"

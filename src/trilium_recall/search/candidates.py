@@ -90,6 +90,7 @@ class Candidate:
     reason: str = ""
     stands_for: str | None = None  # note id of the source this summary stands in for
     windowed: bool = False  # a long section: keywords counted around its best snippet only
+    order_value: float | None = None  # its learned order's value (first ten candidates only)
 
     @property
     def key(self) -> tuple[str, str]:
@@ -114,6 +115,7 @@ class Candidate:
             "fused": round(self.fused, 5),
             "area_weight": self.weight,
             "score": round(self.score, 5),
+            "order_value": None if self.order_value is None else round(self.order_value, 3),
             "passed": self.passed,
             "why": self.reason,
             "stands_for": self.stands_for,

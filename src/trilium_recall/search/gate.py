@@ -10,8 +10,9 @@ another):
    note meaning picked also matches (agreement); and how far the best cosine stands above the
    prompt's similarity to the whole index. A strong keyword match on several distinct terms
    passes too.
-2. Candidates: the best one, and each other candidate about as strong on meaning (cosine close
-   to the best's) or on keywords — not dropped because it matched fewer words.
+2. Candidates, in a learned order of the first ten (fused rank, cosine, keyword coverage): the
+   best one, each other candidate about as strong on meaning (cosine close to the best's) or on
+   keywords — not dropped because it matched fewer words — and any ranked above one that passed.
 
 The weights are fitted by `eval/evaluate.py` on labelled prompts over nine corpora and
 reported leave-one-corpus-out (eval/RESULTS.md); `FITTED` records them and their data.
@@ -33,6 +34,24 @@ SPREAD_UNIT = 0.05
 
 
 @dataclass(frozen=True)
+class CandidateOrder:
+    """Weights of the learned order of the first candidates (`hybrid.in_order`): a logistic
+    "is this the note that answers?" over the candidate's fused rank (as RRF counts a rank),
+    its cosine below the best candidate's, and its keyword coverage."""
+
+    rank_weight: float
+    cosine_weight: float
+    coverage_weight: float
+
+    def value(self, rank_share: float, cosine_below_best: float, coverage: float) -> float:
+        return (
+            self.rank_weight * rank_share
+            + self.cosine_weight * cosine_below_best
+            + self.coverage_weight * coverage
+        )
+
+
+@dataclass(frozen=True)
 class GateThresholds:
     """Every number the gate uses. `strictness` shifts the prompt score (RECALL_GATE_STRICTNESS:
     positive means more silence, in logit units)."""
@@ -50,13 +69,15 @@ class GateThresholds:
     foreign_weight: float = 0.0
     # Added when the best fused note holds the prompt's pasted code or quoted text as a phrase.
     phrase_weight: float = 0.0
-    # A candidate fusion ranks above a passing one passes too (issue 23, Build 3).
+    # A candidate ranked above a passing one passes too (issue 23, Build 3; ranked by `order`).
     fusion_order: bool = False
     # Added when the prompt names technologies and none the notebook is about (technologies.py).
     stack_weight: float = 0.0
     # The margin read in units of this notebook's spread between generic prompts and prompts
     # about its notes (calibration.py), times the default spread, rather than as it is.
     calibrated_margin: bool = False
+    # The order candidates are judged and sent in (`hybrid.in_order`); None: by fused score.
+    order: CandidateOrder | None = None
     strictness: float = 0.0
 
     def with_strictness(self, strictness: float) -> GateThresholds:
@@ -67,7 +88,9 @@ class GateThresholds:
 # (eval/sets/), gnucash, gimp, handbook, skycultures with their shared prompts.jsonl, and two
 # developer's notebooks asked coding questions (pydocs: the Python 3.11 docs, eval/pydocs.py;
 # nodedocs: the Node.js 18 API docs, eval/nodedocs.py; their sets in eval/sets/), 2026-12-05,
-# on snippets of 48 tokens. Logistic weights (the margin read in this notebook's spread,
+# on snippets of 48 tokens. The candidates' learned order (a logistic over the first ten
+# candidates of every answerable prompt: is this the expected note?). Logistic weights (the
+# margin read in this notebook's spread,
 # agreement unless the prompt is in another language, that case's own weight, the code-phrase
 # weight, the weight of a prompt about another stack); the bias that keeps a training share of
 # the unrelated prompts silent, that share (94 %) chosen by inner leave-one-corpus-out folds for
@@ -81,13 +104,14 @@ FITTED = GateThresholds(
     zscore_weight=0.4636,
     keyword_terms=3,
     keyword_coverage=0.754,
-    neighbour_cosine_gap=0.015,
+    neighbour_cosine_gap=0.03,
     neighbour_coverage=0.5,
     foreign_weight=2.3797,
     phrase_weight=0.4705,
     stack_weight=-3.3247,
     fusion_order=True,
     calibrated_margin=True,
+    order=CandidateOrder(rank_weight=38.6796, cosine_weight=80.7984, coverage_weight=4.1096),
 )
 
 
@@ -158,8 +182,9 @@ def judge_prompt(signals: PromptSignals, t: GateThresholds) -> PromptVerdict:
 def judge_candidates(
     candidates: Sequence[CandidateSignals], prompt: PromptVerdict, t: GateThresholds
 ) -> list[tuple[bool, str]]:
-    """(passed, reason) per candidate (given best fused first), relative to the best of them;
-    with `fusion_order`, a candidate fusion ranks above a passing one is not dropped."""
+    """(passed, reason) per candidate (given in the order they are judged: fused, or learned),
+    relative to the best of them; with `fusion_order`, a candidate ranked above a passing one
+    is not dropped."""
     if not candidates:
         return []
     if not prompt.about_notes:
@@ -182,7 +207,7 @@ def judge_candidates(
     if t.fusion_order:
         last = max((i for i, (passed, _) in enumerate(verdicts) if passed), default=-1)
         verdicts = [
-            (True, f"fusion ranks it above a passing note ({reason})")
+            (True, f"ranked above a passing note ({reason})")
             if i < last and not ok
             else (ok, reason)
             for i, (ok, reason) in enumerate(verdicts)

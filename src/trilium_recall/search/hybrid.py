@@ -1,5 +1,5 @@
 """Hybrid search: keyword hits ∥ meaning hits → RRF → area weight → best section per note →
-the gate (gate.py) → summary stands in for source.
+learned order of the first ten → the gate (gate.py) → summary stands in for source.
 
 Plain functions over a `Store`, an `Embedder` and the generic-prompt bank; /recall, MCP, the CLI
 and the eval script all call `search()`. `SearchTrace` records every step so `explain` can show
@@ -30,7 +30,14 @@ from .candidates import (
     SearchResult,
     SearchTrace,
 )
-from .gate import FITTED, GateThresholds, PromptSignals, judge_candidates, judge_prompt
+from .gate import (
+    FITTED,
+    CandidateOrder,
+    GateThresholds,
+    PromptSignals,
+    judge_candidates,
+    judge_prompt,
+)
 from .languages import is_foreign, prompt_language
 from .null_bank import GenericPrompts
 from .summaries import summaries_for_sources
@@ -59,6 +66,10 @@ EVIDENCE_CHARS = 600
 # top 3 more often than the fused sections on the system-administration handbook (0.817 against
 # 0.783); at half a ranking's weight the gate-open ranking reaches it (eval/RESULTS.md).
 NOTE_WEIGHT = 0.5
+# The first candidates re-ordered by the gate's learned order (GateThresholds.order): RRF ranks
+# by rank only, so a note ranked 2nd with a clearly closer snippet stays 2nd. Fitted on the
+# eval corpora's first ten notes (eval/evaluate.py), so only those are re-ordered.
+ORDER_DEPTH = 10
 
 
 @dataclass(frozen=True)
@@ -167,11 +178,13 @@ def decide(
     limit: int = 3,
     exclude: frozenset[tuple[str, str]] = frozenset(),
 ) -> SearchResult:
-    """Prompt decision → candidate decisions → summary stands in for source → top `limit`."""
+    """Prompt decision → candidate decisions in the learned order → summary stands in for
+    source → top `limit`."""
     trace = replace(gathered.trace, substitutions=[])
     candidates = _judge(gathered, trace, gate)
     trace.candidates = candidates
-    chosen = summaries_for_sources(store, settings, gathered.query_vector, candidates, trace)
+    summarised = summaries_for_sources(store, settings, gathered.query_vector, candidates, trace)
+    chosen = in_order(summarised, gate.order)  # a source kept as wiki moves by its new score
     trace.total_ms = (time.perf_counter() - gathered.started) * 1000
     passages = [c for c in chosen if c.passed and c.key not in exclude]
     return SearchResult(passages[:limit], trace)
@@ -235,6 +248,29 @@ def fuse(
         )
         sections.append(candidate)
     return sorted(sections, key=lambda c: -c.score)
+
+
+def in_order(candidates: Sequence[Candidate], order: CandidateOrder | None) -> list[Candidate]:
+    """The first ORDER_DEPTH candidates by score re-ordered by the learned order (each one's
+    value kept for `explain`), the rest after them by score; passed candidates first."""
+    by_score = sorted(candidates, key=lambda c: -c.score)
+    if order is not None:
+        values = [order.value(*features) for features in order_features(by_score)]
+        head = sorted(zip(values, by_score, strict=False), key=lambda pair: -pair[0])
+        by_score = [replace(c, order_value=value) for value, c in head] + [
+            replace(c, order_value=None) for c in by_score[ORDER_DEPTH:]
+        ]
+    return sorted(by_score, key=lambda c: not c.passed)
+
+
+def order_features(candidates: Sequence[Candidate]) -> list[tuple[float, float, float]]:
+    """What the learned order reads of the first ORDER_DEPTH candidates (in fused order): the
+    rank as RRF counts it, the cosine below the best of them, the keyword coverage."""
+    head = candidates[:ORDER_DEPTH]
+    best = max((c.cosine for c in head), default=0.0)
+    return [
+        (1 / (RRF_K + rank), c.cosine - best, c.coverage) for rank, c in enumerate(head, start=1)
+    ]
 
 
 def best_per_note(sections: Iterable[Candidate]) -> list[Candidate]:
@@ -313,8 +349,8 @@ def prompt_signals(
 
 def _judge(gathered: Gathered, trace: SearchTrace, gate: GateThresholds) -> list[Candidate]:
     """The prompt decision reads every fused section (a note's best-scoring section need not be
-    its closest one); the candidate decisions read each note's best."""
-    candidates = gathered.candidates
+    its closest one); the candidate decisions read each note's best, in the learned order."""
+    candidates = in_order(gathered.candidates, gate.order)
     trace.signals = prompt_signals(
         gathered.sections,
         trace.neighbours,
@@ -329,7 +365,7 @@ def _judge(gathered: Gathered, trace: SearchTrace, gate: GateThresholds) -> list
         replace(c, passed=passed, reason=reason)
         for c, (passed, reason) in zip(candidates, verdicts, strict=True)
     ]
-    return sorted(judged, key=lambda c: (not c.passed, -c.score))
+    return sorted(judged, key=lambda c: not c.passed)
 
 
 def rrf(rankings: Iterable[tuple[Sequence[int], float]], k: int = RRF_K) -> dict[int, float]:

@@ -334,7 +334,8 @@ function candidates(list, gate) {
   const best = Math.max(...list.map((c) => c.cosine));
   const gapScale = gate.neighbour_cosine_gap * 4;
   const header = el("tr", {}, ["", "note", `cosine gap to the best (passes ≤ ${gate.neighbour_cosine_gap})`,
-    `keyword weight (passes ≥ ${percent(gate.keyword_coverage)}, ${gate.keyword_terms} terms)`, "score", "why"]
+    `keyword weight (passes ≥ ${percent(gate.keyword_coverage)}, ${gate.keyword_terms} terms)`,
+    gate.order ? "score · learned order" : "score", "why"]
     .map((text) => el("th", { scope: "col" }, text)));
   const row = (c) => {
     const gap = best - c.cosine;
@@ -351,14 +352,18 @@ function candidates(list, gate) {
       el("td", { className: "chart" }, dotChart(c.coverage, 1, gate.keyword_coverage, "above",
         `${c.matched_terms.length} terms, ${percent(c.coverage)}`
         + (c.keywords_counted_in === "whole section" ? "" : " around the matched snippet"), c.passed)),
-      el("td", { className: "num" }, fixed(c.score, 4)),
+      el("td", { className: "num" }, fixed(c.score, 4)
+        + (c.order_value === null || c.order_value === undefined ? "" : ` · ${fixed(c.order_value, 2)}`)),
       el("td", { className: "why" }, c.why),
     );
   };
   const table = (items) => el("table", { className: "candidates" },
     el("thead", {}, header.cloneNode(true)), el("tbody", {}, items.map(row)));
   const shown = list.slice(0, FIRST_CANDIDATES), rest = list.slice(FIRST_CANDIDATES);
-  return [el("h3", {}, `Candidates (${list.length})`), table(shown), rest.length
+  const order = gate.order ? el("p", { className: "muted" }, "Judged in a learned order: the first ten by "
+    + `${fixed(gate.order.rank_weight, 1)} / (5 + fused rank) + ${fixed(gate.order.cosine_weight, 1)} × (cosine − best) `
+    + `+ ${fixed(gate.order.coverage_weight, 2)} × keyword weight, the rest by score.`) : null;
+  return [el("h3", {}, `Candidates (${list.length})`), order, table(shown), rest.length
     ? el("details", {}, el("summary", {}, `The other ${rest.length} candidates`), table(rest)) : null];
 }
 
