@@ -160,6 +160,7 @@ def code_line(line: str) -> bool:
 
 
 def prose(prompt: str) -> str:
+    """The prompt without its code lines, unless fewer than three words would be left."""
     kept = [line for line in prompt.split("\n") if not code_line(line)]
     text = " ".join(kept)
     return text if kept and len(text.split()) >= 3 else prompt
