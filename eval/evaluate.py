@@ -32,7 +32,7 @@ from corpora import CORPORA, HERE, corpus_settings, labelled_set, missing, open_
 from fit import TRAIN_SILENCE, Variant, fit_gate, logistic
 
 from trilium_recall.config import Settings
-from trilium_recall.index.embed import E5Embedder
+from trilium_recall.index.embed import E5Embedder, Embedder
 from trilium_recall.index.store import Store
 from trilium_recall.search.calibration import calibrate
 from trilium_recall.search.gate import CandidateOrder, GateThresholds, PromptSignals
@@ -104,13 +104,18 @@ class Corpus:
         """Every prompt not skipped, searched with `ranking` (once: later calls read it)."""
         if ranking not in self.gathered:
             self.gathered[ranking] = {
-                item["prompt"]: gather(
-                    self.store, EMBEDDER, self.generic, self.settings, decided.text, None, ranking
-                )
+                item["prompt"]: self.search(decided.text, ranking)
                 for item in self.answerable + self.unrelated
                 if (decided := triage(item["prompt"])).skip is None
             }
         return self.gathered[ranking]
+
+    def search(self, text: str, ranking: Ranking, embedder: Embedder | None = None) -> Gathered:
+        """One search of this corpus as the product runs it (by default with the eval's
+        cached embedder), nothing kept."""
+        return gather(
+            self.store, embedder or EMBEDDER, self.generic, self.settings, text, None, ranking
+        )
 
     def signals(self, item: dict, ranking: Ranking) -> PromptSignals:
         g = self.gather(ranking)[item["prompt"]]

@@ -191,12 +191,7 @@ def prose_trial(
     embedder = ProseEmbedder(evaluate.EMBEDDER)
     ranking = Variant.NEW.ranking
     searches = {
-        name: {
-            prompt: hybrid.gather(
-                c.store, embedder, c.generic, c.settings, triage(prompt).text, None, ranking
-            )
-            for prompt in shipped[name]
-        }
+        name: {prompt: c.search(triage(prompt).text, ranking, embedder) for prompt in shipped[name]}
         for name, c in corpora.items()
     }
     print(f"\nprose: {embedder.changed} prompts searched without their code lines")
@@ -231,15 +226,7 @@ def searched_with(
     for prompt, gathered in shipped.items():
         text = triage(prompt).text
         with fused_with(extra(corpus, text, gathered), weight):
-            searches[prompt] = hybrid.gather(
-                corpus.store,
-                evaluate.EMBEDDER,
-                corpus.generic,
-                corpus.settings,
-                text,
-                None,
-                ranking,
-            )
+            searches[prompt] = corpus.search(text, ranking)
     return searches
 
 
