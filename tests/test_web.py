@@ -22,6 +22,7 @@ from test_auth import PASSWORD, running_engine
 from trilium_recall.access.rate_limits import PASSWORD_PER_SOURCE
 from trilium_recall.access.web_sessions import COOKIE, SESSION_SECONDS, WebSessions
 from trilium_recall.search.gate import FITTED
+from trilium_recall.search.hybrid import RRF_K
 from trilium_recall.server.web import CSP
 
 JSON_ENDPOINTS = [("GET", "/ui/status"), ("GET", "/ui/activity"), ("POST", "/ui/explain")]
@@ -277,6 +278,7 @@ def test_the_demo_status_and_an_explained_prompt(demo_engine) -> None:
         assert len(trace["candidates"]) > 10  # every candidate, not the CLI's first ten
         learned = [c["order_value"] for c in trace["candidates"]]  # the first ten are ordered
         assert sum(v is not None for v in learned) == 10
+        assert answer["rrf_k"] == RRF_K  # the page's caption of the learned order reads it
         assert {c["why"].split(":")[0] for c in trace["candidates"] if not c["passed"]} == {
             "weaker"
         }

@@ -22,6 +22,7 @@ from conftest import OPEN
 from engine_process import app_over_trilium
 from trilium_recall.demo.standin import FakeTrilium
 from trilium_recall.search.gate import FITTED
+from trilium_recall.search.hybrid import RRF_K
 
 pytestmark = NEEDS_CHROMIUM
 
@@ -102,7 +103,9 @@ def test_status_explain_and_activity_on_the_demo(demo_engine, browser, tmp_path)
     assert dropped and all(
         re.fullmatch(rf"weaker: cosine 0\.\d{{3}} below the best {allowance}", t) for t in dropped
     )
+    caption = f"/ ({RRF_K} + fused rank)"  # the rank as the engine's RRF counts it
     expect(page.locator("#result")).to_contain_text("Judged in a learned order: the first ten by")
+    expect(page.locator("#result")).to_contain_text(caption)
     learned = page.locator("#result table.candidates td.num").first
     expect(learned).to_have_text(re.compile(r"^\d\.\d{4} · -?\d+\.\d\d$"))
     rows = page.locator("#result table.candidates tbody tr").count()

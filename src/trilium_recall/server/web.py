@@ -50,6 +50,7 @@ from ..errors import BadRequest, RecallError
 from ..index.activity_log import recent
 from ..index.store import Store
 from ..search.answers import RecallRequest, RecallResult
+from ..search.hybrid import RRF_K
 from .activity import ActivityLog, silence_reason
 from .auth import Authenticator, bearer_token
 from .checks import (
@@ -299,6 +300,7 @@ class WebUI:
             "silence": silence_reason(result, engine.settings.time_budget_ms),
             "explain": trace.to_json(top=len(trace.candidates)) if trace else None,
             "gate": dataclasses.asdict(engine.gate),
+            "rrf_k": RRF_K,  # the learned order reads a rank as RRF counts it (page caption)
             "notice": self._notice(),
         }
 

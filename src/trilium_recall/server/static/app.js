@@ -246,7 +246,7 @@ function renderAnswer(answer) {
       el("span", { className: "muted" }, `idf ${fixed(trace.idf[t], 1)}`))))
     : el("p", { className: "muted" }, "No searchable terms."));
   if (trace.prompt) parts.push(...promptDecision(trace, answer.gate));
-  parts.push(...candidates(trace.candidates, answer.gate));
+  parts.push(...candidates(trace.candidates, answer.gate, answer.rrf_k));
   if (trace.substitutions.length) {
     parts.push(el("h3", {}, "Summary for source"),
       el("ul", {}, trace.substitutions.map((line) => el("li", {}, line))));
@@ -329,7 +329,7 @@ function scoreChart(parts, score) {
   return chart;
 }
 
-function candidates(list, gate) {
+function candidates(list, gate, rrfK) {
   if (!list.length) return [el("h3", {}, "Candidates"), el("p", { className: "muted" }, "No note matched.")];
   const best = Math.max(...list.map((c) => c.cosine));
   const gapScale = gate.neighbour_cosine_gap * 4;
@@ -361,7 +361,7 @@ function candidates(list, gate) {
     el("thead", {}, header.cloneNode(true)), el("tbody", {}, items.map(row)));
   const shown = list.slice(0, FIRST_CANDIDATES), rest = list.slice(FIRST_CANDIDATES);
   const order = gate.order ? el("p", { className: "muted" }, "Judged in a learned order: the first ten by "
-    + `${fixed(gate.order.rank_weight, 1)} / (5 + fused rank) + ${fixed(gate.order.cosine_weight, 1)} × (cosine − best) `
+    + `${fixed(gate.order.rank_weight, 1)} / (${rrfK} + fused rank) + ${fixed(gate.order.cosine_weight, 1)} × (cosine − best) `
     + `+ ${fixed(gate.order.coverage_weight, 2)} × keyword weight, the rest by score.`) : null;
   return [el("h3", {}, `Candidates (${list.length})`), order, table(shown), rest.length
     ? el("details", {}, el("summary", {}, `The other ${rest.length} candidates`), table(rest)) : null];
