@@ -13,7 +13,11 @@ product's own search, so a section only the new ranking finds becomes a full can
 - `keyword feedback`: the prompt's distinctive terms OR-ed with ten expansion terms, the
   best by tf × idf in the three best fused sections (RM3-like);
 - `links`: the sections of the notes linked to or from the two best notes (links, includes,
-  relations), closest first; only the three Trilium corpora have links.
+  relations), closest first; only the three Trilium corpora have links;
+- `bridge` (Build 5, prompts in another language than the notes only): each word of the prompt
+  mapped to the closest word of the notebook's own keyword vocabulary (single words embedded
+  as e5 queries, cosine at least 0.90; a word the vocabulary holds is kept), the mapped words
+  searched with FTS5 (a cross-language keyword side).
 
 For each held-out corpus w is chosen on the others (best mean gate-open hit@3), the gate is
 refitted on them over the re-fused searches and the held-out corpus scored. One trial takes
@@ -32,12 +36,13 @@ sentence around it):
 Measurement only: the product has none of the rankings. It has no switch for them either, so a
 trial wraps `hybrid.rrf` for the length of one search (`fused_with`).
 
-    python eval/ranking_trials.py [--trial heading|vector|keyword|links|learned|prose ...]
+    python eval/ranking_trials.py [--trial heading|vector|keyword|links|bridge|learned|prose ...]
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import re
 import statistics
 from collections import Counter
@@ -55,9 +60,13 @@ from trilium_recall.notes.records import SectionHit
 from trilium_recall.search import hybrid
 from trilium_recall.search.gate import FITTED
 from trilium_recall.search.hybrid import Gathered
+from trilium_recall.search.languages import MARKERS
 from trilium_recall.search.triage import triage
 
 WEIGHTS = (0.0, 0.5, 1.0, 2.0)
+BRIDGE_WEIGHTS = (0.0, 1.0, 2.0, 3.0)  # a foreign prompt's own keyword side finds ~nothing
+BRIDGE_COSINE = 0.90  # word to word; e.g. "konto" → "account" 0.93, "chemin" → "path" 0.89
+FUNCTION_WORDS = frozenset().union(*MARKERS.values())
 DEPTH = 40  # as deep as the keyword and meaning rankings
 FEEDBACK_NOTES = 3
 ROCCHIO_BETA = 0.7
@@ -146,6 +155,43 @@ def linked_notes(corpus: Corpus, _: str, gathered: Gathered) -> list[int]:
         sections += corpus.store.section_ids_of(instance, notes)
     matches = corpus.store.best_snippets(sections, gathered.query_vector) if sections else {}
     return sorted(matches, key=lambda i: -matches[i].cosine)[:DEPTH]
+
+
+def bridge_ranking(corpus: Corpus) -> ExtraRanking:
+    """Sections by the prompt's words carried into the notebook's vocabulary (a prompt in
+    another language than the notes only)."""
+    with corpus.store.atomic() as db:
+        rows = db.execute(
+            "SELECT term FROM sections_vocab WHERE doc >= 2 AND length(term) >= 3"
+            " AND term GLOB '[a-z]*' AND NOT term GLOB '*[0-9]*'"
+        ).fetchall()
+    vocabulary = sorted(term for (term,) in rows if term not in STOP_WORDS)
+    known = set(vocabulary)
+    matrix = evaluate.EMBEDDER.queries(vocabulary)
+
+    def carried(word: str) -> str | None:
+        if word in known:
+            return word
+        cosines = matrix @ evaluate.EMBEDDER.query(word)
+        best = int(np.argmax(cosines))
+        return vocabulary[best] if cosines[best] >= BRIDGE_COSINE else None
+
+    def ranked(_: Corpus, text: str, gathered: Gathered) -> list[int]:
+        if not gathered.trace.foreign:
+            return []
+        words = [
+            w
+            for w in dict.fromkeys(tokenize(text))
+            if len(w) >= 3 and not w.isdigit() and w not in STOP_WORDS | FUNCTION_WORDS
+        ]
+        terms = [term for w in words if (term := carried(w)) is not None]
+        if not terms:
+            return []
+        return [
+            section_id for section_id, _ in corpus.store.keyword_search(fts_query(terms), DEPTH)
+        ]
+
+    return ranked
 
 
 def code_line(line: str) -> bool:
@@ -261,9 +307,10 @@ def added_ranking_trial(
     baseline: dict[str, Measured],
     title: str,
     extras: dict[str, ExtraRanking],
+    weights: Sequence[float] = WEIGHTS,
 ) -> None:
     by_weight: dict[float, Searches] = {0.0: shipped}
-    for weight in WEIGHTS[1:]:
+    for weight in weights[1:]:
         by_weight[weight] = {
             name: searched_with(c, shipped[name], extras[name], weight)
             for name, c in corpora.items()
@@ -281,7 +328,7 @@ def added_ranking_trial(
 
     def chosen(name: str) -> float:
         others = [n for n in corpora if n != name]
-        return max(WEIGHTS, key=lambda w: statistics.fmean(ceilings[w][n] for n in others))
+        return max(weights, key=lambda w: statistics.fmean(ceilings[w][n] for n in others))
 
     rows = {}
     for name in corpora:
@@ -302,22 +349,30 @@ def learned_order_trial(corpora: dict[str, Corpus], baseline: dict[str, Measured
 
 
 def print_held_out(title: str, rows: dict[str, tuple[Measured, Measured]]) -> None:
-    """(ceiling, held-out row) with the trial and without it, per held-out corpus."""
+    """(ceiling, held-out row) with the trial and without it, per held-out corpus; the means
+    of cross-language hit@3 are over the corpora that label languages."""
+    keys = ("hit@3", "MRR", "all silence", "xlang hit@3")
     print(f"\n### {title}: held out (without → with)\n")
-    print("| held out | ceiling | hit@3 | MRR | all silence |")
-    print("|---|---|---|---|---|")
-    means = []
+    print("| held out | ceiling | " + " | ".join(keys) + " |")
+    print("|---|" + "---|" * (len(keys) + 1))
+    means: list[list[tuple[float, float]]] = []
     for name, ((ceil_with, with_), (ceil_without, without)) in rows.items():
-        cells = [(ceil_without, ceil_with)] + [
-            (without[k] or 0.0, with_[k] or 0.0) for k in ("hit@3", "MRR", "all silence")
-        ]
+        cells = [(ceil_without, ceil_with)] + [_pair(without[k], with_[k]) for k in keys]
         means.append(cells)
-        print(f"| {name} | " + " | ".join(f"{a:.3f} → {b:.3f}" for a, b in cells) + " |")
-    mean = np.mean(np.array(means), axis=0)
-    print("| mean | " + " | ".join(f"{a:.3f} → {b:.3f}" for a, b in mean) + " |")
+        print(f"| {name} | " + " | ".join(_cell(a, b) for a, b in cells) + " |")
+    mean = np.nanmean(np.array(means), axis=0)
+    print("| mean | " + " | ".join(_cell(a, b) for a, b in mean) + " |")
 
 
-TRIALS = ("heading", "vector", "keyword", "links", "learned", "prose")
+def _pair(without: float | None, with_: float | None) -> tuple[float, float]:
+    return (math.nan if without is None else without, math.nan if with_ is None else with_)
+
+
+def _cell(without: float, with_: float) -> str:
+    return "–" if math.isnan(without) else f"{without:.3f} → {with_:.3f}"
+
+
+TRIALS = ("heading", "vector", "keyword", "links", "bridge", "learned", "prose")
 
 
 def main() -> None:
@@ -332,18 +387,19 @@ def main() -> None:
         "keyword": keyword_feedback,
         "links": linked_notes,
     }
+    made = {"heading": heading_ranking, "bridge": bridge_ranking}
     for trial in args.trial or TRIALS:
         if trial == "learned":
             learned_order_trial(corpora, baseline)
-            continue
-        if trial == "prose":
+        elif trial == "prose":
             prose_trial(corpora, shipped, baseline)
-            continue
-        if trial == "heading":
-            extras = {name: heading_ranking(c) for name, c in corpora.items()}
+        elif trial in made:
+            extras = {name: made[trial](c) for name, c in corpora.items()}
+            weights = BRIDGE_WEIGHTS if trial == "bridge" else WEIGHTS
+            added_ranking_trial(corpora, shipped, baseline, trial, extras, weights)
         else:
             extras = dict.fromkeys(corpora, fixed[trial])
-        added_ranking_trial(corpora, shipped, baseline, trial, extras)
+            added_ranking_trial(corpora, shipped, baseline, trial, extras)
 
 
 if __name__ == "__main__":
