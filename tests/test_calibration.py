@@ -18,7 +18,13 @@ from trilium_recall.search.calibration import (
 )
 from trilium_recall.search.gate import DEFAULT_SPREAD
 from trilium_recall.search.hybrid import search
-from trilium_recall.search.languages import is_foreign, notebook_languages, prompt_language
+from trilium_recall.search.languages import (
+    in_another_language,
+    is_foreign,
+    notebook_languages,
+    prompt_language,
+    text_language,
+)
 from trilium_recall.search.null_bank import GenericPrompts, bank_key
 from trilium_recall.search.technologies import (
     named_technologies,
@@ -50,6 +56,39 @@ ENGLISH = [
 )
 def test_a_prompt_s_language_from_its_function_words_or_script(prompt, language) -> None:
     assert prompt_language(prompt) == language
+
+
+@pytest.mark.parametrize(
+    ("text", "language"),
+    [
+        (ENGLISH[0][1], "en"),
+        (
+            "Die Butter in der Pfanne schmelzen und die Zwiebeln dazu geben, bis sie goldbraun "
+            "sind. Das ist wichtig, weil der Käse sonst nicht schmilzt.",
+            "de",
+        ),
+        (
+            "Samedi soir : dîner au bouchon, réservé pour 20 h. Les quenelles sont la spécialité "
+            "de la maison, avec une sauce Nantua.",
+            "fr",
+        ),
+        ("京都の桜の季節にホテルを予約した。二泊三日。", "cjk"),
+        # Code holds the short markers of several languages ("e", "o", "do", "se", "as", "no").
+        ("const e = o.map((x) => x.id); if (e && o) { do { se = as(e); } while (no) }", None),
+        ("restic snapshots --json", None),
+    ],
+)
+def test_a_section_s_language_from_its_function_words_or_script(text, language) -> None:
+    assert text_language(text) == language
+
+
+def test_no_agreement_is_asked_of_a_prompt_in_another_language_than_the_closest_note() -> None:
+    assert in_another_language("en", ("en",), "de")
+    assert in_another_language("de", ("en",), "en")  # the notebook's languages alone say so
+    assert in_another_language("de", ("en",), None)
+    assert not in_another_language("en", ("en",), "en")
+    assert not in_another_language("en", ("en",), None)  # the closest note's unsure: not
+    assert not in_another_language(None, ("en",), "de")  # the prompt's unsure: not
 
 
 def test_a_notebook_holds_the_languages_enough_of_its_sections_are_written_in() -> None:

@@ -106,8 +106,32 @@ def test_explain_shows_the_prompt_signals_and_every_drop_reason(index) -> None:
     assert any(c["why"].startswith("weaker: ") for c in explained["candidates"])
     assert set(prompt["parts"]) >= {"foreign language", "code phrase"}
     assert prompt["language"] == "en" and prompt["foreign_language"] is False
+    assert prompt["closest_language"] in ("en", None)  # an English note, or a shell script
     reference = explained["reference_points"]
     assert reference["why"].endswith("notes") and reference["pseudo_prompts"] > 0
     assert "en" in reference["languages"]
     # The notebook's prompts about its notes sit above generic chatter: a spread of its own.
     assert reference["about_level"] > reference["generic_level"]
+
+
+@pytest.mark.parametrize(
+    ("prompt", "title", "language"),
+    [
+        ("how much cheese do i need for grandma's spaetzle", "Omas Käsespätzle", "de"),
+        ("which hotel did i book for the kyoto cherry blossom trip", "京都旅行メモ", "cjk"),
+    ],
+)
+def test_a_prompt_about_a_note_in_another_language_is_not_asked_for_keywords(
+    index, prompt, title, language
+) -> None:
+    # The notebook is in English, the prompt too; the note that answers it is not, so no word
+    # of the prompt can match it and the agreement term gives way to the fitted constant.
+    explained = index.ask(prompt).trace.to_json()
+    shown = explained["prompt"]
+    assert explained["candidates"][0]["title"].startswith(title)
+    assert shown["language"] == "en" and shown["closest_language"] == language
+    assert shown["foreign_language"] is True and explained["reference_points"]["languages"] == [
+        "en"
+    ]
+    assert shown["parts"]["agreement"] == 0.0
+    assert shown["parts"]["foreign language"] == pytest.approx(FITTED.foreign_weight, abs=1e-3)

@@ -106,6 +106,7 @@ def test_status_explain_and_activity_on_the_demo(demo_engine, browser, tmp_path)
     caption = f"/ ({RRF_K} + fused rank)"  # the rank as the engine's RRF counts it
     expect(page.locator("#result")).to_contain_text("Judged in a learned order: the first ten by")
     expect(page.locator("#result")).to_contain_text(caption)
+    expect(page.locator("#result")).to_contain_text("prompt language en, the closest note's ")
     learned = page.locator("#result table.candidates td.num").first
     expect(learned).to_have_text(re.compile(r"^\d\.\d{4} · -?\d+\.\d\d$"))
     rows = page.locator("#result table.candidates tbody tr").count()

@@ -278,7 +278,8 @@ def _print_reference(trace: SearchTrace) -> None:
     print(
         f"  this notebook: generic level {r.generic_level:+.3f}, about-level {about} "
         f"({r.reason}); languages {', '.join(r.languages) or 'not told'}; prompt language "
-        f"{trace.language or 'not told'}{foreign if trace.foreign else ''}\n"
+        f"{trace.language or 'not told'}, the closest note's "
+        f"{trace.closest_language or 'not told'}{foreign if trace.foreign else ''}\n"
         f"  technologies: the notebook's {held}; the prompt names {named}{other}"
     )
 

@@ -136,7 +136,8 @@ class SearchTrace:
     substitutions: list[str] = field(default_factory=list)
     reference: Reference = field(default_factory=Reference)  # the notebook's (calibration.py)
     language: str | None = None  # the prompt's, when told (languages.py)
-    foreign: bool = False  # a language the notebook does not hold
+    closest_language: str | None = None  # the best-meaning section's, when told
+    foreign: bool = False  # a language the notebook, or that section, is not written in
     technologies: tuple[str, ...] = ()  # the technologies the prompt names (technologies.py)
     other_stack: bool = False  # it names some and none the notebook is about
     keyword_ms: float = 0.0
@@ -170,6 +171,7 @@ class SearchTrace:
                 "zscore": round(signals.zscore, 2),
                 "scaled_margin": round(signals.scaled_margin, 4),
                 "language": self.language,
+                "closest_language": self.closest_language,
                 "foreign_language": signals.foreign,
                 "technologies": list(self.technologies),
                 "other_stack": signals.other_stack,

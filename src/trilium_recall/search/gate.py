@@ -64,8 +64,9 @@ class GateThresholds:
     keyword_coverage: float
     neighbour_cosine_gap: float
     neighbour_coverage: float
-    # A prompt in another language than the notes has no keyword agreement by construction:
-    # its agreement term is replaced by this fitted constant (0 keeps the agreement term).
+    # A prompt in another language than the notes (the notebook's, or its closest note's) has no
+    # keyword agreement by construction: its agreement term is replaced by this fitted constant
+    # (0 keeps the agreement term).
     foreign_weight: float = 0.0
     # Added when the best fused note holds the prompt's pasted code or quoted text as a phrase.
     phrase_weight: float = 0.0
@@ -90,25 +91,26 @@ class GateThresholds:
 # nodedocs: the Node.js 18 API docs, eval/nodedocs.py; their sets in eval/sets/), 2026-12-05,
 # on snippets of 48 tokens. The candidates' learned order (a logistic over the first ten
 # candidates of every answerable prompt: is this the expected note?). Logistic weights (the
-# margin read in this notebook's spread, agreement unless the prompt is in another language,
-# that case's own weight, the code-phrase weight, the weight of a prompt about another stack);
+# margin read in this notebook's spread, agreement unless the prompt is in another language than
+# the notebook or its closest note, that case's own weight, the code-phrase weight, the weight of
+# a prompt about another stack);
 # the bias that keeps a training share of the unrelated prompts silent, that share (94 %) chosen
 # by inner leave-one-corpus-out folds for the best hit@3 + 2 × silence; the keyword rule just
 # above the strongest unrelated match; the neighbour gap with the best hit@3 + MRR less 0.01 a
 # passage. In-sample; the same procedure fitted on eight corpora and scored on the ninth is what
 # eval/RESULTS.md reports.
 FITTED = GateThresholds(
-    bias=-5.3328,
-    margin_weight=87.1893,
-    agreement_weight=6.5967,
-    zscore_weight=0.4636,
+    bias=-5.3541,
+    margin_weight=87.1036,
+    agreement_weight=6.725,
+    zscore_weight=0.464,
     keyword_terms=3,
     keyword_coverage=0.754,
     neighbour_cosine_gap=0.03,
     neighbour_coverage=0.5,
-    foreign_weight=2.3797,
-    phrase_weight=0.4705,
-    stack_weight=-3.3247,
+    foreign_weight=2.4618,
+    phrase_weight=0.4715,
+    stack_weight=-3.3256,
     fusion_order=True,
     calibrated_margin=True,
     order=CandidateOrder(rank_weight=38.6796, cosine_weight=80.7984, coverage_weight=4.1096),

@@ -38,7 +38,7 @@ from .gate import (
     judge_candidates,
     judge_prompt,
 )
-from .languages import is_foreign, prompt_language
+from .languages import in_another_language, prompt_language, text_language
 from .null_bank import GenericPrompts
 from .summaries import summaries_for_sources
 from .technologies import named_technologies, names_another_stack
@@ -155,7 +155,6 @@ def gather(
     keyword = keyword_hits(store, prompt, ranking=ranking)
     trace = SearchTrace(keyword=keyword, reference=generic.reference)
     trace.language = prompt_language(prompt)
-    trace.foreign = is_foreign(trace.language, generic.reference.languages)
     trace.technologies = named_technologies(prompt)
     trace.other_stack = names_another_stack(trace.technologies, generic.reference.technologies)
     trace.keyword_ms = (time.perf_counter() - started) * 1000
@@ -166,6 +165,11 @@ def gather(
     trace.generic = generic.closest(query_vector)
     sections = fuse(
         store, settings, trace.keyword, trace.neighbours, query_vector, instance, ranking
+    )
+    closest = max(sections, key=lambda c: c.cosine, default=None)
+    trace.closest_language = text_language(closest.hit.text) if closest else None
+    trace.foreign = in_another_language(
+        trace.language, generic.reference.languages, trace.closest_language
     )
     return Gathered(best_per_note(sections), sections, trace, query_vector, started)
 

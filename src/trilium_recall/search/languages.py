@@ -1,8 +1,11 @@
-"""Which language a prompt is written in, and which languages a notebook holds: cheaply, from
-stop words and script, so the gate can tell a prompt in another language than the notes.
+"""Which language a prompt is written in, which languages a notebook holds and which one a note
+is written in: cheaply, from stop words and script, so the gate can tell a prompt in another
+language than the notes.
 
 Such a prompt shares no keywords with the notes by construction (the e5 model is multilingual,
-FTS5 is not), so the gate must not ask for keyword agreement then (gate.py, issue 23).
+FTS5 is not), so the gate must not ask for keyword agreement then (gate.py, issue 23). Nor when
+the note closest in meaning is in another language than the prompt: a notebook mostly in
+English may keep a recipe in German or a travel plan in Japanese.
 """
 
 from __future__ import annotations
@@ -51,6 +54,13 @@ NOTEBOOK_MARKERS: dict[str, tuple[str, ...]] = {
     "it": ("della", "sono"),
 }
 NOTEBOOK_SHARE = 0.02  # of sections holding every marker of a language
+# A section is told to be in a language by at least this many of its marker words, two of them
+# of three letters or more, and, for a language other than English, more than twice as many as
+# English's: code and identifiers hold the short markers of every language ("e", "o", "se",
+# "do", "as"), running text holds its longer ones too.
+SECTION_MARKERS = 4
+SECTION_LONG_MARKERS = 2
+SECTION_CHARS = 4000  # a section's start says its language; a long one is not read whole
 _SCRIPTS: tuple[tuple[str, Callable[[int], bool]], ...] = (
     ("cjk", lambda c: 0x3040 <= c <= 0x9FFF or 0xAC00 <= c <= 0xD7AF),
     ("cyrillic", lambda c: 0x0400 <= c <= 0x04FF),
@@ -62,10 +72,8 @@ _SCRIPTS: tuple[tuple[str, Callable[[int], bool]], ...] = (
 def prompt_language(prompt: str) -> str | None:
     """A language code, a script name for non-Latin prompts, or None when unsure (too few
     function words, e.g. a bare list of identifiers)."""
-    letters = [ord(ch) for ch in prompt if ch.isalpha()]
-    for script, test in _SCRIPTS:
-        if letters and sum(map(test, letters)) > len(letters) / 2:
-            return script
+    if script := _script(prompt):
+        return script
     counts = Counter(
         language
         for token in tokenize(prompt)
@@ -78,6 +86,30 @@ def prompt_language(prompt: str) -> str | None:
     if language == "en":
         return "en" if count >= 1 else None
     return language if count >= 2 and count > counts.get("en", 0) else None
+
+
+def text_language(text: str) -> str | None:
+    """The language (or script) a note's section is written in; None when unsure (code, a
+    list of names, too short)."""
+    text = text[:SECTION_CHARS]
+    if script := _script(text):
+        return script
+    tokens = set(tokenize(text))
+    found = {language: tokens & words for language, words in MARKERS.items()}
+    language = max(found, key=lambda lang: (len(found[lang]), lang == "en"))
+    markers = found[language]
+    if len(markers) < SECTION_MARKERS or sum(len(w) >= 3 for w in markers) < SECTION_LONG_MARKERS:
+        return None
+    return language if language == "en" or len(markers) > 2 * len(found["en"]) else None
+
+
+def _script(text: str) -> str | None:
+    """The script most of the text's letters are in, when it is not Latin."""
+    letters = [ord(ch) for ch in text if ch.isalpha()]
+    for script, test in _SCRIPTS:
+        if letters and sum(map(test, letters)) > len(letters) / 2:
+            return script
+    return None
 
 
 def notebook_languages(
@@ -99,3 +131,11 @@ def notebook_languages(
 def is_foreign(language: str | None, held: Sequence[str]) -> bool:
     """A prompt in a language (or script) the notebook does not hold; unsure counts as not."""
     return bool(held) and language is not None and language not in held
+
+
+def in_another_language(language: str | None, notebook: Sequence[str], closest: str | None) -> bool:
+    """No keyword agreement can be asked of the prompt: its language is none the notebook
+    holds, or not the one the note closest in meaning is written in (unsure counts as not)."""
+    return is_foreign(language, notebook) or (
+        closest is not None and is_foreign(language, (closest,))
+    )

@@ -279,7 +279,8 @@ function promptDecision(trace, gate) {
 // This notebook's own reference points (calibration.py) and the prompt's language.
 function referencePoints(r, p) {
   const about = r.about_level === null ? "none (shipped default spread)" : signed(r.about_level, 3);
-  const language = p.language ? `prompt language ${p.language}` : "prompt language not told";
+  const language = `prompt language ${p.language || "not told"}, the closest note's `
+    + `${p.closest_language || "not told"}`;
   return `This notebook: generic prompts reach ${signed(r.generic_level, 3)}, prompts about `
     + `its notes ${about} (${r.why}); languages ${r.languages.join(", ") || "not told"}; `
     + `${language}${p.foreign_language ? " — another language than the notes: no keyword "
