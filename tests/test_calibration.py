@@ -51,6 +51,10 @@ ENGLISH = [
         ("comment est-ce que je restaure la sauvegarde avec restic pour mon serveur", "fr"),
         ("¿cómo restauro la copia de seguridad con restic en mi servidor?", "es"),
         ("バックアップを復元する方法", "cjk"),
+        # Short questions hold few function words, one of them often English-looking ("in").
+        ("come salvo il file in png senza perdere i livelli?", "it"),
+        ("quanto de memória devo dar pro cache?", "pt"),
+        ("comment sauter un test quand on tourne sous windows ?", "fr"),
         ("restic snapshots --json", None),  # no function words: unsure
     ],
 )

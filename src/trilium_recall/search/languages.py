@@ -17,30 +17,41 @@ from ..index.terms import tokenize
 
 # Frequent function words that are rare in the other listed languages' text (tokens as FTS5
 # folds them: lower case, no diacritics). A prompt needs two of one language's and more than
-# of English's to be called that language.
+# of English's to be called that language, so the few that are English words too ("was",
+# "come", "do") count only beside others. A short question holds few of them ("come salvo il
+# file in png senza perdere i livelli?"): each list carries its language's common ones.
 MARKERS: dict[str, frozenset[str]] = {
     "en": frozenset(
         "the and is are to of how what why with for my it does do can this that i in on".split()
     ),
     "de": frozenset(
         "der die das und ist ich nicht wie mit ein eine einen auf fur warum wo kann meine mein "
-        "zu den dem was es bei wird werden sich oder aber auch im vom zum sind habe muss".split()
+        "zu den dem was es bei wird werden sich oder aber auch im vom zum sind habe muss von "
+        "nach aus noch nur schon mir mich du wir ihr sie wenn dass weil welche welcher welches "
+        "wieviel wieviele kein keine dann diese dieser dieses gibt soll sollte beim zur uber "
+        "unter ohne sein seine ihre haben".split()
     ),
     "fr": frozenset(
         "le les et est je pas comment avec une des pour dans mon ma mes que qui du sur faire "
-        "quoi pourquoi au aux ou mais il elle sont peut cette ce ne".split()
+        "quoi pourquoi au aux ou mais il elle sont peut cette ce ne un de quand sous ces sa "
+        "ses leur nous vous tu moi donc puis faut quel quelle quels dois entre tres aussi "
+        "deja encore avoir etre suis cela chaque lorsque".split()
     ),
     "es": frozenset(
         "el los las y es como con una para por que mi mis en del hacer puedo se al lo pero "
-        "esta este son cual donde cuando hay".split()
+        "esta este son cual donde cuando hay un de nada muy tambien cuanto cuantos tengo "
+        "tiene debo sobre entre desde hasta algo porque eso esto estos su sus hago quiero "
+        "puede".split()
     ),
     "pt": frozenset(
         "o os as e como com uma para por que meu minha nao do da em no na posso fazer um "
-        "se ao isso esta qual onde quando voce tem".split()
+        "se ao isso esta qual onde quando voce tem de devo tenho nas nos dos das sem mais "
+        "pelo pela tambem ja muito seu sua ele ela eu quero pode preciso porque depois".split()
     ),
     "it": frozenset(
         "il lo gli e come con una per che mio mia non del della nel posso fare perche un "
-        "si al questo questa sono qual dove quando ho".split()
+        "si al questo questa sono qual dove quando ho di da senza su quali quale cosa devo "
+        "anche dei delle nella sul alla ancora sempre molto voglio puo tra ogni ci".split()
     ),
 }
 # Markers that say the notebook holds a language: distinctive in running text (the English
