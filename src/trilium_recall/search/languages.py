@@ -15,10 +15,11 @@ from collections.abc import Callable, Sequence
 
 from ..index.terms import tokenize
 
-# Frequent function words that are rare in the other listed languages' text (tokens as FTS5
-# folds them: lower case, no diacritics). A prompt needs two of one language's and more than
-# of English's to be called that language, so the few that are English words too ("was",
-# "come", "do") count only beside others. A short question holds few of them ("come salvo il
+# Frequent function words of each language (tokens as FTS5 folds them: lower case, no
+# diacritics). A prompt needs two of one language's and more than of English's to be called
+# that language, so the few that are English words too ("was", "come", "do") count only beside
+# others. Some are shared by the Romance languages ("de", "un"): which one is named matters
+# less than that it is not English. A short question holds few of them ("come salvo il
 # file in png senza perdere i livelli?"): each list carries its language's common ones.
 MARKERS: dict[str, frozenset[str]] = {
     "en": frozenset(
