@@ -56,6 +56,13 @@ ENGLISH = [
         ("quanto de memória devo dar pro cache?", "pt"),
         ("comment sauter un test quand on tourne sous windows ?", "fr"),
         ("restic snapshots --json", None),  # no function words: unsure
+        # A stack trace repeats Portuguese "com" (with) on every line: words count once.
+        (
+            'Exception in thread "main" java.lang.IllegalStateException: closed\n'
+            "    at com.acme.app.Store.read(Store.java:42)\n"
+            "    at com.acme.app.Main.main(Main.java:7)",
+            "en",
+        ),
     ],
 )
 def test_a_prompt_s_language_from_its_function_words_or_script(prompt, language) -> None:

@@ -86,9 +86,10 @@ def prompt_language(prompt: str) -> str | None:
     function words, e.g. a bare list of identifiers)."""
     if script := _script(prompt):
         return script
+    # Distinct words: a pasted Java stack trace repeats "com" (Portuguese "with") on every line.
     counts = Counter(
         language
-        for token in tokenize(prompt)
+        for token in set(tokenize(prompt))
         for language, words in MARKERS.items()
         if token in words
     )
