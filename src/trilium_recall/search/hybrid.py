@@ -166,7 +166,7 @@ def gather(
     sections = fuse(
         store, settings, trace.keyword, trace.neighbours, query_vector, instance, ranking
     )
-    closest = max(sections, key=lambda c: c.cosine, default=None)
+    closest = closest_section(sections)
     trace.closest_language = text_language(closest.hit.text) if closest else None
     trace.foreign = in_another_language(
         trace.language, generic.reference.languages, trace.closest_language
@@ -324,6 +324,12 @@ def _evidence_windows(
     return windows
 
 
+def closest_section(sections: Sequence[Candidate]) -> Candidate | None:
+    """The section closest to the prompt in meaning: the one whose keyword agreement the prompt
+    decision reads, and whose language the prompt's is compared with."""
+    return max(sections, key=lambda c: c.cosine, default=None)
+
+
 def prompt_signals(
     candidates: Sequence[Candidate],
     neighbours: Neighbours,
@@ -332,7 +338,7 @@ def prompt_signals(
     foreign: bool = False,
     other_stack: bool = False,
 ) -> PromptSignals:
-    top = max(candidates, key=lambda c: c.cosine, default=None)
+    top = closest_section(candidates)
     strongest = max(candidates, key=lambda c: c.coverage, default=None)
     top_cosine = top.cosine if top else -1.0
     return PromptSignals(

@@ -10,7 +10,6 @@ English may keep a recipe in German or a travel plan in Japanese.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Sequence
 
 from ..index.terms import tokenize
@@ -86,19 +85,12 @@ def prompt_language(prompt: str) -> str | None:
     function words, e.g. a bare list of identifiers)."""
     if script := _script(prompt):
         return script
-    # Distinct words: a pasted Java stack trace repeats "com" (Portuguese "with") on every line.
-    counts = Counter(
-        language
-        for token in set(tokenize(prompt))
-        for language, words in MARKERS.items()
-        if token in words
-    )
-    if not counts:
-        return None
-    language, count = max(counts.items(), key=lambda item: (item[1], item[0] == "en"))
+    found = _markers(prompt)
+    language = _most_markers(found)
+    count = len(found[language])
     if language == "en":
         return "en" if count >= 1 else None
-    return language if count >= 2 and count > counts.get("en", 0) else None
+    return language if count >= 2 and count > len(found["en"]) else None
 
 
 def text_language(text: str) -> str | None:
@@ -107,13 +99,24 @@ def text_language(text: str) -> str | None:
     text = text[:SECTION_CHARS]
     if script := _script(text):
         return script
-    tokens = set(tokenize(text))
-    found = {language: tokens & words for language, words in MARKERS.items()}
-    language = max(found, key=lambda lang: (len(found[lang]), lang == "en"))
+    found = _markers(text)
+    language = _most_markers(found)
     markers = found[language]
     if len(markers) < SECTION_MARKERS or sum(len(w) >= 3 for w in markers) < SECTION_LONG_MARKERS:
         return None
     return language if language == "en" or len(markers) > 2 * len(found["en"]) else None
+
+
+def _markers(text: str) -> dict[str, set[str]]:
+    """Each language's marker words in the text, each counted once: a pasted Java stack trace
+    repeats Portuguese "com" (with) on every line."""
+    tokens = set(tokenize(text))
+    return {language: tokens & words for language, words in MARKERS.items()}
+
+
+def _most_markers(found: dict[str, set[str]]) -> str:
+    """The language with the most marker words; English on a tie."""
+    return max(found, key=lambda language: (len(found[language]), language == "en"))
 
 
 def _script(text: str) -> str | None:
