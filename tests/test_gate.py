@@ -125,7 +125,7 @@ def test_no_candidate_passes_when_the_prompt_is_not_about_the_notes() -> None:
     assert judge_candidates([], rejected, GATE) == []
 
 
-def test_with_fusion_order_a_candidate_ranked_above_a_passing_one_is_not_dropped() -> None:
+def test_a_candidate_ranked_above_a_passing_one_is_not_dropped() -> None:
     """Issue 23: the 2nd by fusion was dropped for a cosine gap while the 3rd passed."""
     about = judge_prompt(signals(), GATE)
     ranked = [  # best fused first
@@ -135,7 +135,7 @@ def test_with_fusion_order_a_candidate_ranked_above_a_passing_one_is_not_dropped
         CandidateSignals(cosine=0.84, coverage=0.1, terms=1),  # below every passing one
     ]
     landed = judge_candidates(ranked, about, GATE)
-    ordered = judge_candidates(ranked, about, replace(GATE, fusion_order=True))
+    ordered = judge_candidates(ranked, about, replace(GATE, keep_ranked_above=True))
     assert [passed for passed, _ in landed] == [True, False, True, False]
     assert [passed for passed, _ in ordered] == [True, True, True, False]
     assert ordered[1][1].startswith("ranked above a passing note (weaker: cosine 0.040")

@@ -70,8 +70,9 @@ class GateThresholds:
     foreign_weight: float = 0.0
     # Added when the best fused note holds the prompt's pasted code or quoted text as a phrase.
     phrase_weight: float = 0.0
-    # A candidate ranked above a passing one passes too (issue 23, Build 3; ranked by `order`).
-    fusion_order: bool = False
+    # A candidate ranked above a passing one passes too (issue 23, Build 3), ranked as judged:
+    # by `order` when set, else by fused score.
+    keep_ranked_above: bool = False
     # Added when the prompt names technologies and none the notebook is about (technologies.py).
     stack_weight: float = 0.0
     # The margin read in units of this notebook's spread between generic prompts and prompts
@@ -111,7 +112,7 @@ FITTED = GateThresholds(
     foreign_weight=2.5651,
     phrase_weight=0.4817,
     stack_weight=-3.3079,
-    fusion_order=True,
+    keep_ranked_above=True,
     calibrated_margin=True,
     order=CandidateOrder(rank_weight=38.6796, cosine_weight=80.7984, coverage_weight=4.1096),
 )
@@ -185,7 +186,7 @@ def judge_candidates(
     candidates: Sequence[CandidateSignals], prompt: PromptVerdict, t: GateThresholds
 ) -> list[tuple[bool, str]]:
     """(passed, reason) per candidate (given in the order they are judged: fused, or learned),
-    relative to the best of them; with `fusion_order`, a candidate ranked above a passing one
+    relative to the best of them; with `keep_ranked_above`, a candidate ranked above a passing one
     is not dropped."""
     if not candidates:
         return []
@@ -206,7 +207,7 @@ def judge_candidates(
             verdicts.append(
                 (False, f"weaker: cosine {gap:.3f} below the best (max {t.neighbour_cosine_gap})")
             )
-    if t.fusion_order:
+    if t.keep_ranked_above:
         last = max((i for i, (passed, _) in enumerate(verdicts) if passed), default=-1)
         verdicts = [
             (True, f"ranked above a passing note ({reason})")
