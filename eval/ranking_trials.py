@@ -14,6 +14,9 @@ product's own search, so a section only the new ranking finds becomes a full can
   best by tf × idf in the three best fused sections (RM3-like);
 - `links`: the sections of the notes linked to or from the two best notes (links, includes,
   relations), closest first; only the three Trilium corpora have links;
+- `centroid`: sections by the mean of their snippet vectors (what the whole section is about,
+  where the product reads each section by its best snippet), and `note centroid`: notes by the
+  mean of all their snippet vectors, each given as its best section;
 - `bridge` (Build 5, prompts in another language than the notes only): each word of the prompt
   mapped to the closest word of the notebook's own keyword vocabulary (single words embedded
   as e5 queries, cosine at least 0.90; a word the vocabulary holds is kept), the mapped words
@@ -36,7 +39,8 @@ sentence around it):
 Measurement only: the product has none of the rankings. It has no switch for them either, so a
 trial wraps `hybrid.rrf` for the length of one search (`fused_with`).
 
-    python eval/ranking_trials.py [--trial heading|vector|keyword|links|bridge|learned|prose ...]
+    python eval/ranking_trials.py [--trial heading|vector|keyword|links|centroid|note-centroid|
+                                           bridge|learned|prose ...]
 """
 
 from __future__ import annotations
@@ -155,6 +159,40 @@ def linked_notes(corpus: Corpus, _: str, gathered: Gathered) -> list[int]:
         sections += corpus.store.section_ids_of(instance, notes)
     matches = corpus.store.best_snippets(sections, gathered.query_vector) if sections else {}
     return sorted(matches, key=lambda i: -matches[i].cosine)[:DEPTH]
+
+
+def centroid_ranking(corpus: Corpus, by_note: bool = False) -> ExtraRanking:
+    """Sections (or notes, each as its best section) by the mean of their snippet vectors."""
+    with corpus.store.atomic() as db:
+        rows = db.execute(
+            "SELECT snippets.id, sections.id, sections.instance || '/' || sections.note_id"
+            " FROM snippets JOIN sections ON sections.id = snippets.section_id"
+        ).fetchall()
+    vectors = corpus.store.exact_vectors([snippet for snippet, _, _ in rows])
+    group = {snippet: (note if by_note else section) for snippet, section, note in rows}
+    keys = sorted(set(group.values()), key=str)
+    row_of = {key: i for i, key in enumerate(keys)}
+    means = np.zeros((len(keys), len(next(iter(vectors.values())))), np.float32)
+    for snippet, vector in vectors.items():
+        means[row_of[group[snippet]]] += vector
+    means /= np.linalg.norm(means, axis=1, keepdims=True)
+    sections_of: dict[object, list[int]] = {}
+    for _, section, note in rows:
+        sections_of.setdefault(note, []).append(section)
+
+    def ranked(_: Corpus, __: str, gathered: Gathered) -> list[int]:
+        best = np.argsort(-(means @ gathered.query_vector), kind="stable")[:DEPTH]
+        if not by_note:
+            return [int(keys[i]) for i in best]
+        found = []
+        for i in best:
+            matches = corpus.store.best_snippets(
+                sorted(set(sections_of[keys[i]])), gathered.query_vector
+            )
+            found.append(max(matches, key=lambda section: matches[section].cosine))
+        return found
+
+    return ranked
 
 
 def bridge_ranking(corpus: Corpus) -> ExtraRanking:
@@ -372,7 +410,17 @@ def _cell(without: float, with_: float) -> str:
     return "–" if math.isnan(without) else f"{without:.3f} → {with_:.3f}"
 
 
-TRIALS = ("heading", "vector", "keyword", "links", "bridge", "learned", "prose")
+TRIALS = (
+    "heading",
+    "vector",
+    "keyword",
+    "links",
+    "centroid",
+    "note-centroid",
+    "bridge",
+    "learned",
+    "prose",
+)
 
 
 def main() -> None:
@@ -387,7 +435,12 @@ def main() -> None:
         "keyword": keyword_feedback,
         "links": linked_notes,
     }
-    made = {"heading": heading_ranking, "bridge": bridge_ranking}
+    made: dict[str, Callable[[Corpus], ExtraRanking]] = {
+        "heading": heading_ranking,
+        "centroid": centroid_ranking,
+        "note-centroid": lambda corpus: centroid_ranking(corpus, by_note=True),
+        "bridge": bridge_ranking,
+    }
     for trial in args.trial or TRIALS:
         if trial == "learned":
             learned_order_trial(corpora, baseline)
