@@ -8,6 +8,7 @@ import json
 import os
 import pty
 import re
+import socket
 import subprocess
 import sys
 import threading
@@ -15,13 +16,16 @@ from pathlib import Path
 
 import apsw
 import httpx
+from pydantic import SecretStr
 
-from conftest import RESTIC_ANSWER
+from conftest import RESTIC_ANSWER, make_settings
 from engine_process import TEST_BUDGET_MS
 from procs import free_port, scrubbed_env
 from trilium_recall.cli import _parser
 from trilium_recall.commands import COMMANDS as IMPLEMENTED
+from trilium_recall.demo.mode import EXPLAINED_PROMPT, try_it
 from trilium_recall.demo.standin import FakeTrilium
+from trilium_recall.index.store import Store
 
 COMMANDS = [
     "serve",
@@ -84,6 +88,40 @@ def test_status_without_an_index_is_a_clear_error(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert done.stderr.strip().startswith("trilium-recall: no index at ")
     assert "Traceback" not in done.stderr
+
+
+def test_a_command_without_demo_points_at_the_demo_s_index_when_only_it_exists(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "demo").mkdir()
+    Store(tmp_path / "demo" / "recall.sqlite3").close()
+    for command in (("status",), ("explain", "backups"), ("log",)):
+        done = run(*command, env={"RECALL_DATA_DIR": str(tmp_path)})
+        assert done.returncode == 2, command
+        assert done.stderr.strip().endswith("add --demo to use it"), done.stderr
+    status = run("status", "--demo", env={"RECALL_DATA_DIR": str(tmp_path)})
+    assert status.returncode == 0 and json.loads(status.stdout) == {}
+
+
+def test_the_commands_to_try_send_the_password_when_one_is_set(tmp_path: Path) -> None:
+    bearer = '"Authorization: Bearer $RECALL_LOGIN_PASSWORD"'
+    guarded = try_it(make_settings(tmp_path, login_password=SecretStr("pw-not-printed")))
+    curl, explain, mcp = guarded
+    assert f"-H {bearer}" in curl and mcp.endswith(f"--header {bearer}")
+    assert "pw-not-printed" not in "\n".join(guarded) and "Bearer" not in explain
+    assert all("Bearer" not in line for line in try_it(make_settings(tmp_path)))
+
+
+def test_serve_on_a_taken_port_stops_at_once_with_one_line(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = run("serve", "--port", str(port), env={"RECALL_DATA_DIR": str(tmp_path)})
+    assert done.returncode == 2
+    assert f"cannot listen on 127.0.0.1:{port}" in done.stderr and "--port" in done.stderr
+    assert "indexing" not in done.stderr + done.stdout  # nothing built before the refusal
+    assert "Traceback" not in done.stderr and not (tmp_path / "demo").exists()
 
 
 def test_index_without_trilium_is_a_clear_error(tmp_path: Path) -> None:
@@ -166,10 +204,11 @@ def test_demo_builds_serves_and_prints_commands_to_try(demo_engine, tmp_path: Pa
         output = "".join(lines)
         assert "serving the demo notebook" in output
         assert f"curl -s http://127.0.0.1:{port}/recall" in output
-        assert 'trilium-recall explain --demo "' in output
+        assert f'trilium-recall explain --demo "{EXPLAINED_PROMPT}"' in output
         assert (
             f"claude mcp add --transport http trilium-recall http://127.0.0.1:{port}/mcp" in output
         )
+        assert output.count("RECALL_LOGIN_PASSWORD is not set") == 1
         answer = httpx.post(
             f"http://127.0.0.1:{port}/recall",
             timeout=120,
@@ -177,6 +216,11 @@ def test_demo_builds_serves_and_prints_commands_to_try(demo_engine, tmp_path: Pa
         ).json()
         assert sorted(p["note_id"] for p in answer["passages"]) == RESTIC_ANSWER, answer
         assert answer["passages"][0]["instance"] == "demo"
+        # The printed explain example shows a passage found, as it promises a newcomer.
+        explained = run(
+            "explain", "--demo", EXPLAINED_PROMPT, env={"RECALL_DATA_DIR": str(tmp_path)}
+        )
+        assert explained.returncode == 0 and "\nPASS  " in explained.stdout, explained.stdout
     finally:
         process.terminate()
         process.wait(timeout=20)

@@ -12,6 +12,8 @@ import pytest
 from conftest import PASSWORD
 from procs import closed_port_url, scrubbed_env
 from test_failures import PROMPT, cli, hook, notebook, served, wait_ok
+from trilium_recall.doctor import render
+from trilium_recall.server.checks import Check
 
 
 def doctor(url: str, home: Path, **env: str) -> tuple[int, dict[str, dict]]:
@@ -136,3 +138,12 @@ def test_the_installed_hook_reaches_its_engine_whatever_claude_code_inherits(
     assert run.returncode == 0, run.stderr
     context = json.loads(run.stdout)["hookSpecificOutput"]["additionalContext"]
     assert "Sourdough starter" in context
+
+
+def test_the_summary_line_counts_failures_and_warnings() -> None:
+    ok, warn, fail = (Check(n, s, "detail") for n, s in (("a", "ok"), ("b", "warn"), ("c", "fail")))
+    assert render([ok])[-1] == "all checks passed"
+    assert render([ok, warn])[-1] == "all checks passed, 1 warning"
+    assert render([warn, warn])[-1] == "all checks passed, 2 warnings"
+    assert render([ok, fail])[-1] == "1 check failed"
+    assert render([fail, fail, warn])[-1] == "2 checks failed"

@@ -59,7 +59,8 @@ def _parser() -> argparse.ArgumentParser:
         sub.add_argument("--host", help="address to bind (RECALL_HOST, default 127.0.0.1)")
         sub.add_argument("--port", type=int, help="port (RECALL_PORT, default 8765)")
     command("index", "Run one full build of the index with a progress bar, then exit.")
-    command("status", "Print the index counts per instance from the SQLite file.")
+    sub = command("status", "Print the index counts per instance from the SQLite file.")
+    sub.add_argument("--demo", action="store_true", help="use the demo notebook's index")
     for name, text in (
         ("search", "Print the passages recall would give for a prompt."),
         ("explain", "Show keyword and meaning hits, fusion, weights and the gate for a prompt."),

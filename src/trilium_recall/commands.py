@@ -9,6 +9,7 @@ import asyncio
 import json
 import logging
 import os
+import socket
 import sys
 from collections.abc import Callable
 from datetime import datetime
@@ -19,7 +20,7 @@ from pydantic import SecretStr
 from .build_progress import build_progress
 from .claude_settings import install_hook, uninstall_hook
 from .config import PASSWORD_FILE_VAR, Instance, Settings, is_http_url, load_settings
-from .demo.mode import demo_settings, start_demo_trilium, try_it
+from .demo.mode import DEMO_DIR, demo_settings, start_demo_trilium, try_it
 from .doctor import engine_health, password_check, render, run_doctor
 from .errors import IndexUnusable, RecallError
 from .index.activity_log import Activity, recent
@@ -31,7 +32,7 @@ from .server.activity import parse_since
 from .server.app import create_app, server_options
 from .server.engine import Engine
 from .server.overview import failed_notes
-from .textclean import clip
+from .textclean import clip, counted
 
 log = logging.getLogger("trilium_recall")
 CLI_BUDGET_MS = 120_000  # search and explain wait for the answer; the hook's budget is not theirs
@@ -82,7 +83,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 def _demo(args: argparse.Namespace) -> int:
     base = _settings(args)
-    _check_exposure(base)  # refuse before a minute of indexing, not after
+    _refuse_to_serve(base)  # before a minute of indexing, not after
     trilium = start_demo_trilium()
     try:
         settings = demo_settings(base, trilium)
@@ -97,22 +98,37 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _run_server(settings: Settings) -> int:
-
-    _check_exposure(settings)
+    _refuse_to_serve(settings)
+    if settings.login_password is None:
+        log.warning(
+            "RECALL_LOGIN_PASSWORD is not set: /recall and /mcp are open to this machine only"
+        )
     uvicorn.run(create_app(Engine(settings)), **server_options(settings))
     return 0
 
 
-def _check_exposure(settings: Settings) -> None:
+def _refuse_to_serve(settings: Settings) -> None:
+    """One line before any work when serving cannot work: no password on an open address, or
+    the port taken (often by an engine already running: a second one would sync into the same
+    index file first and only then fail to listen)."""
     if settings.login_password is None and not settings.is_loopback:
         raise RecallError(
             f"RECALL_LOGIN_PASSWORD is not set: refusing to serve on {settings.host}; "
             "set a password or bind to 127.0.0.1"
         )
-    if settings.login_password is None:
-        log.warning(
-            "RECALL_LOGIN_PASSWORD is not set: /recall and /mcp are open to this machine only"
-        )
+    with socket.socket(_address_family(settings.host)) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+        try:
+            probe.bind((settings.host, settings.port))
+        except OSError as exc:
+            raise RecallError(
+                f"cannot listen on {settings.host}:{settings.port} ({exc.strerror or exc}): "
+                "is trilium-recall already running? RECALL_PORT or --port picks another port"
+            ) from None
+
+
+def _address_family(host: str) -> socket.AddressFamily:
+    return socket.AF_INET6 if ":" in host else socket.AF_INET
 
 
 def _build_with_progress(settings: Settings) -> None:
@@ -141,9 +157,7 @@ def _index(args: argparse.Namespace) -> int:
 
 def _status(args: argparse.Namespace) -> int:
 
-    settings = _settings(args)
-    if not settings.db_path.exists():
-        raise RecallError(f"no index at {settings.db_path}: run `trilium-recall index` first")
+    settings = _index_settings(args)
     store = Store(settings.db_path)
     try:
         report = {
@@ -167,13 +181,19 @@ def _public_state(state: dict[str, object]) -> dict[str, object]:
 def _index_settings(args: argparse.Namespace) -> Settings:
     """Settings pointing at an index file that exists (the demo's with --demo)."""
     settings = _settings(args)
-    if args.demo:
-        settings = settings.model_copy(update={"data_dir": settings.data_dir / "demo"})
-    if not settings.db_path.exists():
+    demo = settings.model_copy(update={"data_dir": settings.data_dir / DEMO_DIR})
+    wants_demo = getattr(args, "demo", False)  # `index` shows its status without the flag
+    if wants_demo:
+        settings = demo
+    if settings.db_path.exists():
+        return settings
+    if not wants_demo and demo.db_path.exists():
         raise RecallError(
-            f"no index at {settings.db_path}: run `trilium-recall index` (or demo) first"
+            f"no index at {settings.db_path}; the demo notebook's is at {demo.db_path}: "
+            "add --demo to use it"
         )
-    return settings
+    first = "`trilium-recall demo`" if wants_demo else "`trilium-recall index` (or `demo`)"
+    raise RecallError(f"no index at {settings.db_path}: run {first} first")
 
 
 def _offline_settings(args: argparse.Namespace) -> Settings:
@@ -241,7 +261,7 @@ def _print_explain(result: RecallResult) -> None:
         f"generic prompt {signals.generic_cosine:.3f} − generic level here {signals.offset:+.3f}"
         f'\n    closest generic prompt: "{clip(signals.generic_prompt, 70)}"\n'
         f"  agreement {signals.agreement:.0%} of the keyword weight in the best-meaning note · "
-        f"best keyword match {signals.coverage:.0%} ({signals.terms} terms) · "
+        f"best keyword match {signals.coverage:.0%} ({counted(signals.terms, 'term')}) · "
         f"z {signals.zscore:.1f}\n"
         "  score = " + " + ".join(f"{name} {part:+.2f}" for name, part in verdict.parts.items())
     )
@@ -264,7 +284,7 @@ def _print_explain(result: RecallResult) -> None:
     for line in trace.substitutions:
         print(f"\nsummary for source: {line}")
     sent = len(result.passages)
-    print(f"\n{sent} passage(s) sent" if sent else "\nsilent: nothing passed the gate")
+    print(f"\n{counted(sent, 'passage')} sent" if sent else "\nsilent: nothing passed the gate")
 
 
 def _print_reference(trace: SearchTrace) -> None:

@@ -29,6 +29,7 @@ from .server.checks import (
     last_hook_request,
     trilium_instance,
 )
+from .textclean import counted
 
 TIMEOUT_S = 10.0  # the engine's checks ask each Trilium (5 s at most) and run one recall
 MARK = {"ok": "ok  ", "warn": "warn", "fail": "FAIL"}
@@ -152,5 +153,7 @@ def render(checks: Sequence[Check]) -> list[str]:
         if check.fix and check.status != "ok":
             out.append(f"{indent}→ fix: {check.fix}")
     failed = sum(c.status == "fail" for c in checks)
-    out.append(f"{failed} check(s) failed" if failed else "all checks passed")
+    warned = sum(c.status == "warn" for c in checks)
+    warnings = f", {counted(warned, 'warning')}" if warned else ""
+    out.append(f"{counted(failed, 'check')} failed" if failed else f"all checks passed{warnings}")
     return out

@@ -1,4 +1,6 @@
-"""Strings that can always be encoded as UTF-8.
+"""Text as every surface prints it: encodable, on one line, clipped, counted.
+
+Strings that can always be encoded as UTF-8:
 
 JSON (ours from clients, Trilium's from a note title cut in half an emoji) may carry lone
 UTF-16 surrogates; Python keeps them in `str`, but SQLite, the embedder and every encoder then
@@ -35,3 +37,8 @@ def one_line(text: str) -> str:
 def clip(text: str, limit: int) -> str:
     """`text` cut to at most `limit` characters, the last one "…" when anything was cut."""
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def counted(number: int, noun: str) -> str:
+    """ "1 term", "3 terms": English plurals by "s", which is all the nouns printed need."""
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"

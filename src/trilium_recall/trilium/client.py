@@ -22,7 +22,7 @@ from ..errors import (
     TriliumBadResponse,
     TriliumUnavailable,
 )
-from ..textclean import valid_utf8
+from ..textclean import counted, valid_utf8
 from . import listing
 from .getonly import ReadOnlyTransport
 from .records import NOTE_ID, AppInfo, Attribute, Change, Note
@@ -251,7 +251,8 @@ class TriliumClient:
                 problem = f"HTTP {response.status_code}"
             if attempt < self._retries:
                 await asyncio.sleep(self._backoff * 2**attempt)
-        message = f"Trilium at {self._url} is unavailable ({problem}) after {attempt + 1} attempts"
+        tries = counted(attempt + 1, "attempt")
+        message = f"Trilium at {self._url} is unavailable ({problem}) after {tries}"
         raise TriliumUnavailable(self._scrub(message))
 
     def _raise_for_status(self, response: httpx.Response, what: str) -> None:
