@@ -191,8 +191,13 @@ def test_odd_prompts_are_answered_not_refused(demo_engine) -> None:
 
 def test_a_body_over_the_limit_is_refused(demo_engine) -> None:
     answer = post(demo_engine, {"prompt": "x" * 3_000_000})
-    assert answer.status_code == 400
+    assert answer.status_code == 413
     assert "larger than" in answer.json()["error"]
+    # Routing's own refusals are JSON with a reason too.
+    wrong_method = httpx.get(f"{demo_engine.url}/recall", headers=demo_engine.headers)
+    assert (wrong_method.status_code, wrong_method.json()) == (405, {"error": "Method Not Allowed"})
+    no_path = httpx.get(f"{demo_engine.url}/no-such-path")
+    assert (no_path.status_code, no_path.json()) == (404, {"error": "Not Found"})
 
 
 class HeldEmbedder(HashEmbedder):

@@ -217,6 +217,27 @@ def test_a_note_that_failed_is_listed_with_its_reason_on_page_doctor_and_log(tmp
 # ---------------------------------------------------------------- errors mapped once per surface
 
 
+async def test_a_first_build_that_fails_is_named_by_recall_not_waited_for(tmp_path) -> None:
+    """Nothing indexed because Trilium refuses the token: "still being built, try again in a
+    minute" would send the user to wait for nothing."""
+    with served(notebook(), tmp_path, token="not_the_token") as (url, engine):
+        deadline = time.monotonic() + 60
+        while (health := httpx.get(f"{url}/health").json())["status"] != "degraded":
+            assert time.monotonic() < deadline, health
+            time.sleep(0.05)
+        trilium_url = engine.settings.instances["default"].url
+        answer = httpx.post(f"{url}/recall", json={"prompt": PROMPT})
+        reason = assert_json_reason(answer, 503)
+        assert reason.startswith(
+            f'No notes indexed yet: the first build of "default" ({trilium_url})'
+        )
+        assert health["instances"]["default"]["error"] in reason
+        assert reason.endswith("It is tried again every 60 s.") and "not_the_token" not in reason
+        async with mcp_session(url) as mcp:
+            result = await mcp.session.call_tool("recall", {"query": PROMPT})
+        assert not result.is_error and result.content[0].text == reason
+
+
 async def test_while_the_first_build_runs_recall_is_503_with_retry_after(tmp_path) -> None:
     trilium = notebook()
     trilium.delay = 5.0  # every ETAPI answer: the first build cannot finish during the test

@@ -11,10 +11,12 @@ import httpx2
 import pytest
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
+from mcp.types import InitializeResult
 
 from conftest import HashEmbedder, make_settings
 from engine_process import app_over_trilium, serve_in_thread
 from standin_faults import FaultyTrilium
+from trilium_recall import __version__
 from trilium_recall.server.app import create_app
 from trilium_recall.server.engine import Engine
 from trilium_recall.server.mcp import (
@@ -29,9 +31,10 @@ from trilium_recall.server.overview import InstanceOverview, Subject
 
 
 class Connected:
-    def __init__(self, session: ClientSession, instructions: str | None) -> None:
+    def __init__(self, session: ClientSession, initialized: InitializeResult) -> None:
         self.session = session
-        self.instructions = instructions
+        self.instructions = initialized.instructions
+        self.server = initialized.server_info
 
 
 def mcp_session(url: str, headers: dict[str, str] | None = None):
@@ -45,7 +48,7 @@ def mcp_session(url: str, headers: dict[str, str] | None = None):
             ClientSession(read, write) as session,
         ):
             initialized = await session.initialize()
-            yield Connected(session, initialized.instructions)
+            yield Connected(session, initialized)
 
     return connect()
 
@@ -53,6 +56,7 @@ def mcp_session(url: str, headers: dict[str, str] | None = None):
 async def test_initialize_sends_instructions_and_lists_the_recall_tool(demo_engine) -> None:
     notes = httpx.get(f"{demo_engine.url}/health").json()["instances"]["default"]["notes"]
     async with mcp_session(demo_engine.url, demo_engine.headers) as mcp:
+        assert (mcp.server.name, mcp.server.version) == ("trilium-recall", __version__)
         # Built from the index: what it holds, then when to call the tool.
         text = mcp.instructions
         assert len(text.encode()) < 2048  # Claude Code truncates longer instructions

@@ -441,11 +441,13 @@ def test_disk_full_mid_build_keeps_serving_and_heals_when_space_returns(tmp_path
         assert down["notes"] < clean["notes"], down  # the build stopped part-way
         with httpx.Client(timeout=10) as client:
             answer = recall(client, engine, PROMPT)
-        # What is indexed answers; with nothing yet, "come back later" with a reason. Never a
-        # bare error.
+        # What is indexed answers; with nothing yet, a 503 naming the failure. Never a bare
+        # error.
         if answer.status_code == 503:
             assert answer.headers["retry-after"] == "5", answer.text
-            assert answer.json()["error"].startswith("The notes index is still being built")
+            error = answer.json()["error"]  # the failed build named, not "try again later"
+            assert error.startswith('No notes indexed yet: the first build of "default"'), error
+            assert "recall.sqlite3" in error, error
         else:
             assert answer.status_code == 200 and "passages" in answer.json(), answer.text
         _alive(engine)

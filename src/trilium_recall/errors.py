@@ -70,5 +70,9 @@ class BadRequest(RecallError):
     """A caller sent something we cannot answer; becomes HTTP 400 with this message."""
 
 
+class BodyTooLarge(BadRequest):
+    """A request body over its limit, refused unread; HTTP 413."""
+
+
 class UnknownInstance(BadRequest):
     """A request named an instance that is not configured."""

@@ -71,6 +71,9 @@ class RecallResult:
     took_ms: float = 0.0
     trace: SearchTrace | None = None
     partial: bool = False  # answered while the first build runs: from part of the notes
+    # Why nothing could be searched, when more is known than the status says (a Trilium the
+    # first build cannot read); None: the status's own text.
+    waiting_for: str | None = None
 
     @property
     def context(self) -> str:
@@ -80,8 +83,13 @@ class RecallResult:
     @property
     def text(self) -> str:
         """What the MCP tool and the CLI answer: the passages, or what the status means."""
-        text = render_passages(self.passages) if self.passages else STATUS_TEXT[self.status]
+        text = render_passages(self.passages) if self.passages else self.status_text
         return f"{text}\n\n{PARTIAL_NOTE}" if self.partial else text
+
+    @property
+    def status_text(self) -> str:
+        """What the status means for the caller (the 503's reason while nothing is indexed)."""
+        return self.waiting_for or STATUS_TEXT[self.status]
 
     def to_json(self) -> dict[str, object]:
         answer: dict[str, object] = {

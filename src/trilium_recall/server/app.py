@@ -17,7 +17,7 @@ from starlette.types import ASGIApp
 
 from ..config import Settings
 from ..errors import EngineStarting
-from ..search.answers import STATUS_TEXT, RecallRequest
+from ..search.answers import RecallRequest
 from .activity import ActivityLog
 from .auth import Authenticator
 from .engine import Engine
@@ -87,7 +87,7 @@ def create_app(
         path = "hook" if hook_mode else "api"
         activity.record(path, prompt, result, session_id=session_id, instance=instance)
         if result.status in ("starting", "building"):
-            raise EngineStarting(STATUS_TEXT[result.status])  # 503 with Retry-After
+            raise EngineStarting(result.status_text)  # 503 with Retry-After
         if hook_mode:
             return _hook_answer(result.context)
         answer: dict[str, Any] = result.to_json()

@@ -18,6 +18,7 @@ from ..claude_settings import hook_url, installed_hooks, settings_path
 from ..config import DEFAULT_INSTANCE, Instance, load_settings, unknown_variables
 from ..errors import ConfigError, TriliumAuthError, TriliumError, TriliumUnavailable
 from ..index.store import Store
+from ..textclean import counted
 from ..trilium.client import TriliumClient
 from ..trilium.features import Features
 from .overview import failed_notes
@@ -70,15 +71,17 @@ def configuration(
         )
     if unknown := unknown_variables(env):
         return Check(where, "warn", unknown[0], "correct or unset it", (*unknown[1:], *shown))
+    variables = f"{counted(len(names), 'variable')} set"
     if not settings.instances and not serves:
-        detail = f"{len(names)} variables set; no Trilium here (the engine's is checked below)"
+        detail = f"{variables}; no Trilium here (the engine's is checked below)"
         return Check(where, "ok", detail, None, shown)
     if not settings.instances:
         detail = "no Trilium configured: `serve` runs the demo notebook"
         fix = "set TRILIUM_URL and TRILIUM_ETAPI_TOKEN (or RECALL_INSTANCES) for your own notes"
         return Check(where, "warn", detail, fix, shown)
     listed = ", ".join(f"{i.name} ({i.url})" for i in settings.instances.values())
-    return Check(where, "ok", f"{len(names)} variables set; instances: {listed}", None, shown)
+    detail = f"{variables}; instances: {listed}"
+    return Check(where, "ok", detail, None, shown)
 
 
 def _masked(name: str, value: str) -> str:
@@ -140,7 +143,8 @@ def index_checks(
         times = f"last tick {s['last_sync'] or 'never'}, last full {s['last_full'] or 'never'}"
         fix: str | None
         if s["error"]:
-            fix = "see the trilium check; the last index keeps serving and the next tick retries"
+            kept = "; the last index keeps serving" if s["build_complete"] else ""
+            fix = f"see the trilium check; the next tick retries{kept}"
             checks.append(Check(f"index {name}", "fail", f"{counts}; {s['error']}", fix))
         elif not s["build_complete"]:
             done, total = (progress or {}).get(name, (0, 0))
@@ -169,7 +173,7 @@ def _failed(name: str, failed: Sequence[Mapping[str, Any]]) -> Check:
     lines = tuple(f"{f['title']} ({f['note_id']}): {f['reason']}" for f in failed[:FAILED_SHOWN])
     more = (f"… and {len(failed) - FAILED_SHOWN} more",) if len(failed) > FAILED_SHOWN else ()
     fix = "the next full comparison tries them again; the reasons say what Trilium answered"
-    detail = f"{len(failed)} note(s) could not be indexed"
+    detail = f"{counted(len(failed), 'note')} could not be indexed"
     return Check(f"failed notes {name}", "warn", detail, fix, lines + more)
 
 
@@ -222,7 +226,8 @@ def recall_check(prompt: str, sent: Sequence[str], silence: str | None, status: 
     decision = f"sent {', '.join(sent)}" if sent else f"silent ({silence})"
     name = "test recall"
     if status in ("starting", "building"):
-        return Check(name, "warn", f'"{prompt}": {decision}', "wait for the first build")
+        fix = "wait for the first build (the index check says if it failed)"
+        return Check(name, "warn", f'"{prompt}": {decision}', fix)
     if status == "late":
         fix = "the machine is busy or the index large: raise RECALL_TIME_BUDGET_MS if this persists"
         return Check(name, "warn", f'"{prompt}": {decision}', fix)

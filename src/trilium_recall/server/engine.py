@@ -14,6 +14,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -265,12 +266,26 @@ class Engine:
         except TimeoutError:
             log.warning("recall ran past its %.0f ms budget; answered nothing", budget * 1000)
             if not len(self.vectors) and self.building:  # there was nothing to find anyway
-                return RecallResult("building", took_ms=budget * 1000)
+                return self._waiting(RecallResult("building", took_ms=budget * 1000))
             return RecallResult("late", took_ms=budget * 1000)
         finally:
             self._answering -= 1
         # `building` reads the index's state; a built index never pays it on the answer path.
-        return building(result, bool(len(self.vectors))) if self.building else result
+        return self._waiting(building(result, bool(len(self.vectors)))) if self.building else result
+
+    def _waiting(self, result: RecallResult) -> RecallResult:
+        """A "building" answer names the first build that failed, if one did: "still being
+        built, try again in a minute" would send the user to wait on a Trilium that is down."""
+        failing = [
+            f'the first build of "{name}" ({syncer.instance.url}) failed: {syncer.status.error}'
+            for name, syncer in self.syncers.items()
+            if syncer.status.error and not syncer.build_complete
+        ]
+        if result.status != "building" or not failing:
+            return result
+        why = "; ".join(failing)
+        again = f"It is tried again every {self.settings.tick_seconds:g} s."
+        return replace(result, waiting_for=f"No notes indexed yet: {why}. {again}")
 
     async def read(self, read: Callable[[Store], T]) -> T:
         """`read` on a search thread's connection: the status page reads the index through the

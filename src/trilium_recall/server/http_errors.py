@@ -1,16 +1,25 @@
 """The HTTP surface's one mapping from an exception to an answer: always JSON with a reason.
 
-4xx for the caller's mistakes, 503 with Retry-After while the engine starts or its index is
-unavailable (busy, being rebuilt, disk full), 500 only for bugs, whose traceback goes to the
-log (uvicorn logs it) and never to the client.
+4xx for the caller's mistakes (413 for a body over its limit; routing's 404 and 405 too), 503
+with Retry-After while the engine starts or its index is unavailable (busy, being rebuilt, disk
+full), 500 only for bugs, whose traceback goes to the log (uvicorn logs it) and never to the
+client.
 """
 
 from __future__ import annotations
 
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from ..errors import BadRequest, EngineStarting, IndexUnusable, RecallError, StoreError
+from ..errors import (
+    BadRequest,
+    BodyTooLarge,
+    EngineStarting,
+    IndexUnusable,
+    RecallError,
+    StoreError,
+)
 
 RETRY_AFTER_S = 5  # a build's first notes, a lock released: seconds, not minutes
 BUG = "internal error in trilium-recall: the engine log has the details"
@@ -19,7 +28,10 @@ NO_STORE = {"Cache-Control": "no-store"}
 
 def error_answer(exc: BaseException) -> JSONResponse:
     if isinstance(exc, BadRequest):
-        return JSONResponse({"error": str(exc)}, 400, headers=NO_STORE)
+        status = 413 if isinstance(exc, BodyTooLarge) else 400
+        return JSONResponse({"error": str(exc)}, status, headers=NO_STORE)
+    if isinstance(exc, HTTPException):  # routing's own: no such path, or not this method
+        return JSONResponse({"error": exc.detail}, exc.status_code, headers=exc.headers)
     if isinstance(exc, EngineStarting | StoreError):
         reason = f"{exc}: {exc.FIX}" if isinstance(exc, IndexUnusable) else str(exc)
         return JSONResponse(
@@ -33,9 +45,9 @@ def error_answer(exc: BaseException) -> JSONResponse:
 
 
 async def handle(_: Request, exc: Exception) -> Response:
-    """Starlette's handler for RecallError and for Exception (which uvicorn then logs with
-    its traceback)."""
+    """Starlette's handler for RecallError, for its own HTTPException (a JSON reason, as every
+    other answer here) and for Exception (which uvicorn then logs with its traceback)."""
     return error_answer(exc)
 
 
-HANDLERS = {RecallError: handle, Exception: handle}
+HANDLERS = {RecallError: handle, HTTPException: handle, Exception: handle}

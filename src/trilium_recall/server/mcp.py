@@ -23,6 +23,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import Field
 from starlette.routing import BaseRoute, Route
 
+from .. import __version__
 from ..body_limits import PROMPT_BODY_BYTES
 from ..config import LOOPBACK_HOSTS, MCP_PATH, Settings
 from ..errors import RecallError, UnknownInstance
@@ -69,7 +70,11 @@ passages — title, breadcrumb path, section, excerpt and a link — or "No matc
 def build_mcp(engine: Engine, activity: ActivityLog | None = None) -> MCPServer:
     """The server with its `recall` tool; each call goes into `activity` (path "mcp")."""
     settings = engine.settings
-    server = MCPServer(name="trilium-recall", instructions=settings.instructions or INSTRUCTIONS)
+    server = MCPServer(
+        name="trilium-recall",
+        version=__version__,
+        instructions=settings.instructions or INSTRUCTIONS,
+    )
 
     # Plain text, not structured output: clients show it to the model as is (Claude Code would
     # otherwise pass a JSON-wrapped string with escaped newlines).

@@ -8,7 +8,7 @@ from typing import Any
 from starlette.requests import Request
 
 from ..body_limits import PROMPT_BODY_BYTES, read_at_most
-from ..errors import BadRequest
+from ..errors import BadRequest, BodyTooLarge
 from ..textclean import valid_utf8
 
 
@@ -16,7 +16,7 @@ async def read_json(request: Request, limit: int = PROMPT_BODY_BYTES) -> dict[st
     """The body as a JSON object; over `limit` bytes (body_limits.py) it is refused unparsed."""
     raw = await read_at_most(request.headers, request.receive, limit)
     if raw is None:
-        raise BadRequest(f"body larger than {limit} bytes")
+        raise BodyTooLarge(f"body larger than {limit} bytes")
     try:
         body = json.loads(raw)
     except ValueError:  # UnicodeDecodeError included
