@@ -156,7 +156,6 @@ def _index(args: argparse.Namespace) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
-
     settings = _index_settings(args)
     store = Store(settings.db_path)
     try:
