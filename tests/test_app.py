@@ -151,8 +151,18 @@ def test_explain_shows_every_step(demo_engine) -> None:
         "foreign language",
         "code phrase",
         "another stack",
+        "unknown words",
+        "top gap",
+        "fused top",
+        "recall cue",
     }
     assert prompt["score"] == pytest.approx(sum(prompt["parts"].values()), abs=0.01)
+    assert (prompt["unknown_terms"], prompt["unknown_share"], prompt["recall_cue"]) == (
+        [],
+        0,
+        False,
+    )
+    assert prompt["top_gap"] >= 0 and prompt["fused_top"] > 0
     assert explain["closest_generic_prompt"] and -1 < explain["generic_cosine"] < 1
 
 

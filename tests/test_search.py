@@ -299,6 +299,29 @@ def test_explain_shows_the_note_ranking_and_the_signals_read_every_section(
     assert all(c.note_rank is None for c in unranked.sections)
 
 
+def test_the_prompt_decision_reads_unknown_words_the_top_gap_the_fused_top_and_a_recall_cue(
+    store, embedder, generic, tmp_path
+) -> None:
+    _corpus(store, embedder)
+    settings = make_settings(tmp_path)
+    prompt = "did I restore the restic zyxwvut snapshot"
+    result = search(store, embedder, generic, settings, prompt, gate=OPEN)
+    trace, signals = result.trace, result.trace.signals
+    assert signals is not None and trace.keyword.unknown == ["zyxwvut"]
+    assert signals.unknown == pytest.approx(trace.keyword.coverage(["zyxwvut"]))
+    assert 0 < signals.unknown < 1
+    best = gather(store, embedder, generic, settings, prompt).candidates
+    cosines = sorted((c.cosine for c in best), reverse=True)
+    assert signals.top_gap == pytest.approx(cosines[0] - cosines[1])
+    assert signals.fused_top == pytest.approx(best[0].score)
+    assert signals.recall_cue and trace.recall_cue
+    shown = trace.to_json()["prompt"]
+    assert shown["unknown_terms"] == ["zyxwvut"] and shown["recall_cue"] is True
+    plain = search(store, embedder, generic, settings, "restore restic snapshot", gate=OPEN)
+    assert plain.trace.signals is not None
+    assert (plain.trace.signals.unknown, plain.trace.signals.recall_cue) == (0.0, False)
+
+
 def test_a_long_table_counts_its_keywords_around_the_matched_row_only(
     store, embedder, generic, tmp_path
 ) -> None:

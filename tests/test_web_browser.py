@@ -107,6 +107,9 @@ def test_status_explain_and_activity_on_the_demo(demo_engine, browser, tmp_path)
     expect(page.locator("#result")).to_contain_text("Judged in a learned order: the first ten by")
     expect(page.locator("#result")).to_contain_text(caption)
     expect(page.locator("#result")).to_contain_text("prompt language en, the closest note's ")
+    expect(page.locator("#result")).to_contain_text(
+        re.compile(r"unknown words \d+% · top gap -?\d\.\d{3} · fused top \d\.\d{3} · asks what")
+    )
     learned = page.locator("#result table.candidates td.num").first
     expect(learned).to_have_text(re.compile(r"^\d\.\d{4} · -?\d+\.\d\d$"))
     rows = page.locator("#result table.candidates tbody tr").count()

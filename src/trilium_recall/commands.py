@@ -116,7 +116,8 @@ def _refuse_to_serve(settings: Settings) -> None:
             f"RECALL_LOGIN_PASSWORD is not set: refusing to serve on {settings.host}; "
             "set a password or bind to 127.0.0.1"
         )
-    with socket.socket(_address_family(settings.host)) as probe:
+    family = socket.AF_INET6 if ":" in settings.host else socket.AF_INET
+    with socket.socket(family) as probe:
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
         try:
             probe.bind((settings.host, settings.port))
@@ -125,10 +126,6 @@ def _refuse_to_serve(settings: Settings) -> None:
                 f"cannot listen on {settings.host}:{settings.port} ({exc.strerror or exc}): "
                 "is trilium-recall already running? RECALL_PORT or --port picks another port"
             ) from None
-
-
-def _address_family(host: str) -> socket.AddressFamily:
-    return socket.AF_INET6 if ":" in host else socket.AF_INET
 
 
 def _build_with_progress(settings: Settings) -> None:
@@ -249,6 +246,7 @@ def _print_explain(result: RecallResult) -> None:
         print(result.text)  # no search ran: still building, or late
         return
     keyword, signals, verdict = trace.keyword, trace.signals, trace.verdict
+    unknown = f" ({', '.join(keyword.unknown)})" if keyword.unknown else ""
     print(f"terms: {', '.join(keyword.terms) or '(none)'}   keyword query: {keyword.fts_query}")
     print(
         f"keyword hits: {len(keyword.hits)} ({trace.keyword_ms:.0f} ms)   "
@@ -262,6 +260,9 @@ def _print_explain(result: RecallResult) -> None:
         f"  agreement {signals.agreement:.0%} of the keyword weight in the best-meaning note · "
         f"best keyword match {signals.coverage:.0%} ({counted(signals.terms, 'term')}) · "
         f"z {signals.zscore:.1f}\n"
+        f"  unknown words {signals.unknown:.0%}{unknown} · top gap {signals.top_gap:.3f} · "
+        f"fused top {signals.fused_top:.3f} · asks what was recorded: "
+        f"{'yes' if signals.recall_cue else 'no'}\n"
         "  score = " + " + ".join(f"{name} {part:+.2f}" for name, part in verdict.parts.items())
     )
     _print_reference(trace)

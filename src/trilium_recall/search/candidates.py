@@ -21,6 +21,7 @@ class KeywordHits:
     hits: list[tuple[int, float]]  # (section id, bm25), best first
     phrases: list[str] = field(default_factory=list)  # the prompt's code as FTS5 phrases
     phrase_hits: list[tuple[int, float]] = field(default_factory=list)  # sections holding one
+    unknown: list[str] = field(default_factory=list)  # terms no section holds
 
     def coverage(self, terms: Sequence[str]) -> float:
         """Share of the prompt's IDF weight that `terms` carry."""
@@ -140,6 +141,7 @@ class SearchTrace:
     foreign: bool = False  # a language the notebook, or that section, is not written in
     technologies: tuple[str, ...] = ()  # the technologies the prompt names (technologies.py)
     other_stack: bool = False  # it names some and none the notebook is about
+    recall_cue: bool = False  # it asks what the person recorded (triage.asks_about_records)
     keyword_ms: float = 0.0
     embed_ms: float = 0.0
     total_ms: float = 0.0
@@ -175,6 +177,11 @@ class SearchTrace:
                 "foreign_language": signals.foreign,
                 "technologies": list(self.technologies),
                 "other_stack": signals.other_stack,
+                "unknown_terms": self.keyword.unknown,
+                "unknown_share": round(signals.unknown, 3),
+                "top_gap": round(signals.top_gap, 4),
+                "fused_top": round(signals.fused_top, 4),
+                "recall_cue": signals.recall_cue,
                 "score": round(self.verdict.score, 3),
                 "parts": {k: round(v, 3) for k, v in self.verdict.parts.items()},
                 "about_notes": self.verdict.about_notes,

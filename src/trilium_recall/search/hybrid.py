@@ -24,9 +24,7 @@ from ..notes.records import SectionHit
 from .candidates import (
     NO_KEYWORDS,
     Candidate,
-    GenericMatch,
     KeywordHits,
-    Reference,
     SearchResult,
     SearchTrace,
 )
@@ -42,6 +40,7 @@ from .languages import in_another_language, prompt_language, text_language
 from .null_bank import GenericPrompts
 from .summaries import summaries_for_sources
 from .technologies import named_technologies, names_another_stack
+from .triage import asks_about_records
 
 KEYWORD_K = 40
 MEANING_K = 40
@@ -103,7 +102,9 @@ def keyword_hits(
     query = fts_query(distinctive_terms(terms, counts, total))
     phrases = code_phrases(prompt) if ranking.phrase_weight else []
     phrase_hits = store.keyword_search(" OR ".join(phrases), PHRASE_K) if phrases else []
-    return KeywordHits(terms, idf, query, store.keyword_search(query, k), phrases, phrase_hits)
+    unknown = [t for t in terms if not counts[t]]
+    hits = store.keyword_search(query, k)
+    return KeywordHits(terms, idf, query, hits, phrases, phrase_hits, unknown)
 
 
 def meaning_hits(store: Store, query_vector: np.ndarray, k: int = MEANING_K) -> Neighbours:
@@ -157,6 +158,7 @@ def gather(
     trace.language = prompt_language(prompt)
     trace.technologies = named_technologies(prompt)
     trace.other_stack = names_another_stack(trace.technologies, generic.reference.technologies)
+    trace.recall_cue = asks_about_records(prompt)
     trace.keyword_ms = (time.perf_counter() - started) * 1000
     embedding_started = time.perf_counter()
     query_vector = embedder.query(prompt)
@@ -331,29 +333,32 @@ def closest_section(sections: Sequence[Candidate]) -> Candidate | None:
 
 
 def prompt_signals(
-    candidates: Sequence[Candidate],
-    neighbours: Neighbours,
-    generic: GenericMatch,
-    reference: Reference,
-    foreign: bool = False,
-    other_stack: bool = False,
+    candidates: Sequence[Candidate], best_notes: Sequence[Candidate], trace: SearchTrace
 ) -> PromptSignals:
+    """What the prompt decision reads: from every fused section (`candidates`), each note's
+    best section by fused score (`best_notes`, best first) and the search's `trace`."""
     top = closest_section(candidates)
     strongest = max(candidates, key=lambda c: c.coverage, default=None)
     top_cosine = top.cosine if top else -1.0
+    cosines = [*sorted((c.cosine for c in best_notes), reverse=True), -1.0, -1.0]
+    keyword, reference = trace.keyword, trace.reference
     return PromptSignals(
         top_cosine=top_cosine,
-        generic_cosine=generic.cosine,
-        generic_prompt=generic.prompt,
+        generic_cosine=trace.generic.cosine,
+        generic_prompt=trace.generic.prompt,
         offset=reference.generic_level,
         agreement=top.coverage if top else 0.0,
         coverage=strongest.coverage if strongest else 0.0,
         terms=len(strongest.matched_terms) if strongest else 0,
-        zscore=neighbours.zscore(top_cosine) if top else 0.0,
-        foreign=foreign,
-        other_stack=other_stack,
+        zscore=trace.neighbours.zscore(top_cosine) if top else 0.0,
+        foreign=trace.foreign,
+        other_stack=trace.other_stack,
         phrase=bool(candidates) and candidates[0].phrase_rank is not None,
         spread=reference.spread,
+        unknown=keyword.coverage(keyword.unknown) if keyword.terms else 0.0,
+        top_gap=cosines[0] - cosines[1],
+        fused_top=best_notes[0].score if best_notes else 0.0,
+        recall_cue=trace.recall_cue,
     )
 
 
@@ -361,14 +366,7 @@ def _judge(gathered: Gathered, trace: SearchTrace, gate: GateThresholds) -> list
     """The prompt decision reads every fused section (a note's best-scoring section need not be
     its closest one); the candidate decisions read each note's best, in the learned order."""
     candidates = in_order(gathered.candidates, gate.order)
-    trace.signals = prompt_signals(
-        gathered.sections,
-        trace.neighbours,
-        trace.generic,
-        trace.reference,
-        trace.foreign,
-        trace.other_stack,
-    )
+    trace.signals = prompt_signals(gathered.sections, gathered.candidates, trace)
     trace.verdict = judge_prompt(trace.signals, gate)
     verdicts = judge_candidates([c.signals() for c in candidates], trace.verdict, gate)
     judged = [

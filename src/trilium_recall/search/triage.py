@@ -1,4 +1,5 @@
-"""Which prompts need no recall, and what part of a prompt a person actually wrote.
+"""Which prompts need no recall, what part of a prompt a person actually wrote, and whether it
+asks what that person recorded.
 
 Claude Code fires UserPromptSubmit for text no person typed: background-task results
 (`<task-notification>` envelopes), messages from other sessions or teammates, loop sentinels,
@@ -162,3 +163,19 @@ RULES: tuple[tuple[str, Callable[[str], bool]], ...] = (
     ("acknowledgement", _is_acknowledgement),  # also emoji-only / punctuation-only prompts
     ("follow-up", _is_bare_follow_up),
 )
+
+
+# A prompt asking what the person wrote down or decided ("did I", "my notes", "we agreed"): a
+# sign it is about their notes whatever its subject. English only; measured in
+# eval/signal_trials.py ("recall cue").
+_RECALL_CUE = re.compile(
+    r"\b(did i|have i|had i|i (?:wrote|noted|saved|jotted|logged|recorded|kept|bookmarked|put)"
+    r"|(?:wrote|jotted|noted|written) down|my (?:notes?|journal|diary|reading list|usual)"
+    r"|remind me|we (?:agreed|decided|promised|chose|settled)|did we)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_about_records(prompt: str) -> bool:
+    """Whether the prompt asks what the person recorded (`_RECALL_CUE`)."""
+    return _RECALL_CUE.search(prompt[:SCAN_CHARS]) is not None
