@@ -173,6 +173,13 @@ def test_a_subagent_s_prompt_is_skipped_and_a_long_envelope_costs_little() -> No
         ("how do I reverse a list in python", False),
         ("what is my name in this chat, did you forget", False),
         ("the journal entry format for ledger files", False),
+        ("wo habe ich das Passwort für den Router notiert?", True),
+        ("qu'ai-je noté sur la panne du serveur", True),
+        ("¿qué anoté sobre la reunión con el banco?", True),
+        ("cosa ho scritto sul backup del NAS", True),
+        ("o que eu anotei sobre o dentista", True),
+        ("ich habe einen Fehler beim Sortieren einer Liste", False),
+        ("comment trier une liste en python", False),
     ],
 )
 def test_a_prompt_asking_what_the_person_recorded_is_told(prompt: str, asks: bool) -> None:

@@ -166,12 +166,26 @@ RULES: tuple[tuple[str, Callable[[str], bool]], ...] = (
 
 
 # A prompt asking what the person wrote down or decided ("did I", "my notes", "we agreed"): a
-# sign it is about their notes whatever its subject. English only; measured in
-# eval/signal_trials.py ("recall cue").
+# sign it is about their notes whatever its subject; measured in eval/signal_trials.py ("recall
+# cue"). In English and in the other languages `languages.MARKERS` tells (German, French,
+# Spanish, Italian, Portuguese): a prompt in one of those would otherwise never carry the cue.
 _RECALL_CUE = re.compile(
     r"\b(did i|have i|had i|i (?:wrote|noted|saved|jotted|logged|recorded|kept|bookmarked|put)"
     r"|(?:wrote|jotted|noted|written) down|my (?:notes?|journal|diary|reading list|usual)"
-    r"|remind me|we (?:agreed|decided|promised|chose|settled)|did we)\b",
+    r"|remind me|we (?:agreed|decided|promised|chose|settled)|did we"
+    # German
+    r"|habe? ich|hatte ich|haben wir|meine[nmr]? (?:notizen|aufzeichnungen|tagebuch)"
+    r"|notiert|aufgeschrieben"
+    # French
+    r"|ai-je|avais-je|avons-nous|j'ai (?:noté|écrit|gardé|enregistré)|mes notes"
+    r"|mon (?:journal|carnet)|nous avons (?:convenu|décidé)"
+    # Spanish
+    r"|anoté|apunté|escribí|mis (?:notas|apuntes)|mi diario|acordamos|decidimos"
+    # Italian
+    r"|ho (?:scritto|annotato|segnato|salvato)|mie note|miei appunti|il mio diario"
+    r"|abbiamo (?:deciso|concordato)"
+    # Portuguese
+    r"|anotei|escrevi|minhas notas|meu diário|combinamos)\b",
     re.IGNORECASE,
 )
 
