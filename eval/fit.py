@@ -55,8 +55,7 @@ class Variant(enum.Enum):
 def features(signals: PromptSignals, base: GateThresholds, variant: Variant) -> list[float]:
     """The landed gate's three signals; the new one reads the margin as `base` says, drops
     agreement for a prompt in another language and gives that case its own weight, and reads
-    the code phrase, another stack, unknown words, the top gap, the fused top and the recall
-    cue too."""
+    the code phrase, another stack, unknown words, the top gap and the fused top too."""
     if variant is Variant.LANDED:
         return [signals.margin, signals.agreement, signals.zscore]
     margin = signals.scaled_margin if base.calibrated_margin else signals.margin
@@ -68,10 +67,9 @@ def features(signals: PromptSignals, base: GateThresholds, variant: Variant) -> 
         float(signals.foreign),
         float(signals.phrase),
         float(signals.other_stack),
-        signals.unknown,
+        signals.unknown_share,
         signals.top_gap,
         signals.fused_top,
-        float(signals.recall_cue),
     ]
 
 
@@ -125,7 +123,6 @@ def fit_gate(
         unknown_weight=round(float(weights[6]), 4) if len(weights) > 6 else 0.0,
         gap_weight=round(float(weights[7]), 4) if len(weights) > 7 else 0.0,
         fused_weight=round(float(weights[8]), 4) if len(weights) > 8 else 0.0,
-        cue_weight=round(float(weights[9]), 4) if len(weights) > 9 else 0.0,
         keyword_terms=KEYWORD_TERMS,
         keyword_coverage=round(min(1.0, keyword_coverage + 0.05), 3),
     )

@@ -6,9 +6,9 @@ weights refitted leave-one-corpus-out, the bias at the shipped training silence 
 inner folds chose); mean held-out share of answerable prompts passed (of those the gate-open
 ranking finds) and of unrelated ones kept silent, then the same with each held-out corpus given
 its own best threshold (an oracle: how well the score *orders* prompts, free of where the line
-falls). A signal worth building moves both. Four that were measured here are now shipped
-(unknown words, top gap, fused top, recall cue: `gate.GateThresholds`), so they are in the
-"shipped" row; the rest:
+falls). A signal worth building moves both. Three that were measured here are now shipped
+(unknown words, top gap, fused top: `gate.GateThresholds`), so they are in the "shipped" row;
+the rest:
 
 - `heading twin`: the prompt's query–query cosine to the nearest heading path of the notes
   ("title: heading", embedded as a query), less its cosine to the closest generic prompt;
@@ -16,6 +16,10 @@ falls). A signal worth building moves both. Four that were measured here are now
   prompts reach there (is the notebook nearer the prompt than to chatter like it?);
 - `rarest code phrase`: of the prompt's pasted code phrases (`terms.code_phrases`) that one of
   the three best candidates holds, the rarest one's IDF share (log(N/df) / log N; 0 if none);
+- `recall cue`: 1 when the prompt asks what the person recorded ("did I", "I wrote", "my
+  notes", "we agreed", English only), else 0. Not shipped: no unrelated prompt of any set
+  carries it, so its fitted weight is set by the regulariser, not by evidence, and everyday
+  coding prompts ("I wrote a script that fails", "what did I do wrong") would carry it;
 - `title named`, `prompt in titles`: of the three best notes, the highest IDF share of a
   note's title words the prompt holds, and of the prompt's words a title holds;
 - `windows` (with --windows, ~10 min): the least margin over 6-word windows of a long prompt
@@ -34,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 import statistics
 from functools import cache
 
@@ -55,6 +60,12 @@ ORACLE_SILENCES = (0.90, 0.92, 0.94, 0.96)
 WINDOW_WORDS, WINDOW_STEP = 6, 3
 SPARSE_TOP_K = 64  # latent terms kept per text
 RERANK_DEPTH, RERANK_K = 10, 10  # candidates re-ranked; RRF constant of both orders
+RECALL_CUE = re.compile(
+    r"\b(did i|have i|had i|i (?:wrote|noted|saved|jotted|logged|recorded|kept|bookmarked|put)"
+    r"|(?:wrote|jotted|noted|written) down|my (?:notes?|journal|diary|reading list|usual)"
+    r"|remind me|we (?:agreed|decided|promised|chose|settled)|did we)\b",
+    re.IGNORECASE,
+)
 
 
 def heading_vectors(corpus: Corpus) -> np.ndarray:
@@ -200,6 +211,7 @@ def candidate_signals(corpus: Corpus, with_windows: bool, with_sparse: bool) -> 
             extra = [
                 float((headings @ query).max()) - signals.generic_cosine,
                 signals.top_cosine - float(bank_best[twins].mean()),
+                float(bool(RECALL_CUE.search(text))),
                 rarest_code_phrase(
                     corpus, keyword, {c.hit.section_id for c in gathered.candidates[:3]}
                 ),
@@ -261,7 +273,8 @@ def main() -> None:
     shipped = np.array([r[2] for r in rows])
     candidates = np.array([r[3] for r in rows])
     corpus = np.array(names)
-    extras = ["heading twin", "bank twin", "rarest code phrase", "title named", "prompt in titles"]
+    extras = ["heading twin", "bank twin", "recall cue", "rarest code phrase", "title named"]
+    extras += ["prompt in titles"]
     extras += ["windows"] if args.windows else []
     extras += ["sparse terms", "sparse coverage"] if args.sparse else []
     oracle = " | ".join(f"oracle {s:.2f}" for s in ORACLE_SILENCES)

@@ -20,6 +20,7 @@ from conftest import (
 )
 from trilium_recall.index.store import Store
 from trilium_recall.search.answers import RecallRequest
+from trilium_recall.search.gate import FITTED
 from trilium_recall.server.engine import Engine
 
 
@@ -154,15 +155,12 @@ def test_explain_shows_every_step(demo_engine) -> None:
         "unknown words",
         "top gap",
         "fused top",
-        "recall cue",
     }
     assert prompt["score"] == pytest.approx(sum(prompt["parts"].values()), abs=0.01)
-    assert (prompt["unknown_terms"], prompt["unknown_share"], prompt["recall_cue"]) == (
-        [],
-        0,
-        False,
+    assert (prompt["unknown_terms"], prompt["unknown_share"]) == ([], 0)  # every word is known
+    assert prompt["parts"]["fused top"] == pytest.approx(
+        FITTED.fused_weight * prompt["fused_top"], abs=0.01
     )
-    assert prompt["top_gap"] >= 0 and prompt["fused_top"] > 0
     assert explain["closest_generic_prompt"] and -1 < explain["generic_cosine"] < 1
 
 
@@ -206,6 +204,8 @@ def test_a_body_over_the_limit_is_refused(demo_engine) -> None:
     # Routing's own refusals are JSON with a reason too.
     wrong_method = httpx.get(f"{demo_engine.url}/recall", headers=demo_engine.headers)
     assert (wrong_method.status_code, wrong_method.json()) == (405, {"error": "Method Not Allowed"})
+    assert wrong_method.headers["allow"] == "POST"
+    assert wrong_method.headers["cache-control"] == "no-store"
     no_path = httpx.get(f"{demo_engine.url}/no-such-path")
     assert (no_path.status_code, no_path.json()) == (404, {"error": "Not Found"})
 

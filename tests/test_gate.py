@@ -60,7 +60,6 @@ def test_a_prompt_passes_on_its_score_and_each_signal_s_share_adds_up() -> None:
             "unknown words": 0.0,
             "top gap": 0.0,
             "fused top": 0.0,
-            "recall cue": 0.0,
         }
     )
     assert verdict.score == pytest.approx(3.0)
@@ -68,13 +67,13 @@ def test_a_prompt_passes_on_its_score_and_each_signal_s_share_adds_up() -> None:
 
 
 def test_the_four_search_readings_each_add_their_weighted_share() -> None:
-    weighted = replace(GATE, unknown_weight=-2.0, gap_weight=10.0, fused_weight=1.5, cue_weight=3)
-    read = signals(agreement=0.25, unknown=0.5, top_gap=0.02, fused_top=0.4, recall_cue=True)
+    weighted = replace(GATE, unknown_weight=-2.0, gap_weight=10.0, fused_weight=1.5)
+    read = signals(agreement=0.25, unknown_share=0.5, top_gap=0.02, fused_top=0.4)
     verdict = judge_prompt(read, weighted)
-    expected = {"unknown words": -1.0, "top gap": 0.2, "fused top": 0.6, "recall cue": 3.0}
+    expected = {"unknown words": -1.0, "top gap": 0.2, "fused top": 0.6}
     assert {k: verdict.parts[k] for k in expected} == pytest.approx(expected)
     assert verdict.score == pytest.approx(3.0 + sum(expected.values()))
-    assert judge_prompt(replace(read, recall_cue=False), weighted).parts["recall cue"] == 0.0
+    assert judge_prompt(read, GATE).score == pytest.approx(3.0)  # unweighted: no share
 
 
 def test_a_prompt_closer_to_generic_chatter_than_to_the_notes_is_not_about_them() -> None:

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from trilium_recall.search.triage import Triage, asks_about_records, skip_reason, triage
+from trilium_recall.search.triage import Triage, skip_reason, triage
 
 
 @pytest.mark.parametrize(
@@ -161,26 +161,3 @@ def test_a_subagent_s_prompt_is_skipped_and_a_long_envelope_costs_little() -> No
     assert triage("how do i restore restic", from_subagent=True).skip == "machine: subagent"
     huge = "<task-notification>" + "<result>" + "x " * 500_000 + "</result></task-notification>"
     assert triage(huge).skip == "machine: task-notification"
-
-
-@pytest.mark.parametrize(
-    ("prompt", "asks"),
-    [
-        ("did I write down the wifi password for the cabin?", True),
-        ("what did we agree with the landlord about the deposit", True),
-        ("Remind me which flags I used for the rsync job", True),
-        ("summarise my notes on the kafka outage", True),
-        ("how do I reverse a list in python", False),
-        ("what is my name in this chat, did you forget", False),
-        ("the journal entry format for ledger files", False),
-        ("wo habe ich das Passwort für den Router notiert?", True),
-        ("qu'ai-je noté sur la panne du serveur", True),
-        ("¿qué anoté sobre la reunión con el banco?", True),
-        ("cosa ho scritto sul backup del NAS", True),
-        ("o que eu anotei sobre o dentista", True),
-        ("ich habe einen Fehler beim Sortieren einer Liste", False),
-        ("comment trier une liste en python", False),
-    ],
-)
-def test_a_prompt_asking_what_the_person_recorded_is_told(prompt: str, asks: bool) -> None:
-    assert asks_about_records(prompt) is asks

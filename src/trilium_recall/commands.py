@@ -9,7 +9,6 @@ import asyncio
 import json
 import logging
 import os
-import socket
 import sys
 from collections.abc import Callable
 from datetime import datetime
@@ -29,7 +28,7 @@ from .index.store import Store
 from .search.answers import RecallRequest, RecallResult
 from .search.candidates import SearchTrace
 from .server.activity import parse_since
-from .server.app import create_app, server_options
+from .server.app import create_app, refuse_unbindable, server_options
 from .server.engine import Engine
 from .server.overview import failed_notes
 from .textclean import clip, counted
@@ -109,23 +108,13 @@ def _run_server(settings: Settings) -> int:
 
 def _refuse_to_serve(settings: Settings) -> None:
     """One line before any work when serving cannot work: no password on an open address, or
-    the port taken (often by an engine already running: a second one would sync into the same
-    index file first and only then fail to listen)."""
+    no listening on the address (`refuse_unbindable`)."""
     if settings.login_password is None and not settings.is_loopback:
         raise RecallError(
             f"RECALL_LOGIN_PASSWORD is not set: refusing to serve on {settings.host}; "
             "set a password or bind to 127.0.0.1"
         )
-    family = socket.AF_INET6 if ":" in settings.host else socket.AF_INET
-    with socket.socket(family) as probe:
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
-        try:
-            probe.bind((settings.host, settings.port))
-        except OSError as exc:
-            raise RecallError(
-                f"cannot listen on {settings.host}:{settings.port} ({exc.strerror or exc}): "
-                "is trilium-recall already running? RECALL_PORT or --port picks another port"
-            ) from None
+    refuse_unbindable(settings)
 
 
 def _build_with_progress(settings: Settings) -> None:
@@ -260,9 +249,8 @@ def _print_explain(result: RecallResult) -> None:
         f"  agreement {signals.agreement:.0%} of the keyword weight in the best-meaning note · "
         f"best keyword match {signals.coverage:.0%} ({counted(signals.terms, 'term')}) · "
         f"z {signals.zscore:.1f}\n"
-        f"  unknown words {signals.unknown:.0%}{unknown} · top gap {signals.top_gap:.3f} · "
-        f"fused top {signals.fused_top:.3f} · asks what was recorded: "
-        f"{'yes' if signals.recall_cue else 'no'}\n"
+        f"  unknown words {signals.unknown_share:.0%}{unknown} · top gap {signals.top_gap:.3f} · "
+        f"fused top {signals.fused_top:.3f}\n"
         "  score = " + " + ".join(f"{name} {part:+.2f}" for name, part in verdict.parts.items())
     )
     _print_reference(trace)

@@ -141,7 +141,6 @@ class SearchTrace:
     foreign: bool = False  # a language the notebook, or that section, is not written in
     technologies: tuple[str, ...] = ()  # the technologies the prompt names (technologies.py)
     other_stack: bool = False  # it names some and none the notebook is about
-    recall_cue: bool = False  # it asks what the person recorded (triage.asks_about_records)
     keyword_ms: float = 0.0
     embed_ms: float = 0.0
     total_ms: float = 0.0
@@ -178,10 +177,9 @@ class SearchTrace:
                 "technologies": list(self.technologies),
                 "other_stack": signals.other_stack,
                 "unknown_terms": self.keyword.unknown,
-                "unknown_share": round(signals.unknown, 3),
+                "unknown_share": round(signals.unknown_share, 3),
                 "top_gap": round(signals.top_gap, 4),
                 "fused_top": round(signals.fused_top, 4),
-                "recall_cue": signals.recall_cue,
                 "score": round(self.verdict.score, 3),
                 "parts": {k: round(v, 3) for k, v in self.verdict.parts.items()},
                 "about_notes": self.verdict.about_notes,

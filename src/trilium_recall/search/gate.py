@@ -80,14 +80,12 @@ class GateThresholds:
     calibrated_margin: bool = False
     # The order candidates are judged and sent in (`hybrid.in_order`); None: by fused score.
     order: CandidateOrder | None = None
-    # Four more readings of the search (issue 23, Build 9; eval/signal_trials.py measured each):
-    # the share of the prompt's keyword weight no section holds, how far the best note's cosine
-    # stands above the second's, the best note's fused score, and a prompt asking what the
-    # person recorded ("did I", "my notes").
+    # Three more readings of the search (issue 23, Build 9; eval/signal_trials.py measured
+    # each): the share of the prompt's keyword weight no section holds, how far the best note's
+    # cosine stands above the second's, and the best note's fused score.
     unknown_weight: float = 0.0
     gap_weight: float = 0.0
     fused_weight: float = 0.0
-    cue_weight: float = 0.0
     strictness: float = 0.0
 
     def with_strictness(self, strictness: float) -> GateThresholds:
@@ -102,8 +100,8 @@ class GateThresholds:
 # candidates of every answerable prompt: is this the expected note?). Logistic weights (the
 # margin read in this notebook's spread, agreement unless the prompt is in another language than
 # the notebook or its closest note, that case's own weight, the code-phrase weight, the weight of
-# a prompt about another stack, and the four readings of the search: unknown words, top gap,
-# fused top, recall cue). With the fused top read, the code phrase's own weight turned slightly
+# a prompt about another stack, and the three readings of the search: unknown words, top gap,
+# fused top). With the fused top read, the code phrase's own weight turned slightly
 # negative: a section holding the phrase already ranks first in the fusion (PHRASE_WEIGHT), and
 # that rank is what the fused top carries.
 # The bias that keeps a training share of the unrelated prompts silent, that share (95 %) chosen
@@ -112,24 +110,23 @@ class GateThresholds:
 # passage. In-sample; the same procedure fitted on eight corpora and scored on the ninth is what
 # eval/RESULTS.md reports.
 FITTED = GateThresholds(
-    bias=-5.9846,
-    margin_weight=84.9192,
-    agreement_weight=4.1386,
-    zscore_weight=0.3647,
+    bias=-5.8163,
+    margin_weight=84.6546,
+    agreement_weight=4.363,
+    zscore_weight=0.3255,
     keyword_terms=3,
     keyword_coverage=0.754,
     neighbour_cosine_gap=0.03,
     neighbour_coverage=0.5,
-    foreign_weight=3.6306,
-    phrase_weight=-0.2608,
-    stack_weight=-3.1701,
+    foreign_weight=3.501,
+    phrase_weight=-0.2424,
+    stack_weight=-3.2372,
     keep_ranked_above=True,
     calibrated_margin=True,
     order=CandidateOrder(rank_weight=38.6796, cosine_weight=80.7984, coverage_weight=4.1096),
-    unknown_weight=-2.1738,
-    gap_weight=-2.6346,
-    fused_weight=4.8782,
-    cue_weight=3.5695,
+    unknown_weight=-1.9128,
+    gap_weight=1.4043,
+    fused_weight=4.1569,
 )
 
 
@@ -149,10 +146,10 @@ class PromptSignals:
     phrase: bool = False  # the best fused note holds one of the prompt's code phrases
     other_stack: bool = False  # it names technologies, none the notebook's (technologies.py)
     spread: float = DEFAULT_SPREAD  # about-level minus generic level here (calibration.py)
-    unknown: float = 0.0  # share of the prompt's IDF weight in terms no section holds
-    top_gap: float = 0.0  # the best note's cosine less the second's
-    fused_top: float = 0.0  # the best note's fused score (times its area weight)
-    recall_cue: bool = False  # the prompt asks what the person recorded (triage.asks_about_records)
+    unknown_share: float = 0.0  # share of the prompt's IDF weight in terms no section holds
+    # The highest cosine of the notes' best-scoring sections less the second's (0 with one note).
+    top_gap: float = 0.0
+    fused_top: float = 0.0  # the best note's fused score (before its area weight)
 
     @property
     def margin(self) -> float:
@@ -191,10 +188,9 @@ def judge_prompt(signals: PromptSignals, t: GateThresholds) -> PromptVerdict:
         "foreign language": t.foreign_weight if signals.foreign else 0.0,
         "code phrase": t.phrase_weight if signals.phrase else 0.0,
         "another stack": t.stack_weight if signals.other_stack else 0.0,
-        "unknown words": t.unknown_weight * signals.unknown,
+        "unknown words": t.unknown_weight * signals.unknown_share,
         "top gap": t.gap_weight * signals.top_gap,
         "fused top": t.fused_weight * signals.fused_top,
-        "recall cue": t.cue_weight if signals.recall_cue else 0.0,
     }
     score = math.fsum(parts.values())
     if score >= 0:

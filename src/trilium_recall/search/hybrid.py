@@ -40,7 +40,6 @@ from .languages import in_another_language, prompt_language, text_language
 from .null_bank import GenericPrompts
 from .summaries import summaries_for_sources
 from .technologies import named_technologies, names_another_stack
-from .triage import asks_about_records
 
 KEYWORD_K = 40
 MEANING_K = 40
@@ -158,7 +157,6 @@ def gather(
     trace.language = prompt_language(prompt)
     trace.technologies = named_technologies(prompt)
     trace.other_stack = names_another_stack(trace.technologies, generic.reference.technologies)
-    trace.recall_cue = asks_about_records(prompt)
     trace.keyword_ms = (time.perf_counter() - started) * 1000
     embedding_started = time.perf_counter()
     query_vector = embedder.query(prompt)
@@ -340,7 +338,7 @@ def prompt_signals(
     top = closest_section(candidates)
     strongest = max(candidates, key=lambda c: c.coverage, default=None)
     top_cosine = top.cosine if top else -1.0
-    cosines = [*sorted((c.cosine for c in best_notes), reverse=True), -1.0, -1.0]
+    cosines = sorted((c.cosine for c in best_notes), reverse=True)
     keyword, reference = trace.keyword, trace.reference
     return PromptSignals(
         top_cosine=top_cosine,
@@ -355,10 +353,11 @@ def prompt_signals(
         other_stack=trace.other_stack,
         phrase=bool(candidates) and candidates[0].phrase_rank is not None,
         spread=reference.spread,
-        unknown=keyword.coverage(keyword.unknown) if keyword.terms else 0.0,
-        top_gap=cosines[0] - cosines[1],
-        fused_top=best_notes[0].score if best_notes else 0.0,
-        recall_cue=trace.recall_cue,
+        unknown_share=keyword.coverage(keyword.unknown) if keyword.terms else 0.0,
+        # One note has nothing to stand out from: no gap rather than a gap from nothing.
+        top_gap=cosines[0] - cosines[1] if len(cosines) >= 2 else 0.0,
+        # Before the area weight: RECALL_AREA_WEIGHTS orders notes, it does not decide speech.
+        fused_top=best_notes[0].fused if best_notes else 0.0,
     )
 
 

@@ -1,5 +1,4 @@
-"""Which prompts need no recall, what part of a prompt a person actually wrote, and whether it
-asks what that person recorded.
+"""Which prompts need no recall, and what part of a prompt a person actually wrote.
 
 Claude Code fires UserPromptSubmit for text no person typed: background-task results
 (`<task-notification>` envelopes), messages from other sessions or teammates, loop sentinels,
@@ -163,33 +162,3 @@ RULES: tuple[tuple[str, Callable[[str], bool]], ...] = (
     ("acknowledgement", _is_acknowledgement),  # also emoji-only / punctuation-only prompts
     ("follow-up", _is_bare_follow_up),
 )
-
-
-# A prompt asking what the person wrote down or decided ("did I", "my notes", "we agreed"): a
-# sign it is about their notes whatever its subject; measured in eval/signal_trials.py ("recall
-# cue"). In English and in the other languages `languages.MARKERS` tells (German, French,
-# Spanish, Italian, Portuguese): a prompt in one of those would otherwise never carry the cue.
-_RECALL_CUE = re.compile(
-    r"\b(did i|have i|had i|i (?:wrote|noted|saved|jotted|logged|recorded|kept|bookmarked|put)"
-    r"|(?:wrote|jotted|noted|written) down|my (?:notes?|journal|diary|reading list|usual)"
-    r"|remind me|we (?:agreed|decided|promised|chose|settled)|did we"
-    # German
-    r"|habe? ich|hatte ich|haben wir|meine[nmr]? (?:notizen|aufzeichnungen|tagebuch)"
-    r"|notiert|aufgeschrieben"
-    # French
-    r"|ai-je|avais-je|avons-nous|j'ai (?:noté|écrit|gardé|enregistré)|mes notes"
-    r"|mon (?:journal|carnet)|nous avons (?:convenu|décidé)"
-    # Spanish
-    r"|anoté|apunté|escribí|mis (?:notas|apuntes)|mi diario|acordamos|decidimos"
-    # Italian
-    r"|ho (?:scritto|annotato|segnato|salvato)|mie note|miei appunti|il mio diario"
-    r"|abbiamo (?:deciso|concordato)"
-    # Portuguese
-    r"|anotei|escrevi|minhas notas|meu diário|combinamos)\b",
-    re.IGNORECASE,
-)
-
-
-def asks_about_records(prompt: str) -> bool:
-    """Whether the prompt asks what the person recorded (`_RECALL_CUE`)."""
-    return _RECALL_CUE.search(prompt[:SCAN_CHARS]) is not None

@@ -4,7 +4,9 @@ the status page (web.py). Each recall any of them answers goes into the activity
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
+import socket
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -16,7 +18,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp
 
 from ..config import Settings
-from ..errors import EngineStarting
+from ..errors import EngineStarting, RecallError
 from ..search.answers import RecallRequest
 from .activity import ActivityLog
 from .auth import Authenticator
@@ -126,6 +128,34 @@ def server_options(settings: Settings) -> dict[str, Any]:
         "proxy_headers": bool(trusted),
         "forwarded_allow_ips": trusted,  # a list, never None: None reads FORWARDED_ALLOW_IPS
     }
+
+
+def refuse_unbindable(settings: Settings) -> None:
+    """A RecallError naming the port when `serve` could not listen on it: checked before any
+    work, since an engine already running there would otherwise get its index file synced by
+    a second one that only then fails to listen."""
+    for family, kind, proto, _, address in _bind_addresses(settings):
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+            try:
+                probe.bind(address)
+            except OSError as exc:
+                taken = exc.errno == errno.EADDRINUSE
+                hint = "is trilium-recall already running? " if taken else ""
+                raise RecallError(
+                    f"cannot listen on {settings.host}:{settings.port} ({exc.strerror or exc}): "
+                    f"{hint}RECALL_PORT or --port picks another port"
+                ) from None
+
+
+def _bind_addresses(settings: Settings) -> list[tuple[Any, ...]]:
+    """Every address serving binds (asyncio binds each one a name such as localhost has)."""
+    try:
+        return socket.getaddrinfo(
+            settings.host, settings.port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )
+    except socket.gaierror as exc:
+        raise RecallError(f"cannot listen on {settings.host}: {exc.strerror}") from None
 
 
 def _recall_fields(body: dict[str, Any]) -> tuple[str, str | None, str | None]:

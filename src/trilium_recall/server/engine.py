@@ -277,7 +277,7 @@ class Engine:
         """A "building" answer names the first build that failed, if one did: "still being
         built, try again in a minute" would send the user to wait on a Trilium that is down."""
         failing = [
-            f'the first build of "{name}" ({syncer.instance.url}) failed: {syncer.status.error}'
+            f'the first build of "{name}" failed: {syncer.status.error}'
             for name, syncer in self.syncers.items()
             if syncer.status.error and not syncer.build_complete
         ]

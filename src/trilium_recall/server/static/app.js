@@ -270,8 +270,7 @@ function promptDecision(trace, gate) {
       + ` · agreement ${percent(p.agreement)} · z ${fixed(p.zscore, 1)}`),
     el("p", { className: "muted" }, `unknown words ${percent(p.unknown_share)}`
       + `${p.unknown_terms.length ? ` (${p.unknown_terms.join(", ")})` : ""}`
-      + ` · top gap ${fixed(p.top_gap, 3)} · fused top ${fixed(p.fused_top, 3)}`
-      + ` · asks what was recorded: ${p.recall_cue ? "yes" : "no"}`),
+      + ` · top gap ${fixed(p.top_gap, 3)} · fused top ${fixed(p.fused_top, 3)}`),
     el("p", { className: "muted" }, `Closest generic prompt: “${trace.closest_generic_prompt}”`),
     el("p", { className: "muted" }, referencePoints(trace.reference_points, p)),
     el("p", { className: "muted" }, `Or on keywords alone: at least ${gate.keyword_terms} terms `
@@ -297,7 +296,7 @@ function technologies(held) {
   return held === null ? "not measured yet" : held.join(", ") || "none";
 }
 
-const PART_NAMES = { bias: "start (bias)", margin: "margin", agreement: "agreement", zscore: "stands out (z)", "foreign language": "other language", "code phrase": "code phrase", "another stack": "another stack", "unknown words": "unknown words", "top gap": "top gap", "fused top": "fused top", "recall cue": "asks what was recorded" };
+const PART_NAMES = { bias: "start (bias)", margin: "margin", agreement: "agreement", zscore: "stands out (z)", "foreign language": "other language", "code phrase": "code phrase", "another stack": "another stack", "unknown words": "unknown words", "top gap": "top gap", "fused top": "fused top" };
 
 // A waterfall: each signal moves the score from the bias; the prompt passes when it ends ≥ 0.
 function scoreChart(parts, score) {
