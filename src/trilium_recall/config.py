@@ -173,10 +173,12 @@ class Settings(BaseModel):
 
     @property
     def engine_url(self) -> str:
-        """Where a client on this machine finds the engine: RECALL_URL, else what `serve`
-        binds (a wildcard address means this machine)."""
-        if self.url:
-            return self.url
+        """Where a client on this machine finds the engine: RECALL_URL, else `bound_url`."""
+        return self.url or self.bound_url
+
+    @property
+    def bound_url(self) -> str:
+        """What `serve` binds, as a URL on this machine (a wildcard address means this one)."""
         host = "127.0.0.1" if self.host in ("0.0.0.0", "::", "") else self.host
         return f"http://{f'[{host}]' if ':' in host else host}:{self.port}"
 

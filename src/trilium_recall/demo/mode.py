@@ -38,7 +38,7 @@ def demo_settings(settings: Settings, trilium: FakeTrilium) -> Settings:
 
 def try_it(settings: Settings) -> list[str]:
     """Three commands a newcomer can paste to see recall work."""
-    base = settings.engine_url
+    base = settings.bound_url  # the demo just started here, whatever RECALL_URL names
     bearer = '"Authorization: Bearer $RECALL_LOGIN_PASSWORD"'
     password = settings.login_password is not None
     return [

@@ -7,6 +7,7 @@ while FTS5 indexes `shared` and `buffers`: a count of 0 and a maximal IDF for a 
 
 from __future__ import annotations
 
+import math
 import re
 import threading
 from collections.abc import Sequence
@@ -67,6 +68,12 @@ def prompt_terms(prompt: str) -> list[str]:
     """Distinct content tokens of the prompt, in order: the keyword side's vocabulary."""
     terms = dict.fromkeys(t for t in tokenize(prompt) if len(t) > 1 and t not in STOP_WORDS)
     return list(terms)[:MAX_TERMS]
+
+
+def idf(total: int, count: int) -> float:
+    """A term's inverse document frequency among `total` sections, `count` holding it (a term
+    no section holds still gets a finite weight, the highest)."""
+    return math.log((total + 1) / (count + 0.5))
 
 
 def fts_query(terms: Sequence[str]) -> str:

@@ -8,7 +8,6 @@ why recall spoke or stayed silent.
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -18,7 +17,7 @@ import numpy as np
 from ..config import Settings
 from ..index.embed import Embedder
 from ..index.store import Store
-from ..index.terms import code_phrases, fts_query, matched_terms, prompt_terms
+from ..index.terms import code_phrases, fts_query, idf, matched_terms, prompt_terms
 from ..index.vectors import Match, Neighbours
 from ..notes.records import SectionHit
 from .candidates import (
@@ -97,13 +96,13 @@ def keyword_hits(
     if not terms:
         return NO_KEYWORDS
     total, counts = store.term_document_counts(terms)
-    idf = {t: math.log((total + 1) / (counts[t] + 0.5)) for t in terms}
+    weights = {t: idf(total, counts[t]) for t in terms}
     query = fts_query(distinctive_terms(terms, counts, total))
     phrases = code_phrases(prompt) if ranking.phrase_weight else []
     phrase_hits = store.keyword_search(" OR ".join(phrases), PHRASE_K) if phrases else []
     unknown = [t for t in terms if not counts[t]]
     hits = store.keyword_search(query, k)
-    return KeywordHits(terms, idf, query, hits, phrases, phrase_hits, unknown)
+    return KeywordHits(terms, weights, query, hits, phrases, phrase_hits, unknown)
 
 
 def meaning_hits(store: Store, query_vector: np.ndarray, k: int = MEANING_K) -> Neighbours:

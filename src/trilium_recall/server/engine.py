@@ -276,12 +276,14 @@ class Engine:
     def _waiting(self, result: RecallResult) -> RecallResult:
         """A "building" answer names the first build that failed, if one did: "still being
         built, try again in a minute" would send the user to wait on a Trilium that is down."""
+        if result.status != "building":
+            return result
         failing = [
             f'the first build of "{name}" failed: {syncer.status.error}'
             for name, syncer in self.syncers.items()
             if syncer.status.error and not syncer.build_complete
         ]
-        if result.status != "building" or not failing:
+        if not failing:
             return result
         why = "; ".join(failing)
         again = f"It is tried again every {self.settings.tick_seconds:g} s."

@@ -26,14 +26,12 @@ BUG = "internal error in trilium-recall: the engine log has the details"
 NO_STORE = {"Cache-Control": "no-store"}
 
 
-def error_answer(exc: BaseException) -> Response:
+def error_answer(exc: BaseException) -> JSONResponse:
     if isinstance(exc, BadRequest):
         status = 413 if isinstance(exc, BodyTooLarge) else 400
         return JSONResponse({"error": str(exc)}, status, headers=NO_STORE)
     if isinstance(exc, HTTPException):  # routing's own: no such path, or not this method
         headers = {**NO_STORE, **(exc.headers or {})}  # a 405 keeps its Allow
-        if exc.status_code in (204, 304):  # answers that carry no body
-            return Response(status_code=exc.status_code, headers=headers)
         return JSONResponse({"error": exc.detail}, exc.status_code, headers=headers)
     if isinstance(exc, EngineStarting | StoreError):
         reason = f"{exc}: {exc.FIX}" if isinstance(exc, IndexUnusable) else str(exc)

@@ -296,7 +296,7 @@ function technologies(held) {
   return held === null ? "not measured yet" : held.join(", ") || "none";
 }
 
-const PART_NAMES = { bias: "start (bias)", margin: "margin", agreement: "agreement", zscore: "stands out (z)", "foreign language": "other language", "code phrase": "code phrase", "another stack": "another stack", "unknown words": "unknown words", "top gap": "top gap", "fused top": "fused top" };
+const PART_NAMES = { bias: "start (bias)", margin: "margin", agreement: "agreement", zscore: "stands out (z)", "foreign language": "other language", "code phrase": "code phrase" };
 
 // A waterfall: each signal moves the score from the bias; the prompt passes when it ends ≥ 0.
 function scoreChart(parts, score) {
