@@ -12,7 +12,13 @@ from dataclasses import replace
 
 import numpy as np
 
-from trilium_recall.search.gate import FITTED, GateThresholds, PromptSignals
+from trilium_recall.search.gate import (
+    FITTED,
+    SCORE_INPUTS,
+    GateThresholds,
+    PromptSignals,
+    score_inputs,
+)
 from trilium_recall.search.hybrid import RANKING, Ranking
 
 # Share of the training corpora's unrelated prompts the fitted bias keeps silent, as the landed
@@ -53,24 +59,10 @@ class Variant(enum.Enum):
 
 
 def features(signals: PromptSignals, base: GateThresholds, variant: Variant) -> list[float]:
-    """The landed gate's three signals; the new one reads the margin as `base` says, drops
-    agreement for a prompt in another language and gives that case its own weight, and reads
-    the code phrase, another stack, unknown words, the top gap and the fused top too."""
-    if variant is Variant.LANDED:
-        return [signals.margin, signals.agreement, signals.zscore]
-    margin = signals.scaled_margin if base.calibrated_margin else signals.margin
-    agreement = 0.0 if signals.foreign else signals.agreement
-    return [
-        margin,
-        agreement,
-        signals.zscore,
-        float(signals.foreign),
-        float(signals.phrase),
-        float(signals.other_stack),
-        signals.unknown_share,
-        signals.top_gap,
-        signals.fused_top,
-    ]
+    """What the gate's logistic weighs (`gate.SCORE_INPUTS`, read as `base` says); the landed
+    gate knew only the first three."""
+    inputs = score_inputs(signals, base)
+    return inputs[:3] if variant is Variant.LANDED else inputs
 
 
 def logistic(
@@ -110,19 +102,12 @@ def fit_gate(
     weights, bias = logistic(x, y)
     unrelated_scores = x[len(answerable) :] @ weights + bias
     shift = float(np.quantile(unrelated_scores, silence))
+    padded = [*weights, *[0.0] * (len(SCORE_INPUTS) - len(weights))]  # the landed gate: 3
     keyword_coverage = max((s.coverage for s in unrelated if s.terms >= KEYWORD_TERMS), default=0.0)
     return replace(
         base,
         bias=round(bias - shift, 4),
-        margin_weight=round(float(weights[0]), 4),
-        agreement_weight=round(float(weights[1]), 4),
-        zscore_weight=round(float(weights[2]), 4),
-        foreign_weight=round(float(weights[3]), 4) if len(weights) > 3 else 0.0,
-        phrase_weight=round(float(weights[4]), 4) if len(weights) > 4 else 0.0,
-        stack_weight=round(float(weights[5]), 4) if len(weights) > 5 else 0.0,
-        unknown_weight=round(float(weights[6]), 4) if len(weights) > 6 else 0.0,
-        gap_weight=round(float(weights[7]), 4) if len(weights) > 7 else 0.0,
-        fused_weight=round(float(weights[8]), 4) if len(weights) > 8 else 0.0,
+        **{i.weight: round(float(w), 4) for i, w in zip(SCORE_INPUTS, padded, strict=True)},
         keyword_terms=KEYWORD_TERMS,
         keyword_coverage=round(min(1.0, keyword_coverage + 0.05), 3),
     )

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import fields, replace
 
 import pytest
 
 from trilium_recall.search.gate import (
+    SCORE_INPUTS,
     SPREAD_UNIT,
     CandidateSignals,
     GateThresholds,
     PromptSignals,
     judge_candidates,
     judge_prompt,
+    score_inputs,
 )
 
 GATE = GateThresholds(
@@ -74,6 +76,36 @@ def test_the_four_search_readings_each_add_their_weighted_share() -> None:
     assert {k: verdict.parts[k] for k in expected} == pytest.approx(expected)
     assert verdict.score == pytest.approx(3.0 + sum(expected.values()))
     assert judge_prompt(read, GATE).score == pytest.approx(3.0)  # unweighted: no share
+
+
+def test_every_weight_of_the_prompt_score_has_one_input_and_the_score_is_their_sum() -> None:
+    # The fit (eval/fit.py) maps its weights back by SCORE_INPUTS' order: a weight field with
+    # no input, or one read twice, would be fitted into the wrong place.
+    weight_fields = {
+        f.name for f in fields(GateThresholds) if f.name.endswith("_weight") and f.type == "float"
+    }
+    assert sorted(i.weight for i in SCORE_INPUTS) == sorted(weight_fields)
+    assert len({i.name for i in SCORE_INPUTS}) == len(SCORE_INPUTS)
+    weights = {name: float(n + 1) for n, name in enumerate(sorted(weight_fields))}
+    gate = replace(GATE, **weights)
+    read = signals(
+        agreement=0.3,
+        zscore=1.2,
+        phrase=True,
+        other_stack=True,
+        unknown_share=0.4,
+        top_gap=0.05,
+        fused_top=0.7,
+    )
+    values = score_inputs(read, gate)
+    expected = gate.bias + sum(
+        getattr(gate, i.weight) * v for i, v in zip(SCORE_INPUTS, values, strict=True)
+    )
+    score = judge_prompt(read, gate).score
+    assert score == pytest.approx(expected)
+    for i, value in zip(SCORE_INPUTS, values, strict=True):  # each weight scales its own input
+        bumped = replace(gate, **{i.weight: getattr(gate, i.weight) + 1.0})
+        assert judge_prompt(read, bumped).score - score == pytest.approx(value)
 
 
 def test_a_prompt_closer_to_generic_chatter_than_to_the_notes_is_not_about_them() -> None:

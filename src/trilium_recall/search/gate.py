@@ -21,7 +21,7 @@ reported leave-one-corpus-out (eval/RESULTS.md); `FITTED` records them and their
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 # How far prompts about the notes stand above generic chatter (margin) where a notebook gives
@@ -177,21 +177,44 @@ class CandidateSignals:
     terms: int
 
 
+@dataclass(frozen=True)
+class ScoreInput:
+    """One input of the prompt's logistic score: the name `explain` shows it under, the
+    `GateThresholds` field holding its weight, and how it is read from the signals. The one list
+    of them (`SCORE_INPUTS`) is what the product scores and what eval/fit.py fits, in this order."""
+
+    name: str
+    weight: str
+    read: Callable[[PromptSignals, GateThresholds], float]
+
+
+SCORE_INPUTS = (
+    ScoreInput(
+        "margin", "margin_weight", lambda s, t: s.scaled_margin if t.calibrated_margin else s.margin
+    ),
+    # A prompt in another language has no keyword agreement by construction (see foreign_weight).
+    ScoreInput("agreement", "agreement_weight", lambda s, t: 0.0 if s.foreign else s.agreement),
+    ScoreInput("zscore", "zscore_weight", lambda s, t: s.zscore),
+    ScoreInput("foreign language", "foreign_weight", lambda s, t: float(s.foreign)),
+    ScoreInput("code phrase", "phrase_weight", lambda s, t: float(s.phrase)),
+    ScoreInput("another stack", "stack_weight", lambda s, t: float(s.other_stack)),
+    ScoreInput("unknown words", "unknown_weight", lambda s, t: s.unknown_share),
+    ScoreInput("top gap", "gap_weight", lambda s, t: s.top_gap),
+    ScoreInput("fused top", "fused_weight", lambda s, t: s.fused_top),
+)
+
+
+def score_inputs(signals: PromptSignals, t: GateThresholds) -> list[float]:
+    """The values `judge_prompt` weighs, in `SCORE_INPUTS` order (what the fit reads)."""
+    return [i.read(signals, t) for i in SCORE_INPUTS]
+
+
 def judge_prompt(signals: PromptSignals, t: GateThresholds) -> PromptVerdict:
     """Logistic score over the prompt's signals; a strong keyword match passes regardless."""
-    parts = {
-        "bias": t.bias - t.strictness,
-        "margin": t.margin_weight
-        * (signals.scaled_margin if t.calibrated_margin else signals.margin),
-        "agreement": 0.0 if signals.foreign else t.agreement_weight * signals.agreement,
-        "zscore": t.zscore_weight * signals.zscore,
-        "foreign language": t.foreign_weight if signals.foreign else 0.0,
-        "code phrase": t.phrase_weight if signals.phrase else 0.0,
-        "another stack": t.stack_weight if signals.other_stack else 0.0,
-        "unknown words": t.unknown_weight * signals.unknown_share,
-        "top gap": t.gap_weight * signals.top_gap,
-        "fused top": t.fused_weight * signals.fused_top,
-    }
+    parts = {"bias": t.bias - t.strictness}
+    for i, value in zip(SCORE_INPUTS, score_inputs(signals, t), strict=True):
+        # `+ 0.0` keeps an input that is off at 0.0 rather than -0.0 under a negative weight.
+        parts[i.name] = getattr(t, i.weight) * value + 0.0
     score = math.fsum(parts.values())
     if score >= 0:
         return PromptVerdict(True, score, parts, f"about the notes: score {score:+.2f}")
