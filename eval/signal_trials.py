@@ -6,14 +6,16 @@ weights refitted leave-one-corpus-out, the bias at the shipped training silence 
 inner folds chose); mean held-out share of answerable prompts passed (of those the gate-open
 ranking finds) and of unrelated ones kept silent, then the same with each held-out corpus given
 its own best threshold (an oracle: how well the score *orders* prompts, free of where the line
-falls). A signal worth building moves both. Three that were measured here are now shipped
-(unknown words, top gap, fused top: `gate.GateThresholds`), so they are in the "shipped" row;
-the rest:
+falls). A signal worth building moves both. Two that were measured here are now shipped
+(unknown words, fused top: `gate.SCORE_INPUTS`), so they are in the "shipped" row; the rest:
 
 - `heading twin`: the prompt's query–query cosine to the nearest heading path of the notes
   ("title: heading", embedded as a query), less its cosine to the closest generic prompt;
 - `bank twin`: the prompt's best cosine into the notes less what its five closest generic
   prompts reach there (is the notebook nearer the prompt than to chatter like it?);
+- `top gap`: the best note's cosine less the second's (0 with one note). Shipped at stop 36
+  and taken out at stop 37: refitted with more technologies named, its weight in the nine
+  folds ran from -8.8 to +12 and held out it changed nothing;
 - `rarest code phrase`: of the prompt's pasted code phrases (`terms.code_phrases`) that one of
   the three best candidates holds, the rarest one's IDF share (log(N/df) / log N; 0 if none);
 - `recall cue`: 1 when the prompt asks what the person recorded ("did I", "I wrote", "my
@@ -208,6 +210,7 @@ def candidate_signals(corpus: Corpus, with_windows: bool, with_sparse: bool) -> 
             query = evaluate.EMBEDDER.query(text)
             keyword = gathered.trace.keyword
             twins = np.argsort(-(bank @ query))[:5]
+            cosines = sorted((c.cosine for c in gathered.candidates), reverse=True)
             extra = [
                 float((headings @ query).max()) - signals.generic_cosine,
                 signals.top_cosine - float(bank_best[twins].mean()),
@@ -216,6 +219,7 @@ def candidate_signals(corpus: Corpus, with_windows: bool, with_sparse: bool) -> 
                     corpus, keyword, {c.hit.section_id for c in gathered.candidates[:3]}
                 ),
                 *title_shares(corpus, text, gathered.candidates),
+                cosines[0] - cosines[1] if len(cosines) >= 2 else 0.0,
             ]
             if with_windows:
                 extra.append(least_window_margin(corpus, text))
@@ -274,7 +278,7 @@ def main() -> None:
     candidates = np.array([r[3] for r in rows])
     corpus = np.array(names)
     extras = ["heading twin", "bank twin", "recall cue", "rarest code phrase", "title named"]
-    extras += ["prompt in titles"]
+    extras += ["prompt in titles", "top gap"]
     extras += ["windows"] if args.windows else []
     extras += ["sparse terms", "sparse coverage"] if args.sparse else []
     oracle = " | ".join(f"oracle {s:.2f}" for s in ORACLE_SILENCES)

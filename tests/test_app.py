@@ -153,7 +153,6 @@ def test_explain_shows_every_step(demo_engine) -> None:
         "code phrase",
         "another stack",
         "unknown words",
-        "top gap",
         "fused top",
     }
     assert prompt["score"] == pytest.approx(sum(prompt["parts"].values()), abs=0.01)

@@ -13,6 +13,7 @@ from trilium_recall.index import reference_points
 from trilium_recall.search.calibration import (
     MIN_NOTES,
     calibrate,
+    calibration_key,
     last_calibration,
     pseudo_prompts,
 )
@@ -151,8 +152,12 @@ def test_the_last_calibration_is_kept_in_the_index_for_the_next_start(store, emb
     # Points measured with another bank (or model) are not read as this one's.
     other = GenericPrompts(BANK[:-1], embedder.queries(BANK[:-1]))
     assert last_calibration(other, store, embedder) is None
+    # Nor points told by other name or marker lists (an older release's).
+    with store.atomic() as db:
+        db.execute("UPDATE reference_points SET key = ?", (bank_key(BANK, embedder.name),))
+    assert last_calibration(bank, store, embedder) is None
     # A row this code cannot read (damaged, or not what it wrote) is measured again, not a crash.
-    key = bank_key(BANK, embedder.name)
+    key = calibration_key(bank, embedder)
     for damaged in ({"snippets": 3}, {"generic_level": 0.1, "languages": [], "snippets": "x"}):
         reference_points.save(store, key, damaged)
         assert last_calibration(bank, store, embedder) is None
@@ -212,6 +217,9 @@ def test_a_notebook_of_code_notes_calibrates_without_a_language(store, embedder)
         ("c# [Flags] enum, is one flag set", ("csharp",)),  # FTS5 keeps only "c": a pattern
         ("std::vector in C++ vs a python list", ("python", "cpp")),
         ("is example.net down again", ()),  # a domain, not .NET
+        ("bake the ambient occlusion in Blender before exporting to glTF", ("blender",)),
+        ("vlookup across two sheets in excel", ("excel",)),
+        ("my notion page won't load on windows", ()),  # an everyday word and an OS
     ],
 )
 def test_the_technologies_a_prompt_names(prompt, named) -> None:
@@ -227,10 +235,14 @@ def test_a_notebook_is_about_the_technologies_enough_of_its_sections_name() -> N
     def literal_counts(literals):  # a sample of 100 sections, 5 of them about C#
         return 100, [5 * (literal == "c#") for literal in literals]
 
+    def no_titles(names):
+        return set()
+
     # A passing mention (3 of 1,000 sections) does not make a Python notebook a JavaScript one.
-    assert notebook_technologies(document_counts, literal_counts) == ("csharp", "python", "sqlite")
+    held = notebook_technologies(document_counts, literal_counts, no_titles)
+    assert held == ("csharp", "python", "sqlite")
     empty = notebook_technologies(
-        lambda words: (0, dict.fromkeys(words, 0)), lambda ls: (0, [0] * len(ls))
+        lambda words: (0, dict.fromkeys(words, 0)), lambda ls: (0, [0] * len(ls)), no_titles
     )
     assert empty == ()
 
@@ -242,7 +254,13 @@ def test_a_notebook_is_about_the_technologies_enough_of_its_sections_name() -> N
     def no_symbols(literals):
         return 50_000, [0] * len(literals)
 
-    assert notebook_technologies(large, no_symbols) == ("python", "rust")
+    assert notebook_technologies(large, no_symbols, no_titles) == ("python", "rust")
+    # One note given to vim among 50,000 sections: too few sections, but its title names it.
+    assert notebook_technologies(large, no_symbols, lambda names: {"vim"} & set(names)) == (
+        "python",
+        "rust",
+        "vim",
+    )
     assert names_another_stack(("rust",), ("python",))
     assert not names_another_stack(("python", "rust"), ("python",))  # porting between the two
     assert not names_another_stack((), ("python",))
@@ -262,6 +280,19 @@ def test_a_question_about_another_stack_is_told_and_shown(store, embedder, tmp_p
     assert shown["prompt"]["technologies"] == ["rust"] and shown["prompt"]["other_stack"]
     assert shown["reference_points"]["technologies"] == ["python"]
     assert ours.trace.to_json()["prompt"]["other_stack"] is False
+
+
+def test_a_note_given_to_a_tool_makes_the_notebook_about_it(store, embedder, tmp_path) -> None:
+    # A personal notebook with one short note on vim among many others is asked about vim:
+    # the note's title says it is about vim however few sections name it.
+    python = "Use python -m venv and pip to install the package; pytest runs the tests."
+    for index in range(MIN_NOTES * 10):
+        add_note(store, embedder, f"p{index}", f"Python project {index}", [("Setup", python)])
+    add_note(store, embedder, "vim", "Vim cheatsheet", [("Macros", "qa records, @a replays.")])
+    generic = _calibrated(store, embedder)
+    assert generic.reference.technologies == ("python", "vim")
+    found = search(store, embedder, generic, make_settings(tmp_path), "vim: replay a macro")
+    assert found.trace.to_json()["prompt"]["other_stack"] is False
 
 
 def test_a_notebook_about_c_sharp_is_told_from_its_text(store, embedder) -> None:

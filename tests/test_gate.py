@@ -60,7 +60,6 @@ def test_a_prompt_passes_on_its_score_and_each_signal_s_share_adds_up() -> None:
             "code phrase": 0.0,
             "another stack": 0.0,
             "unknown words": 0.0,
-            "top gap": 0.0,
             "fused top": 0.0,
         }
     )
@@ -68,11 +67,11 @@ def test_a_prompt_passes_on_its_score_and_each_signal_s_share_adds_up() -> None:
     assert verdict.reason == "about the notes: score +3.00"
 
 
-def test_the_four_search_readings_each_add_their_weighted_share() -> None:
-    weighted = replace(GATE, unknown_weight=-2.0, gap_weight=10.0, fused_weight=1.5)
-    read = signals(agreement=0.25, unknown_share=0.5, top_gap=0.02, fused_top=0.4)
+def test_the_search_readings_each_add_their_weighted_share() -> None:
+    weighted = replace(GATE, unknown_weight=-2.0, fused_weight=1.5)
+    read = signals(agreement=0.25, unknown_share=0.5, fused_top=0.4)
     verdict = judge_prompt(read, weighted)
-    expected = {"unknown words": -1.0, "top gap": 0.2, "fused top": 0.6}
+    expected = {"unknown words": -1.0, "fused top": 0.6}
     assert {k: verdict.parts[k] for k in expected} == pytest.approx(expected)
     assert verdict.score == pytest.approx(3.0 + sum(expected.values()))
     assert judge_prompt(read, GATE).score == pytest.approx(3.0)  # unweighted: no share
@@ -94,7 +93,6 @@ def test_every_weight_of_the_prompt_score_has_one_input_and_the_score_is_their_s
         phrase=True,
         other_stack=True,
         unknown_share=0.4,
-        top_gap=0.05,
         fused_top=0.7,
     )
     values = score_inputs(read, gate)

@@ -108,7 +108,7 @@ def test_status_explain_and_activity_on_the_demo(demo_engine, browser, tmp_path)
     expect(page.locator("#result")).to_contain_text(caption)
     expect(page.locator("#result")).to_contain_text("prompt language en, the closest note's ")
     expect(page.locator("#result")).to_contain_text(
-        re.compile(r"unknown words \d+% · top gap \d\.\d{3} · fused top \d\.\d{3}")
+        re.compile(r"unknown words \d+% · fused top \d\.\d{3}")
     )
     learned = page.locator("#result table.candidates td.num").first
     expect(learned).to_have_text(re.compile(r"^\d\.\d{4} · -?\d+\.\d\d$"))

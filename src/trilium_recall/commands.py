@@ -249,7 +249,7 @@ def _print_explain(result: RecallResult) -> None:
         f"  agreement {signals.agreement:.0%} of the keyword weight in the best-meaning note · "
         f"best keyword match {signals.coverage:.0%} ({counted(signals.terms, 'term')}) · "
         f"z {signals.zscore:.1f}\n"
-        f"  unknown words {signals.unknown_share:.0%}{unknown} · top gap {signals.top_gap:.3f} · "
+        f"  unknown words {signals.unknown_share:.0%}{unknown} · "
         f"fused top {signals.fused_top:.3f}\n"
         "  score = " + " + ".join(f"{name} {part:+.2f}" for name, part in verdict.parts.items())
     )

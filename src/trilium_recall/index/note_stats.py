@@ -69,3 +69,9 @@ def sections_containing(
     row = db.execute(query, (*(f.lower() for f in fragments), step)).fetchone() or (0,)
     read, *counts = row
     return int(read), [int(count or 0) for count in counts]  # sum() over no rows is NULL
+
+
+def titles_naming(db: apsw.Connection, terms: Sequence[str]) -> set[str]:
+    """The terms (single keyword-index tokens) some note's title holds."""
+    query = "SELECT 1 FROM sections_fts WHERE sections_fts MATCH ? LIMIT 1"
+    return {term for term in terms if db.execute(query, (f'title : "{term}"',)).fetchone()}

@@ -27,10 +27,11 @@ from ..index import note_stats, reference_points
 from ..index.embed import Embedder
 from ..index.store import Store
 from ..index.vectors import VectorIndex
+from ..notes.records import text_hash
 from .candidates import Reference
-from .languages import notebook_languages
+from .languages import NOTEBOOK_MARKERS, notebook_languages
 from .null_bank import GenericPrompts, bank_key, query_vectors
-from .technologies import notebook_technologies
+from .technologies import NAMES, SYMBOL_NAMES, notebook_technologies
 
 PSEUDO_PROMPTS = 64  # a median needs no more; ~1 s of embedding on 2 cores
 MIN_NOTES = 5
@@ -60,6 +61,7 @@ def reference(
     technologies = notebook_technologies(
         store.term_document_counts,
         lambda literals: note_stats.sections_containing(store.db, literals),
+        lambda names: note_stats.titles_naming(store.db, names),
     )
     prompts, notes = pseudo_prompts(store)
     if notes < MIN_NOTES or not len(vectors):
@@ -74,6 +76,15 @@ def reference(
     return Reference(generic_level, about, languages, len(prompts), reason, technologies)
 
 
+def calibration_key(generic: GenericPrompts, embedder: Embedder) -> str:
+    """What kept reference points were measured with: the bank and model, and the words the
+    notebook's languages and technologies are told by (a release that changes those lists
+    measures again rather than read a notebook's technologies from names it no longer has)."""
+    told_by = [*sorted(NAMES), *(literal for _, literal in SYMBOL_NAMES.values())]
+    told_by += [" ".join(markers) for markers in NOTEBOOK_MARKERS.values()]
+    return text_hash("\n".join([bank_key(generic.prompts, embedder.name), *told_by]))
+
+
 def calibrate(
     generic: GenericPrompts, vectors: VectorIndex, store: Store, embedder: Embedder
 ) -> GenericPrompts:
@@ -85,7 +96,7 @@ def calibrate(
     points = reference(store, embedder, vectors, generic.vectors, calibrated.offset)
     row = {**dataclasses.asdict(points), "snippets": len(vectors)}
     with contextlib.suppress(StoreError):  # a full disk costs the next start time, not the points
-        reference_points.save(store, bank_key(generic.prompts, embedder.name), row)
+        reference_points.save(store, calibration_key(generic, embedder), row)
     return GenericPrompts(generic.prompts, generic.vectors, calibrated.offset, points)
 
 
@@ -96,7 +107,7 @@ def last_calibration(
     bank and model, and how many snippets the index held then; None if never calibrated (or
     by another bank or model)."""
     try:
-        row = reference_points.load(store, bank_key(generic.prompts, embedder.name))
+        row = reference_points.load(store, calibration_key(generic, embedder))
         if row is None:
             return None
         snippets = int(row.pop("snippets"))  # type: ignore[call-overload]

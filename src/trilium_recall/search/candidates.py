@@ -178,7 +178,6 @@ class SearchTrace:
                 "other_stack": signals.other_stack,
                 "unknown_terms": self.keyword.unknown,
                 "unknown_share": round(signals.unknown_share, 3),
-                "top_gap": round(signals.top_gap, 4),
                 "fused_top": round(signals.fused_top, 4),
                 "score": round(self.verdict.score, 3),
                 "parts": {k: round(v, 3) for k, v in self.verdict.parts.items()},

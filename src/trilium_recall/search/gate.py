@@ -80,11 +80,10 @@ class GateThresholds:
     calibrated_margin: bool = False
     # The order candidates are judged and sent in (`hybrid.in_order`); None: by fused score.
     order: CandidateOrder | None = None
-    # Three more readings of the search (issue 23, Build 9; eval/signal_trials.py measured
-    # each): the share of the prompt's keyword weight no section holds, how far the best note's
-    # cosine stands above the second's, and the best note's fused score.
+    # Two more readings of the search (issue 23, Build 9; eval/signal_trials.py measured
+    # each): the share of the prompt's keyword weight no section holds, and the best note's
+    # fused score.
     unknown_weight: float = 0.0
-    gap_weight: float = 0.0
     fused_weight: float = 0.0
     strictness: float = 0.0
 
@@ -100,8 +99,8 @@ class GateThresholds:
 # candidates of every answerable prompt: is this the expected note?). Logistic weights (the
 # margin read in this notebook's spread, agreement unless the prompt is in another language than
 # the notebook or its closest note, that case's own weight, the code-phrase weight, the weight of
-# a prompt about another stack, and the three readings of the search: unknown words, top gap,
-# fused top). With the fused top read, the code phrase's own weight turned slightly
+# a prompt about another stack, and the two readings of the search: unknown words, fused
+# top). With the fused top read, the code phrase's own weight turned slightly
 # negative: a section holding the phrase already ranks first in the fusion (PHRASE_WEIGHT), and
 # that rank is what the fused top carries.
 # The bias that keeps a training share of the unrelated prompts silent, that share (95 %) chosen
@@ -110,23 +109,22 @@ class GateThresholds:
 # passage. In-sample; the same procedure fitted on eight corpora and scored on the ninth is what
 # eval/RESULTS.md reports.
 FITTED = GateThresholds(
-    bias=-5.8163,
-    margin_weight=84.6546,
-    agreement_weight=4.363,
-    zscore_weight=0.3255,
+    bias=-5.8502,
+    margin_weight=83.5848,
+    agreement_weight=4.5875,
+    zscore_weight=0.3521,
     keyword_terms=3,
     keyword_coverage=0.754,
     neighbour_cosine_gap=0.03,
     neighbour_coverage=0.5,
-    foreign_weight=3.501,
-    phrase_weight=-0.2424,
-    stack_weight=-3.2372,
+    foreign_weight=3.5568,
+    phrase_weight=-0.2563,
+    stack_weight=-3.8892,
     keep_ranked_above=True,
     calibrated_margin=True,
     order=CandidateOrder(rank_weight=38.6796, cosine_weight=80.7984, coverage_weight=4.1096),
-    unknown_weight=-1.9128,
-    gap_weight=1.4043,
-    fused_weight=4.1569,
+    unknown_weight=-1.9257,
+    fused_weight=4.1473,
 )
 
 
@@ -147,8 +145,6 @@ class PromptSignals:
     other_stack: bool = False  # it names technologies, none the notebook's (technologies.py)
     spread: float = DEFAULT_SPREAD  # about-level minus generic level here (calibration.py)
     unknown_share: float = 0.0  # share of the prompt's IDF weight in terms no section holds
-    # The highest cosine of the notes' best-scoring sections less the second's (0 with one note).
-    top_gap: float = 0.0
     fused_top: float = 0.0  # the best note's fused score (before its area weight)
 
     @property
@@ -199,7 +195,6 @@ SCORE_INPUTS = (
     ScoreInput("code phrase", "phrase_weight", lambda s, t: float(s.phrase)),
     ScoreInput("another stack", "stack_weight", lambda s, t: float(s.other_stack)),
     ScoreInput("unknown words", "unknown_weight", lambda s, t: s.unknown_share),
-    ScoreInput("top gap", "gap_weight", lambda s, t: s.top_gap),
     ScoreInput("fused top", "fused_weight", lambda s, t: s.fused_top),
 )
 

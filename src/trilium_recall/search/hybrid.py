@@ -337,7 +337,6 @@ def prompt_signals(
     top = closest_section(candidates)
     strongest = max(candidates, key=lambda c: c.coverage, default=None)
     top_cosine = top.cosine if top else -1.0
-    cosines = sorted((c.cosine for c in best_notes), reverse=True)
     keyword, reference = trace.keyword, trace.reference
     return PromptSignals(
         top_cosine=top_cosine,
@@ -353,8 +352,6 @@ def prompt_signals(
         phrase=bool(candidates) and candidates[0].phrase_rank is not None,
         spread=reference.spread,
         unknown_share=keyword.coverage(keyword.unknown) if keyword.terms else 0.0,
-        # One note has nothing to stand out from: no gap rather than a gap from nothing.
-        top_gap=cosines[0] - cosines[1] if len(cosines) >= 2 else 0.0,
         # Before the area weight: RECALL_AREA_WEIGHTS orders notes, it does not decide speech.
         fused_top=best_notes[0].fused if best_notes else 0.0,
     )

@@ -17,13 +17,26 @@ from collections.abc import Callable, Sequence
 from ..index.terms import tokenize
 
 # Languages, runtimes, frameworks, data stores and tools people name in a prompt, as single
-# FTS5 tokens (lower case).
+# FTS5 tokens (lower case); then applications by kind, for the notebooks that are not a
+# developer's (a photo editor's manual is asked "krita: ..." as a coding notebook is asked
+# "... in rust"). Names that are everyday words (notion, word, eclipse, affinity) and
+# operating systems (a question about any notebook's subject may say where it runs) are left
+# out: naming them says nothing about which product a question is about.
 NAMES = frozenset(
     """python javascript js typescript nodejs deno rust golang java kotlin scala groovy ruby rails
     php laravel swift perl lua haskell elixir erlang clojure dart flutter julia matlab fortran
     cobol react vue angular svelte django flask fastapi spring csharp dotnet powershell vba
     mysql postgres postgresql sqlite mongodb redis elasticsearch kafka docker kubernetes
-    kubectl helm terraform ansible nginx jenkins gitlab vscode android ios""".split()
+    kubectl helm terraform ansible nginx jenkins gitlab vscode android ios
+
+    photoshop lightroom illustrator indesign inkscape krita gimp darktable rawtherapee digikam
+    imagemagick scribus coreldraw figma canva procreate blender sketchup zbrush freecad
+    openscad autocad solidworks
+    excel libreoffice powerpoint onenote evernote obsidian logseq joplin trilium
+    gnucash quickbooks quicken ynab xero kmymoney moneydance hledger beancount
+    audacity ableton ffmpeg handbrake kdenlive shotcut vlc
+    vim neovim emacs intellij pycharm webstorm xcode
+    stellarium""".split()
 )
 # Names FTS5 cannot keep whole ("c#" is the token "c"): told in a prompt by a pattern, in a
 # notebook by the sections whose text holds the literal (index/note_stats.sections_containing).
@@ -53,13 +66,16 @@ def named_technologies(prompt: str) -> tuple[str, ...]:
 def notebook_technologies(
     document_counts: Callable[[Sequence[str]], tuple[int, dict[str, int]]],
     literal_counts: Callable[[Sequence[str]], tuple[int, list[int]]],
+    titled: Callable[[Sequence[str]], set[str]],
 ) -> tuple[str, ...]:
     """The technologies the notebook is about, in name order: words from the keyword index's
-    document counts (`Store.term_document_counts`), symbol names from the sections (or a
+    document counts (`Store.term_document_counts`) or named by a note's title (`titled`: a
+    note given to it, however small among the rest), symbol names from the sections (or a
     sample of them) holding their literal (`note_stats.sections_containing`)."""
     names = sorted(NAMES)
     total, counts = document_counts(names)
-    held = [name for name in names if counts[name] >= _floor(total)]
+    in_titles = titled(names)
+    held = [name for name in names if counts[name] >= _floor(total) or name in in_titles]
     read, found = literal_counts([literal for _, literal in SYMBOL_NAMES.values()])
     held += [name for name, n in zip(SYMBOL_NAMES, found, strict=True) if n >= _floor(read)]
     return tuple(sorted(held))

@@ -270,7 +270,7 @@ function promptDecision(trace, gate) {
       + ` · agreement ${percent(p.agreement)} · z ${fixed(p.zscore, 1)}`),
     el("p", { className: "muted" }, `unknown words ${percent(p.unknown_share)}`
       + `${p.unknown_terms.length ? ` (${p.unknown_terms.join(", ")})` : ""}`
-      + ` · top gap ${fixed(p.top_gap, 3)} · fused top ${fixed(p.fused_top, 3)}`),
+      + ` · fused top ${fixed(p.fused_top, 3)}`),
     el("p", { className: "muted" }, `Closest generic prompt: “${trace.closest_generic_prompt}”`),
     el("p", { className: "muted" }, referencePoints(trace.reference_points, p)),
     el("p", { className: "muted" }, `Or on keywords alone: at least ${gate.keyword_terms} terms `
