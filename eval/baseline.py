@@ -2,8 +2,10 @@
 body), the prompt's words OR-ed with stop words dropped, no gate.
 
 Built in memory from the eval index's own sections, so it sees exactly the text the engine
-indexed, through the same tokenizer (`tokens.FTS_TOKENIZER`) and the same prompt words
-(`tokens.prompt_terms`).
+indexed, split as the engine splits (`terms.WORD_TOKENIZER`: FTS5's default unicode61) and
+with the same stop words. Without the stemmer the engine's own index adds since stop 37, and
+with every distinct prompt word (the engine keeps one per stem): the baseline stays the one the
+issue measured.
 """
 
 from __future__ import annotations
@@ -11,14 +13,14 @@ from __future__ import annotations
 import apsw
 
 from trilium_recall.index.store import Store
-from trilium_recall.index.terms import FTS_TOKENIZER, fts_query, prompt_terms
+from trilium_recall.index.terms import MAX_TERMS, STOP_WORDS, WORD_TOKENIZER, fts_query, words
 
 
 class WholeNotes:
     """One FTS5 row per note: its title and all its sections' headings and text."""
 
     def __init__(self, store: Store) -> None:
-        name, args = FTS_TOKENIZER
+        name, args = WORD_TOKENIZER
         self.db = apsw.Connection(":memory:")
         self.db.execute(
             f"CREATE VIRTUAL TABLE notes USING fts5(note_id UNINDEXED, title, body, "
@@ -33,7 +35,8 @@ class WholeNotes:
             self.db.executemany("INSERT INTO notes VALUES (?, ?, ?)", rows)
 
     def top(self, prompt: str, k: int = 3) -> list[str]:
-        terms = prompt_terms(prompt)
+        found = dict.fromkeys(w for w in words(prompt) if len(w) > 1 and w not in STOP_WORDS)
+        terms = list(found)[:MAX_TERMS]
         if not terms:
             return []
         return [

@@ -59,7 +59,7 @@ import numpy as np
 from evaluate import Corpus, fit, load_all, opened, product, score
 from fit import Variant
 
-from trilium_recall.index.terms import STOP_WORDS, fts_query, idf, prompt_terms, tokenize
+from trilium_recall.index.terms import STOP_WORDS, fts_query, idf, prompt_terms, words
 from trilium_recall.notes.records import SectionHit
 from trilium_recall.search import hybrid
 from trilium_recall.search.gate import FITTED
@@ -127,8 +127,8 @@ def keyword_feedback(corpus: Corpus, text: str, gathered: Gathered) -> list[int]
     terms = prompt_terms(text)
     weight: Counter[str] = Counter()
     for c in gathered.sections[:FEEDBACK_NOTES]:
-        words = tokenize(f"{c.hit.title} {c.hit.heading} {c.hit.text}")
-        counts = Counter(w for w in words if len(w) > 2 and not w.isdigit() and w not in STOP_WORDS)
+        found = words(f"{c.hit.title} {c.hit.heading} {c.hit.text}")
+        counts = Counter(w for w in found if len(w) > 2 and not w.isdigit() and w not in STOP_WORDS)
         for word, n in counts.items():
             weight[word] += 1 + np.log(n)
     new = [w for w in weight if w not in terms]
@@ -197,7 +197,8 @@ def centroid_ranking(corpus: Corpus, by_note: bool = False) -> ExtraRanking:
 
 def bridge_ranking(corpus: Corpus) -> ExtraRanking:
     """Sections by the prompt's words carried into the notebook's vocabulary (a prompt in
-    another language than the notes only)."""
+    another language than the notes only). Measured at stop 35, before the index stemmed: its
+    vocabulary is now stems, which embed less well and are stemmed again when queried."""
     with corpus.store.atomic() as db:
         rows = db.execute(
             "SELECT term FROM sections_vocab WHERE doc >= 2 AND length(term) >= 3"
@@ -217,12 +218,12 @@ def bridge_ranking(corpus: Corpus) -> ExtraRanking:
     def ranked(_: Corpus, text: str, gathered: Gathered) -> list[int]:
         if not gathered.trace.foreign:
             return []
-        words = [
+        prompt = [
             w
-            for w in dict.fromkeys(tokenize(text))
+            for w in dict.fromkeys(words(text))
             if len(w) >= 3 and not w.isdigit() and w not in STOP_WORDS | FUNCTION_WORDS
         ]
-        terms = [term for w in words if (term := carried(w)) is not None]
+        terms = [term for w in prompt if (term := carried(w)) is not None]
         if not terms:
             return []
         return [

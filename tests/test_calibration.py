@@ -295,6 +295,20 @@ def test_a_note_given_to_a_tool_makes_the_notebook_about_it(store, embedder, tmp
     assert found.trace.to_json()["prompt"]["other_stack"] is False
 
 
+def test_a_notebook_is_about_a_name_as_written_not_another_form_of_its_stem(
+    store, embedder
+) -> None:
+    # The keyword index stems: "io" and "ios", "excellent" and "excel" share stems. A Python
+    # notebook about its io module, with excellent results, is about neither iOS nor Excel.
+    text = "Wrap the bytes in io.BytesIO; the io module's results are excellent."
+    for index in range(MIN_NOTES):
+        add_note(store, embedder, f"io{index}", f"Excellent io recipes {index}", [("io", text)])
+    held = _calibrated(store, embedder).reference.technologies
+    assert held is not None and "ios" not in held and "excel" not in held
+    add_note(store, embedder, "x", "Excel macros", [("VBA", "An Excel macro, written in VBA.")])
+    assert "excel" in (_calibrated(store, embedder).reference.technologies or ())
+
+
 def test_a_notebook_about_c_sharp_is_told_from_its_text(store, embedder) -> None:
     # FTS5 keeps only "c" of "C#": the notebook's sections are read for the literal instead.
     text = "In C# a [Flags] enum combines values; HasFlag tells whether one is set."

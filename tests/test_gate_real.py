@@ -51,7 +51,7 @@ def test_a_prompt_about_the_notes_passes_on_its_score(index) -> None:
     assert verdict is not None and verdict.about_notes and verdict.score > 0
     assert verdict.reason.startswith("about the notes: score +")
     # the note and the script it includes both answer: their order is the ranking's call
-    assert sorted(titles(result)) == ["21 - Wednesday", "Backups (restic)", "restic-backup.sh"]
+    assert sorted(titles(result)) == ["Backups (restic)", "restic-backup.sh"]
 
 
 def test_a_neighbour_about_as_strong_goes_along_and_a_weaker_one_is_dropped(index) -> None:

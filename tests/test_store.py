@@ -286,6 +286,46 @@ def test_vectors_in_a_schema_9_vec0_table_move_to_blobs_unchanged(tmp_path, embe
         assert (best.snippet_id, best.cosine) == (snippet_id, pytest.approx(1.0))
 
 
+def test_a_schema_14_keyword_index_is_rebuilt_stemmed_with_every_section(
+    tmp_path, embedder
+) -> None:
+    """Migration m015 makes the keyword index again with the stemmer, from the sections and
+    their notes' titles: every row comes back and a word finds its other forms."""
+    path = tmp_path / "recall.sqlite3"
+    store = Store(path, VectorIndex(embedder.dim, embedder.name))
+    add_note(store, embedder, "b", "Backups", [("Backups", "restoring snapshots nightly")])
+    add_note(store, embedder, "c", "Cooking", [("Cooking", "Bread"), ("Soup", "leeks, potatoes")])
+    with store.atomic() as db:  # back to schema 14: FTS5's unicode61, no stemmer
+        db.execute("DROP TABLE sections_vocab")
+        db.execute("DROP TABLE sections_fts")
+        db.execute(
+            "CREATE VIRTUAL TABLE sections_fts USING fts5("
+            "title, heading, body, tokenize = 'unicode61 remove_diacritics 2')"
+        )
+        db.execute(
+            "INSERT INTO sections_fts (rowid, title, heading, body) SELECT s.id, n.title, "
+            "s.heading, s.text FROM sections s JOIN notes n USING (instance, note_id)"
+        )
+        db.execute("CREATE VIRTUAL TABLE sections_vocab USING fts5vocab(sections_fts, 'row')")
+        db.execute("PRAGMA user_version = 14")
+    assert store.keyword_search('"snapshot"', 5) == []
+    store.close()
+    again = Store(path, VectorIndex(embedder.dim, embedder.name))
+    assert again.db.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
+    (sql,) = again.db.execute(
+        "SELECT sql FROM sqlite_master WHERE name = 'sections_fts'"
+    ).fetchone()
+    assert "porter" in sql
+    indexed = again.db.execute("SELECT rowid, title, heading, body FROM sections_fts").fetchall()
+    stored = again.db.execute(
+        "SELECT s.id, n.title, s.heading, s.text FROM sections s JOIN notes n "
+        "USING (instance, note_id)"
+    ).fetchall()
+    assert sorted(indexed) == sorted(stored) and len(stored) == 3
+    assert len(again.keyword_search('"snapshot"', 5)) == 1
+    assert again.term_document_counts(["potato"]) == (3, {"potato": 1})
+
+
 def test_schema_13_snippets_get_the_hash_of_the_text_they_embedded(tmp_path, embedder) -> None:
     """Migration m014 rebuilds each snippet's text from its span, also a section without text
     (an empty span: the prefix alone), and finds the vectors again by it."""

@@ -1,4 +1,5 @@
-"""One tokenizer: prompt terms, IDF counts and matched terms split exactly where FTS5 splits."""
+"""One split: prompt terms, IDF counts and matched terms split exactly where FTS5 splits, and
+stemmed where the index stems."""
 
 from __future__ import annotations
 
@@ -11,10 +12,13 @@ from trilium_recall.index.terms import (
     MAX_PHRASES,
     code_phrases,
     fts_query,
+    index_term,
     matched_terms,
     prompt_terms,
     tokenize,
+    words,
 )
+from trilium_recall.search.technologies import named_technologies
 
 TEXTS = {
     "snake": "tune shared_buffers and work_mem; effective_cache_size=24GB",
@@ -60,13 +64,38 @@ def test_prompt_terms_fold_case_and_accents_drop_stop_words_and_repeats() -> Non
     assert prompt_terms("what's the plan, don't we?") == ["plan"]
 
 
-def test_matched_terms_keep_prompt_order_and_read_every_text() -> None:
-    terms = ["restic", "prune", "snapshot"]
+def test_matched_terms_keep_prompt_order_read_every_text_and_any_form_of_a_word() -> None:
+    terms = ["restic", "prune", "snapshot", "restoring"]
     assert matched_terms(terms, "Backups", "Snapshots: restic forget --prune") == (
         "restic",
         "prune",
+        "snapshot",
     )
+    assert matched_terms(terms, "Restore it") == ("restoring",)
     assert matched_terms(terms) == ()
+
+
+def test_a_prompt_word_finds_the_other_forms_of_its_stem_in_the_index(store, embedder) -> None:
+    add_note(store, embedder, "r", "Restoring", [("Restoring", "Nightly snapshots are pruned")])
+    add_note(store, embedder, "o", "Other", [("Other", "Something else entirely")])
+    terms = prompt_terms("restore the snapshot, prune snapshots")
+    assert terms == ["restore", "snapshot", "prune"]  # one term per stem, as first written
+    total, counts = store.term_document_counts(terms)
+    assert (total, counts) == (2, {"restore": 1, "snapshot": 1, "prune": 1})
+    found = store.keyword_search(fts_query(terms), 5)
+    assert [section for section, _ in found][:1] == [
+        store.db.execute("SELECT id FROM sections WHERE note_id = 'r'").fetchone()[0]
+    ]
+
+
+def test_words_are_split_like_the_index_but_not_stemmed() -> None:
+    text = "Notes on iOS: restoring io.BytesIO buffers"
+    assert [index_term(word) for word in words(text)] == tokenize(text)
+    assert words(text) == ["notes", "on", "ios", "restoring", "io", "bytesio", "buffers"]
+    assert tokenize("ios io") == ["io", "io"]
+    # Names are told by words: Python's io module does not make a prompt about iOS.
+    assert named_technologies("read bytes with io.BytesIO") == ()
+    assert named_technologies("an iOS share sheet") == ("ios",)
 
 
 def test_fts_query_quotes_every_term_so_operators_stay_text() -> None:

@@ -311,6 +311,23 @@ def _hash_of_stored(row: tuple[Any, ...]) -> tuple[str, int]:
     return text_hash(snippet_text(snippet_prefix(title, heading), text, start, end)), snippet_id
 
 
+def m015_stemmed_keywords(db: apsw.Connection) -> None:
+    """The keyword index stems (terms.py: FTS5's Porter stemmer over the same unicode61 split).
+    Rebuilt from the sections and their notes' titles, which it only ever copied; its term
+    counts (sections_vocab) are read from it, so that view is made again over the new table."""
+    db.execute("DROP TABLE sections_vocab")
+    db.execute("DROP TABLE sections_fts")
+    db.execute(
+        "CREATE VIRTUAL TABLE sections_fts USING fts5("
+        "title, heading, body, tokenize = 'porter unicode61 remove_diacritics 2')"
+    )
+    db.execute(
+        "INSERT INTO sections_fts (rowid, title, heading, body) SELECT s.id, n.title, "
+        "s.heading, s.text FROM sections s JOIN notes n USING (instance, note_id)"
+    )
+    db.execute("CREATE VIRTUAL TABLE sections_vocab USING fts5vocab(sections_fts, 'row')")
+
+
 MIGRATIONS: list[Callable[[apsw.Connection], None]] = [
     m001_index,
     m002_oauth,
@@ -326,4 +343,5 @@ MIGRATIONS: list[Callable[[apsw.Connection], None]] = [
     m012_reference_points,
     m013_resplit_snippets,
     m014_snippet_hashes,
+    m015_stemmed_keywords,
 ]

@@ -10,7 +10,10 @@ from typing import Any
 
 import apsw
 
+from .terms import fts_query, words
+
 Row = tuple[Any, ...]  # columns as each docstring lists them
+WORD_SAMPLE = 50  # sections read to tell a word from the other forms of its stem
 
 
 def failed(db: apsw.Connection, instance: str, limit: int) -> list[Row]:
@@ -71,7 +74,29 @@ def sections_containing(
     return int(read), [int(count or 0) for count in counts]  # sum() over no rows is NULL
 
 
-def titles_naming(db: apsw.Connection, terms: Sequence[str]) -> set[str]:
-    """The terms (single keyword-index tokens) some note's title holds."""
-    query = "SELECT 1 FROM sections_fts WHERE sections_fts MATCH ? LIMIT 1"
-    return {term for term in terms if db.execute(query, (f'title : "{term}"',)).fetchone()}
+def titles_naming(db: apsw.Connection, names: Sequence[str], sample: int = WORD_SAMPLE) -> set[str]:
+    """The names (single words) some note's title holds as written. The keyword index finds the
+    titles holding any form of a name's stem; each is read for the name itself ("excel" is
+    not in "Excellent results")."""
+    query = "SELECT title FROM sections_fts WHERE sections_fts MATCH ? LIMIT ?"
+    return {
+        name
+        for name in names
+        if any(name in words(t) for (t,) in db.execute(query, (f'title : "{name}"', sample)))
+    }
+
+
+def as_written(
+    db: apsw.Connection, counts: dict[str, int], sample: int = WORD_SAMPLE
+) -> dict[str, int]:
+    """Sections holding each word as written, from the sections holding any form of its stem
+    (`Store.term_document_counts`): those counts scaled by the share of the first `sample` such
+    sections that hold the word itself (Python's "io" module is not about iOS, "ios" and "io"
+    share a stem)."""
+    query = "SELECT title, heading, body FROM sections_fts WHERE sections_fts MATCH ? LIMIT ?"
+    written = {}
+    for word, count in counts.items():
+        rows = db.execute(query, (fts_query([word]), sample)).fetchall() if count else []
+        held = sum(word in words(" ".join(map(str, row))) for row in rows)
+        written[word] = round(count * held / len(rows)) if rows else 0
+    return written

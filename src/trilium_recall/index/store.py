@@ -23,6 +23,7 @@ from ..errors import StoreError
 from ..notes.records import NoteRecord, SectionHit, SectionInput
 from . import vector_rows
 from .file import ensure_vector_table, index_errors, open_db, own_errors
+from .terms import index_term
 from .transactions import write_transaction
 from .vectors import Match, VectorIndex
 
@@ -289,11 +290,14 @@ class Store:
         ]
 
     def term_document_counts(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
-        """(sections in the index, sections containing each term) for IDF weights."""
+        """(sections in the index, sections containing each term) for IDF weights: each term a
+        word, counted under the form the index holds it (`terms.index_term`)."""
         total = self._section_count()
         counts = {}
         for term in terms:
-            row = self.db.execute("SELECT doc FROM sections_vocab WHERE term = ?", (term,))
+            row = self.db.execute(
+                "SELECT doc FROM sections_vocab WHERE term = ?", (index_term(term),)
+            )
             found = row.fetchone()
             counts[term] = found[0] if found else 0
         return total, counts

@@ -1,12 +1,22 @@
-"""Words as the keyword index sees them: SQLite FTS5's own unicode61 tokenizer, nothing else.
+"""Words as the keyword index sees them: SQLite FTS5's own tokenizers, nothing else.
 
-Prompt terms, their document counts (IDF) and the terms a section matched all go through
-`tokenize()`, so they can never disagree with FTS5 (a `\\w+` split kept `shared_buffers` whole
-while FTS5 indexes `shared` and `buffers`: a count of 0 and a maximal IDF for a common word).
+The index splits with unicode61 and stems with FTS5's Porter stemmer, so "novels" finds
+"novel" and "restoring" finds "restore" (held out over nine corpora, hit@3 0.763 -> 0.782:
+eval/RESULTS.md, stop 37). Two views of a text, both split exactly where FTS5 splits (a `\\w+`
+split kept `shared_buffers` whole while FTS5 indexes `shared` and `buffers`: a count of 0 and a
+maximal IDF for a common word):
+
+- `words()`: as written (case and accents folded). Prompt terms are words, so `explain` shows
+  what the person typed and FTS5 stems each term of a query itself; language marker words and
+  technology names are told by words, not stems ("ios" and Python's "io" share a stem).
+- `tokenize()`: as the index holds them (stemmed). A word's document count and whether a
+  section matched it are read through `index_term()`. Stemming a stem again can change it
+  ("licens" -> "licen"), so a stem is never sent as a query.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import threading
@@ -14,8 +24,10 @@ from collections.abc import Sequence
 
 import apsw
 
-# Must equal the `tokenize =` option of the sections_fts table (m001_index); a test checks it.
-FTS_TOKENIZER = ("unicode61", ("remove_diacritics", "2"))
+# Must equal the `tokenize =` option of the sections_fts table (m015_stemmed_keywords); a test
+# checks it. WORD_TOKENIZER is the same split without the stemmer.
+FTS_TOKENIZER = ("porter", ("unicode61", "remove_diacritics", "2"))
+WORD_TOKENIZER = ("unicode61", ("remove_diacritics", "2"))
 MAX_TERMS = 24
 MAX_PHRASES = 6
 MAX_PHRASE_CHARS = 4000  # code is looked for in the prompt's start: a pasted log's head says enough
@@ -50,24 +62,47 @@ _local = threading.local()
 
 
 def tokenize(text: str) -> list[str]:
-    """FTS5 tokens of `text`: case-folded, diacritics removed, split where FTS5 splits."""
-    tokenizer = getattr(_local, "tokenizer", None)
-    if tokenizer is None:
+    """FTS5 tokens of `text` as the index holds them: case-folded, diacritics removed, split
+    where FTS5 splits, stemmed."""
+    return _split(FTS_TOKENIZER, text)
+
+
+def words(text: str) -> list[str]:
+    """The same tokens as written: case-folded, diacritics removed, not stemmed."""
+    return _split(WORD_TOKENIZER, text)
+
+
+@functools.lru_cache(maxsize=1 << 16)  # asked for every prompt term of every candidate section
+def index_term(word: str) -> str:
+    """The form the index holds a word (one of `words()`) under."""
+    stems = tokenize(word)
+    return stems[0] if stems else word
+
+
+def _split(which: tuple[str, tuple[str, ...]], text: str) -> list[str]:
+    tokenizers = getattr(_local, "tokenizers", None)
+    if tokenizers is None:
         # A private in-memory connection per thread: apsw objects must not be shared across
         # threads mid-call. Tokenizing ~2 kB costs ~20 µs (measured), less than a regex split.
         _local.db = apsw.Connection(":memory:")
-        name, args = FTS_TOKENIZER
-        tokenizer = _local.tokenizer = _local.db.fts5_tokenizer(name, list(args))
+        tokenizers = _local.tokenizers = {}
+    if which not in tokenizers:
+        name, args = which
+        tokenizers[which] = _local.db.fts5_tokenizer(name, list(args))
     data = text.encode("utf-8", "replace")
-    return tokenizer(
+    return tokenizers[which](
         data, apsw.FTS5_TOKENIZE_DOCUMENT, None, include_offsets=False, include_colocated=False
     )
 
 
 def prompt_terms(prompt: str) -> list[str]:
-    """Distinct content tokens of the prompt, in order: the keyword side's vocabulary."""
-    terms = dict.fromkeys(t for t in tokenize(prompt) if len(t) > 1 and t not in STOP_WORDS)
-    return list(terms)[:MAX_TERMS]
+    """Distinct content words of the prompt, in order, one per stem ("note" and "notes" are one
+    term, shown as first written): the keyword side's vocabulary."""
+    terms: dict[str, str] = {}
+    for word in words(prompt):
+        if len(word) > 1 and word not in STOP_WORDS:
+            terms.setdefault(index_term(word), word)
+    return list(terms.values())[:MAX_TERMS]
 
 
 def idf(total: int, count: int) -> float:
@@ -82,9 +117,10 @@ def fts_query(terms: Sequence[str]) -> str:
 
 
 def matched_terms(terms: Sequence[str], *texts: str) -> tuple[str, ...]:
-    """The prompt terms that occur in any of `texts`, in prompt order."""
+    """The prompt terms (words) that occur in any of `texts` in any form of their stem, in
+    prompt order."""
     found = {token for text in texts for token in tokenize(text)}
-    return tuple(term for term in terms if term in found)
+    return tuple(term for term in terms if index_term(term) in found)
 
 
 def code_phrases(prompt: str) -> list[str]:
@@ -92,7 +128,7 @@ def code_phrases(prompt: str) -> list[str]:
     (`shared_buffers` is the phrase "shared buffers"): evidence stronger than loose words."""
     phrases: dict[str, None] = {}
     for match in _CODE.finditer(prompt[:MAX_PHRASE_CHARS]):
-        tokens = tokenize(next(group for group in match.groups() if group))
+        tokens = words(next(group for group in match.groups() if group))
         if len(tokens) > MAX_PHRASE_TOKENS:
             continue
         if tokens and (len(tokens) > 1 or match.group(3) or match.group(4)):

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -26,6 +27,7 @@ from ..errors import StoreError
 from ..index import note_stats, reference_points
 from ..index.embed import Embedder
 from ..index.store import Store
+from ..index.terms import FTS_TOKENIZER
 from ..index.vectors import VectorIndex
 from ..notes.records import text_hash
 from .candidates import Reference
@@ -59,7 +61,7 @@ def reference(
     """This notebook's reference points (see the module doc)."""
     languages = notebook_languages(store.term_document_counts)
     technologies = notebook_technologies(
-        store.term_document_counts,
+        lambda names: _as_written(store, names),
         lambda literals: note_stats.sections_containing(store.db, literals),
         lambda names: note_stats.titles_naming(store.db, names),
     )
@@ -76,11 +78,19 @@ def reference(
     return Reference(generic_level, about, languages, len(prompts), reason, technologies)
 
 
+def _as_written(store: Store, names: Sequence[str]) -> tuple[int, dict[str, int]]:
+    """(sections, sections holding each name as written): names are told by words, not stems."""
+    total, counts = store.term_document_counts(names)
+    return total, note_stats.as_written(store.db, counts)
+
+
 def calibration_key(generic: GenericPrompts, embedder: Embedder) -> str:
-    """What kept reference points were measured with: the bank and model, and the words the
-    notebook's languages and technologies are told by (a release that changes those lists
-    measures again rather than read a notebook's technologies from names it no longer has)."""
-    told_by = [*sorted(NAMES), *(literal for _, literal in SYMBOL_NAMES.values())]
+    """What kept reference points were measured with: the bank and model, the keyword index's
+    tokenizer and the words the notebook's languages and technologies are told by (a release
+    that changes any of them measures again rather than read a notebook's technologies from
+    names or counts it no longer has)."""
+    told_by = [" ".join((FTS_TOKENIZER[0], *FTS_TOKENIZER[1]))]
+    told_by += [*sorted(NAMES), *(literal for _, literal in SYMBOL_NAMES.values())]
     told_by += [" ".join(markers) for markers in NOTEBOOK_MARKERS.values()]
     return text_hash("\n".join([bank_key(generic.prompts, embedder.name), *told_by]))
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from ..index.terms import tokenize
+from ..index.terms import words
 
 # Frequent function words of each language (tokens as FTS5 folds them: lower case, no
 # diacritics). A prompt needs two of one language's and more than of English's to be called
@@ -110,8 +110,8 @@ def text_language(text: str) -> str | None:
 def _markers(text: str) -> dict[str, set[str]]:
     """Each language's marker words in the text, each counted once: a pasted Java stack trace
     repeats Portuguese "com" (with) on every line."""
-    tokens = set(tokenize(text))
-    return {language: tokens & words for language, words in MARKERS.items()}
+    tokens = set(words(text))
+    return {language: tokens & markers for language, markers in MARKERS.items()}
 
 
 def _most_markers(found: dict[str, set[str]]) -> str:

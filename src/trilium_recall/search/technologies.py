@@ -6,7 +6,7 @@ vector in rust" shares its subject (sorting) and its trade's words with a Python
 sorting guide, and no topic signal tells the two apart; that the prompt names a language the
 notebook never writes about does (issue 23: on the eval's developer notebook the unrelated
 prompts that named another stack outnumbered the answerable ones 26 to 1). Names are matched
-as the keyword index tokenizes them, so a notebook's document counts say which it is about.
+as the keyword index splits them, so a notebook's document counts say which it is about.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from ..index.terms import tokenize
+from ..index.terms import words
 
 # Languages, runtimes, frameworks, data stores and tools people name in a prompt, as single
 # FTS5 tokens (lower case); then applications by kind, for the notebooks that are not a
@@ -57,10 +57,10 @@ MIN_SECTIONS = 2
 
 def named_technologies(prompt: str) -> tuple[str, ...]:
     """The technologies the prompt names: words in prompt order, then symbol names."""
-    words = [token for token in tokenize(prompt) if token in NAMES]
+    named = [word for word in words(prompt) if word in NAMES]
     lower = prompt.lower()
     symbols = [name for name, (pattern, _) in SYMBOL_NAMES.items() if pattern.search(lower)]
-    return tuple(dict.fromkeys(words + symbols))
+    return tuple(dict.fromkeys(named + symbols))
 
 
 def notebook_technologies(
@@ -68,8 +68,8 @@ def notebook_technologies(
     literal_counts: Callable[[Sequence[str]], tuple[int, list[int]]],
     titled: Callable[[Sequence[str]], set[str]],
 ) -> tuple[str, ...]:
-    """The technologies the notebook is about, in name order: words from the keyword index's
-    document counts (`Store.term_document_counts`) or named by a note's title (`titled`: a
+    """The technologies the notebook is about, in name order: words from how many sections hold
+    each as written (`document_counts`) or named by a note's title (`titled`: a
     note given to it, however small among the rest), symbol names from the sections (or a
     sample of them) holding their literal (`note_stats.sections_containing`)."""
     names = sorted(NAMES)
