@@ -12,6 +12,10 @@ product's own search, so a section only the new ranking finds becomes a full can
   (Rocchio, β = 0.7) and searched again;
 - `keyword feedback`: the prompt's distinctive terms OR-ed with ten expansion terms, the
   best by tf × idf in the three best fused sections (RM3-like);
+- `pairs`: sections holding two neighbouring content words of the prompt within a few words of
+  each other (FTS5 NEAR, any form of each stem): the sequential-dependence part of a keyword
+  model ("retention policy", "query string", "working tree"), which bm25 over single words
+  lacks;
 - `links`: the sections of the notes linked to or from the two best notes (links, includes,
   relations), closest first; only the three Trilium corpora have links;
 - `centroid`: sections by the mean of their snippet vectors (what the whole section is about,
@@ -39,13 +43,14 @@ sentence around it):
 Measurement only: the product has none of the rankings. It has no switch for them either, so a
 trial wraps `hybrid.rrf` for the length of one search (`fused_with`).
 
-    python eval/ranking_trials.py [--trial heading|vector|keyword|links|centroid|note-centroid|
-                                           bridge|learned|prose ...]
+    python eval/ranking_trials.py [--trial heading|vector|keyword|links|pairs|centroid|
+                                           note-centroid|bridge|learned|prose ...]
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import math
 import re
 import statistics
@@ -68,6 +73,7 @@ from trilium_recall.search.languages import MARKERS
 from trilium_recall.search.triage import triage
 
 WEIGHTS = (0.0, 0.5, 1.0, 2.0)
+PAIR_SPAN, PAIRS = 3, 12  # words allowed between a pair's two; pairs asked of FTS5 at most
 BRIDGE_WEIGHTS = (0.0, 1.0, 2.0, 3.0)  # a foreign prompt's own keyword side finds ~nothing
 BRIDGE_COSINE = 0.90  # word to word; e.g. "konto" → "account" 0.93, "chemin" → "path" 0.89
 FUNCTION_WORDS = frozenset().union(*MARKERS.values())
@@ -95,6 +101,15 @@ def heading_text(hit: SectionHit) -> str:
     if not hit.heading or hit.heading == hit.title:
         return hit.title
     return f"{hit.title}: {hit.heading}"
+
+
+def word_pairs(corpus: Corpus, text: str, _: Gathered) -> list[int]:
+    content = [w for w in words(text) if len(w) > 1 and w not in STOP_WORDS]
+    near = dict.fromkeys(f'NEAR("{a}" "{b}", {PAIR_SPAN})' for a, b in itertools.pairwise(content))
+    if not near:
+        return []
+    query = " OR ".join(list(near)[:PAIRS])
+    return [section_id for section_id, _ in corpus.store.keyword_search(query, DEPTH)]
 
 
 def heading_ranking(corpus: Corpus) -> ExtraRanking:
@@ -416,6 +431,7 @@ TRIALS = (
     "vector",
     "keyword",
     "links",
+    "pairs",
     "centroid",
     "note-centroid",
     "bridge",
@@ -435,6 +451,7 @@ def main() -> None:
         "vector": vector_feedback,
         "keyword": keyword_feedback,
         "links": linked_notes,
+        "pairs": word_pairs,
     }
     made: dict[str, Callable[[Corpus], ExtraRanking]] = {
         "heading": heading_ranking,

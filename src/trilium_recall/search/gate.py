@@ -97,13 +97,12 @@ class GateThresholds:
 # nodedocs: the Node.js 18 API docs, eval/nodedocs.py; their sets in eval/sets/), 2026-12-05,
 # on snippets of 48 tokens and a stemmed keyword index. The candidates' learned order (a
 # logistic over the first ten candidates of every answerable prompt: is this the expected
-# note?). Logistic weights (the
-# margin read in this notebook's spread, agreement unless the prompt is in another language than
-# the notebook or its closest note, that case's own weight, the code-phrase weight, the weight of
-# a prompt about another stack, and the two readings of the search: unknown words, fused
-# top). With the fused top read, the code phrase's own weight turned slightly
-# negative: a section holding the phrase already ranks first in the fusion (PHRASE_WEIGHT), and
-# that rank is what the fused top carries.
+# note?). Logistic weights (`SCORE_INPUTS`: the margin read in this notebook's spread, agreement
+# unless the prompt is in another language than the notebook or its closest note, that case's
+# own weight, the code-phrase weight, the weight of a prompt about another stack, and two
+# readings of the search: unknown words, fused top). With the fused top read, the code phrase's
+# own weight turned slightly negative: a section holding the phrase already ranks first in the
+# fusion (PHRASE_WEIGHT), and that rank is what the fused top carries.
 # The bias that keeps a training share of the unrelated prompts silent, that share (94 %) chosen
 # by inner leave-one-corpus-out folds for the best hit@3 + 2 × silence; the keyword rule just
 # above the strongest unrelated match (an unrelated prompt matched 95 % or more of its weight on
