@@ -10,6 +10,7 @@ from trilium_recall.index.terms import (
     FTS_TOKENIZER,
     MAX_PHRASE_TOKENS,
     MAX_PHRASES,
+    MAX_TERMS,
     code_phrases,
     fts_query,
     index_term,
@@ -62,6 +63,13 @@ def test_prompt_terms_fold_case_and_accents_drop_stop_words_and_repeats() -> Non
         "cafe",
     ]
     assert prompt_terms("what's the plan, don't we?") == ["plan"]
+
+
+def test_a_long_prompt_gives_its_first_distinct_terms_only() -> None:
+    distinct = [f"word{n}x" for n in range(MAX_TERMS + 6)]
+    assert prompt_terms(" ".join(["restoring"] * 500 + distinct)) == (
+        ["restoring", *distinct[: MAX_TERMS - 1]]
+    )
 
 
 def test_matched_terms_keep_prompt_order_read_every_text_and_any_form_of_a_word() -> None:

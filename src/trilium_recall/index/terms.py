@@ -102,7 +102,9 @@ def prompt_terms(prompt: str) -> list[str]:
     for word in words(prompt):
         if len(word) > 1 and word not in STOP_WORDS:
             terms.setdefault(index_term(word), word)
-    return list(terms.values())[:MAX_TERMS]
+            if len(terms) == MAX_TERMS:  # a pasted log's later words are not stemmed at all
+                break
+    return list(terms.values())
 
 
 def idf(total: int, count: int) -> float:
