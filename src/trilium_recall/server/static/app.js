@@ -273,9 +273,11 @@ function promptDecision(trace, gate) {
       + ` · fused top ${fixed(p.fused_top, 3)}`),
     el("p", { className: "muted" }, `Closest generic prompt: “${trace.closest_generic_prompt}”`),
     el("p", { className: "muted" }, referencePoints(trace.reference_points, p)),
-    el("p", { className: "muted" }, `Or on keywords alone: at least ${gate.keyword_terms} terms `
-      + `carrying ${percent(gate.keyword_coverage)} of the weight; the best note matched `
-      + `${p.terms} carrying ${percent(p.coverage)}.`),
+    el("p", { className: "muted" }, (gate.keyword_coverage > 1
+      ? "Keywords alone never pass (an unrelated prompt of the fit matched every word); "
+      : `Or on keywords alone: at least ${gate.keyword_terms} terms `
+        + `carrying ${percent(gate.keyword_coverage)} of the weight; `)
+      + `the best note matched ${p.terms} carrying ${percent(p.coverage)}.`),
   ];
 }
 
@@ -338,7 +340,8 @@ function candidates(list, gate, rrfK) {
   const best = Math.max(...list.map((c) => c.cosine));
   const gapScale = gate.neighbour_cosine_gap * 4;
   const header = el("tr", {}, ["", "note", `cosine gap to the best (passes ≤ ${gate.neighbour_cosine_gap})`,
-    `keyword weight (passes ≥ ${percent(gate.keyword_coverage)}, ${gate.keyword_terms} terms)`,
+    gate.keyword_coverage > 1 ? "keyword weight"
+      : `keyword weight (passes ≥ ${percent(gate.keyword_coverage)}, ${gate.keyword_terms} terms)`,
     gate.order ? "score · learned order" : "score", "why"]
     .map((text) => el("th", { scope: "col" }, text)));
   const row = (c) => {
@@ -353,7 +356,7 @@ function candidates(list, gate, rrfK) {
           + (c.note_rank ? ` · note by keywords #${c.note_rank}` : ""))),
       el("td", { className: "chart" }, dotChart(gap, gapScale, gate.neighbour_cosine_gap, "below",
         `${fixed(c.cosine, 3)} (gap ${fixed(gap, 3)})`, c.passed)),
-      el("td", { className: "chart" }, dotChart(c.coverage, 1, gate.keyword_coverage, "above",
+      el("td", { className: "chart" }, dotChart(c.coverage, 1, Math.min(gate.keyword_coverage, 1), "above",
         `${c.matched_terms.length} terms, ${percent(c.coverage)}`
         + (c.keywords_counted_in === "whole section" ? "" : " around the matched snippet"), c.passed)),
       el("td", { className: "num" }, fixed(c.score, 4)
