@@ -17,7 +17,7 @@ from trilium_recall.search.gate import (
     SCORE_INPUTS,
     GateThresholds,
     PromptSignals,
-    score_inputs,
+    ScoreInput,
 )
 from trilium_recall.search.hybrid import RANKING, Ranking
 
@@ -57,12 +57,17 @@ class Variant(enum.Enum):
     def ranking(self) -> Ranking:
         return LANDED_RANKING if self is Variant.LANDED else RANKING
 
+    @property
+    def inputs(self) -> tuple[ScoreInput, ...]:
+        """The prompt score's inputs it fits: the landed gate knew three of them."""
+        if self is Variant.NEW:
+            return SCORE_INPUTS
+        return tuple(i for i in SCORE_INPUTS if i.name in ("margin", "agreement", "zscore"))
+
 
 def features(signals: PromptSignals, base: GateThresholds, variant: Variant) -> list[float]:
-    """What the gate's logistic weighs (`gate.SCORE_INPUTS`, read as `base` says); the landed
-    gate knew only the first three."""
-    inputs = score_inputs(signals, base)
-    return inputs[:3] if variant is Variant.LANDED else inputs
+    """What the variant's logistic weighs (`Variant.inputs`, read as `base` says)."""
+    return [i.read(signals, base) for i in variant.inputs]
 
 
 def logistic(
@@ -102,13 +107,13 @@ def fit_gate(
     weights, bias = logistic(x, y)
     unrelated_scores = x[len(answerable) :] @ weights + bias
     shift = float(np.quantile(unrelated_scores, silence))
-    padded = [*weights, *[0.0] * (len(SCORE_INPUTS) - len(weights))]  # the landed gate: 3
     keyword_coverage = max((s.coverage for s in unrelated if s.terms >= KEYWORD_TERMS), default=0.0)
+    fitted = {i.weight: round(float(w), 4) for i, w in zip(variant.inputs, weights, strict=True)}
     return replace(
         base,
         bias=round(bias - shift, 4),
-        **{i.weight: round(float(w), 4) for i, w in zip(SCORE_INPUTS, padded, strict=True)},
+        **(dict.fromkeys((i.weight for i in SCORE_INPUTS), 0.0) | fitted),
         keyword_terms=KEYWORD_TERMS,
-        # Above 1 when an unrelated prompt matched every word: keywords alone then never pass.
+        # Above 1 when an unrelated prompt matched 95 % or more: keywords alone never pass.
         keyword_coverage=round(keyword_coverage + 0.05, 3),
     )

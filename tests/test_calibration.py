@@ -10,6 +10,7 @@ import pytest
 
 from conftest import add_note, make_settings
 from trilium_recall.index import reference_points
+from trilium_recall.index.terms import index_term
 from trilium_recall.search.calibration import (
     MIN_NOTES,
     calibrate,
@@ -20,6 +21,7 @@ from trilium_recall.search.calibration import (
 from trilium_recall.search.gate import DEFAULT_SPREAD
 from trilium_recall.search.hybrid import search
 from trilium_recall.search.languages import (
+    NOTEBOOK_MARKERS,
     in_another_language,
     is_foreign,
     notebook_languages,
@@ -101,6 +103,12 @@ def test_no_agreement_is_asked_of_a_prompt_in_another_language_than_the_closest_
     assert not in_another_language("en", ("en",), "en")
     assert not in_another_language("en", ("en",), None)  # the closest note's unsure: not
     assert not in_another_language(None, ("en",), "de")  # the prompt's unsure: not
+
+
+def test_the_notebook_markers_are_counted_as_written() -> None:
+    # Document counts come from the stemmed index: a marker must be its own stem.
+    markers = [m for pair in NOTEBOOK_MARKERS.values() for m in pair]
+    assert [index_term(m) for m in markers] == markers
 
 
 def test_a_notebook_holds_the_languages_enough_of_its_sections_are_written_in() -> None:
@@ -217,9 +225,11 @@ def test_a_notebook_of_code_notes_calibrates_without_a_language(store, embedder)
         ("c# [Flags] enum, is one flag set", ("csharp",)),  # FTS5 keeps only "c": a pattern
         ("std::vector in C++ vs a python list", ("python", "cpp")),
         ("is example.net down again", ()),  # a domain, not .NET
-        ("bake the ambient occlusion in Blender before exporting to glTF", ("blender",)),
-        ("vlookup across two sheets in excel", ("excel",)),
+        ("bake the ambient occlusion in FreeCAD before exporting to glTF", ("freecad",)),
+        ("vlookup across two sheets in libreoffice calc", ("libreoffice",)),
         ("my notion page won't load on windows", ()),  # an everyday word and an OS
+        ("puree the soup in a blender, then excel at plating", ()),  # everyday words
+        ("what did I write in trilium about my passport", ()),  # the notes' own app
     ],
 )
 def test_the_technologies_a_prompt_names(prompt, named) -> None:
@@ -298,15 +308,24 @@ def test_a_note_given_to_a_tool_makes_the_notebook_about_it(store, embedder, tmp
 def test_a_notebook_is_about_a_name_as_written_not_another_form_of_its_stem(
     store, embedder
 ) -> None:
-    # The keyword index stems: "io" and "ios", "excellent" and "excel" share stems. A Python
-    # notebook about its io module, with excellent results, is about neither iOS nor Excel.
-    text = "Wrap the bytes in io.BytesIO; the io module's results are excellent."
-    for index in range(MIN_NOTES):
-        add_note(store, embedder, f"io{index}", f"Excellent io recipes {index}", [("io", text)])
+    # The keyword index stems: "io" and "ios", "reacting" and "react" share stems. A long note
+    # on Python's io module, reacting to events, is about neither iOS nor React.
+    io = "Wrap the bytes in io.BytesIO; the io module, reacting to each read."
+    add_note(store, embedder, "io", "Python io module", [(f"io {n}", io) for n in range(60)])
     held = _calibrated(store, embedder).reference.technologies
-    assert held is not None and "ios" not in held and "excel" not in held
-    add_note(store, embedder, "x", "Excel macros", [("VBA", "An Excel macro, written in VBA.")])
-    assert "excel" in (_calibrated(store, embedder).reference.technologies or ())
+    assert held is not None and "ios" not in held and "react" not in held
+    # A later note's 40 sections on iOS count, though the io note's sections come first: the
+    # sections read to tell the word from its stem are spread over all that hold the stem.
+    ios = "On iOS the share sheet lists every app that takes the file."
+    add_note(store, embedder, "ios", "Shortcuts", [(f"share {n}", ios) for n in range(40)])
+    assert "ios" in (_calibrated(store, embedder).reference.technologies or ())
+
+
+def test_a_title_names_a_technology_however_many_titles_share_its_stem(store, embedder) -> None:
+    io = "Wrap the bytes in io.BytesIO."
+    add_note(store, embedder, "io", "Python io module", [(f"io {n}", io) for n in range(60)])
+    add_note(store, embedder, "ios", "iOS tips", [("Tips", "Long-press the icon.")])
+    assert "ios" in (_calibrated(store, embedder).reference.technologies or ())
 
 
 def test_a_notebook_about_c_sharp_is_told_from_its_text(store, embedder) -> None:

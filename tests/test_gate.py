@@ -127,6 +127,16 @@ def test_a_strong_keyword_match_on_several_terms_passes_a_low_score() -> None:
     assert not judge_prompt(replace(weak_meaning, terms=4, coverage=0.6), GATE).about_notes
 
 
+def test_a_keyword_rule_above_every_share_never_passes_a_prompt_on_keywords() -> None:
+    # The fit sets it above 1 when an unrelated prompt matched 95 % of its words or more.
+    off = replace(GATE, keyword_coverage=1.05)
+    every_word = replace(signals(top_cosine=0.80, offset=0.0), terms=5, coverage=1.0)
+    assert judge_prompt(every_word, GATE).about_notes
+    assert not judge_prompt(every_word, off).about_notes
+    assert GATE.to_json()["keyword_rule"] is True and off.to_json()["keyword_rule"] is False
+    assert off.to_json()["keyword_coverage"] == 1.05
+
+
 def test_candidates_go_with_the_best_when_about_as_strong_on_meaning() -> None:
     about = judge_prompt(signals(), GATE)
     verdicts = judge_candidates(

@@ -96,6 +96,15 @@ def test_a_prompt_word_finds_the_other_forms_of_its_stem_in_the_index(store, emb
     ]
 
 
+def test_a_word_longer_than_the_stemmer_reads_is_its_own_index_term() -> None:
+    # FTS5's Porter stemmer leaves tokens of more than 64 bytes as they are (a hex dump,
+    # minified code); index_term does the same without keeping them in its cache.
+    for length in (63, 64, 65, 200):
+        word = "a" * (length - 3) + "ing"
+        assert index_term(word) == tokenize(word)[0]
+    assert index_term("a" * 197 + "ing") == "a" * 197 + "ing"
+
+
 def test_words_are_split_like_the_index_but_not_stemmed() -> None:
     text = "Notes on iOS: restoring io.BytesIO buffers"
     assert [index_term(word) for word in words(text)] == tokenize(text)

@@ -74,15 +74,15 @@ def sections_containing(
     return int(read), [int(count or 0) for count in counts]  # sum() over no rows is NULL
 
 
-def titles_naming(db: apsw.Connection, names: Sequence[str], sample: int = WORD_SAMPLE) -> set[str]:
+def titles_naming(db: apsw.Connection, names: Sequence[str]) -> set[str]:
     """The names (single words) some note's title holds as written. The keyword index finds the
-    titles holding any form of a name's stem; each is read for the name itself ("excel" is
-    not in "Excellent results")."""
-    query = "SELECT title FROM sections_fts WHERE sections_fts MATCH ? LIMIT ?"
+    titles holding any form of a name's stem; each distinct one is read for the name itself
+    ("excel" is not in "Excellent results")."""
+    query = "SELECT DISTINCT title FROM sections_fts WHERE sections_fts MATCH ?"
     return {
         name
         for name in names
-        if any(name in words(t) for (t,) in db.execute(query, (f'title : "{name}"', sample)))
+        if any(name in words(t) for (t,) in db.execute(query, ("title : " + fts_query([name]),)))
     }
 
 
@@ -90,13 +90,19 @@ def as_written(
     db: apsw.Connection, counts: dict[str, int], sample: int = WORD_SAMPLE
 ) -> dict[str, int]:
     """Sections holding each word as written, from the sections holding any form of its stem
-    (`Store.term_document_counts`): those counts scaled by the share of the first `sample` such
-    sections that hold the word itself (Python's "io" module is not about iOS, "ios" and "io"
-    share a stem)."""
-    query = "SELECT title, heading, body FROM sections_fts WHERE sections_fts MATCH ? LIMIT ?"
+    (`Store.term_document_counts`): those counts scaled by the share that hold the word itself
+    in about `sample` of them, every n-th by id, so one long note does not speak for the rest
+    (Python's "io" module is not about iOS, "ios" and "io" share a stem)."""
+    query = (
+        "SELECT title, heading, body FROM sections_fts WHERE sections_fts MATCH ? "
+        "AND rowid % ? = 0 LIMIT ?"
+    )
     written = {}
     for word, count in counts.items():
-        rows = db.execute(query, (fts_query([word]), sample)).fetchall() if count else []
+        step = max(1, count // sample)
+        rows = db.execute(query, (fts_query([word]), step, 2 * sample)).fetchall() if count else []
+        if count and not rows:  # no id among them divisible by the step: read them all
+            rows = db.execute(query, (fts_query([word]), 1, 2 * sample)).fetchall()
         held = sum(word in words(" ".join(map(str, row))) for row in rows)
         written[word] = round(count * held / len(rows)) if rows else 0
     return written

@@ -3,8 +3,9 @@
 Measuring them scans every snippet's codes once per generic prompt and pseudo-prompt (364
 scans: 6.4 s of a start at 370,000 snippets, bench/RESULTS.md), yet they change only with the
 notes, and are measured again after each full comparison that changed the index. One row, as
-JSON, under the key of the generic-prompt bank and model they were measured with
-(search/calibration.py writes and reads it)."""
+JSON, under the key of what they were measured with: the generic-prompt bank, the model, the
+keyword index's tokenizer and the name and marker lists (`calibration.calibration_key` makes
+it; search/calibration.py writes and reads the row)."""
 
 from __future__ import annotations
 

@@ -28,6 +28,7 @@ import apsw
 # checks it. WORD_TOKENIZER is the same split without the stemmer.
 FTS_TOKENIZER = ("porter", ("unicode61", "remove_diacritics", "2"))
 WORD_TOKENIZER = ("unicode61", ("remove_diacritics", "2"))
+STEMMED_BYTES = 64  # FTS5's Porter stemmer leaves longer tokens as they are
 MAX_TERMS = 24
 MAX_PHRASES = 6
 MAX_PHRASE_CHARS = 4000  # code is looked for in the prompt's start: a pasted log's head says enough
@@ -72,9 +73,15 @@ def words(text: str) -> list[str]:
     return _split(WORD_TOKENIZER, text)
 
 
-@functools.lru_cache(maxsize=1 << 16)  # asked for every prompt term of every candidate section
 def index_term(word: str) -> str:
-    """The form the index holds a word (one of `words()`) under."""
+    """The form the index holds a word (one of `words()`) under. FTS5's stemmer leaves a token
+    of more than 64 bytes whole, and such words (a hex dump, minified code) stay out of the
+    cache."""
+    return word if len(word.encode()) > STEMMED_BYTES else _stem(word)
+
+
+@functools.lru_cache(maxsize=1 << 16)  # asked for every prompt term of every candidate section
+def _stem(word: str) -> str:
     stems = tokenize(word)
     return stems[0] if stems else word
 

@@ -114,15 +114,15 @@ def last_calibration(
     generic: GenericPrompts, store: Store, embedder: Embedder
 ) -> tuple[GenericPrompts, int] | None:
     """The bank with the reference points the index's last calibration measured with this
-    bank and model, and how many snippets the index held then; None if never calibrated (or
-    by another bank or model)."""
+    bank, model and tokenizer (`calibration_key`), and how many snippets the index held then;
+    None if never calibrated (or with anything else)."""
     try:
         row = reference_points.load(store, calibration_key(generic, embedder))
         if row is None:
             return None
         snippets = int(row.pop("snippets"))  # type: ignore[call-overload]
         kept = Reference(**{**row, "languages": tuple(row["languages"])})  # type: ignore[arg-type]
-        held = kept.technologies  # a list from JSON; None in a row from before technologies.py
+        held = kept.technologies  # a list from JSON
         points = dataclasses.replace(
             kept,
             technologies=None if held is None else tuple(held),

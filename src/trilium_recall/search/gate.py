@@ -20,6 +20,7 @@ reported leave-one-corpus-out (eval/RESULTS.md); `FITTED` records them and their
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -61,7 +62,7 @@ class GateThresholds:
     agreement_weight: float
     zscore_weight: float
     keyword_terms: int
-    keyword_coverage: float  # above 1: keywords alone never pass (see FITTED)
+    keyword_coverage: float  # above 1: keywords alone never pass (`keyword_rule`)
     neighbour_cosine_gap: float
     neighbour_coverage: float
     # A prompt in another language than the notes (the notebook's, or its closest note's) has no
@@ -90,6 +91,15 @@ class GateThresholds:
     def with_strictness(self, strictness: float) -> GateThresholds:
         return replace(self, strictness=strictness)
 
+    @property
+    def keyword_rule(self) -> bool:
+        """Whether keywords alone can pass: the fit turns the rule off (a share above 1) when
+        an unrelated prompt matched as much as any share could ask."""
+        return self.keyword_coverage <= 1.0
+
+    def to_json(self) -> dict[str, object]:
+        return {**dataclasses.asdict(self), "keyword_rule": self.keyword_rule}
+
 
 # Fitted by `python eval/evaluate.py --fit` on all nine eval corpora: the three Trilium ones
 # (eval/sets/), gnucash, gimp, handbook, skycultures with their shared prompts.jsonl, and two
@@ -111,22 +121,22 @@ class GateThresholds:
 # 0.01 a passage. In-sample; the same procedure fitted on eight corpora and scored on the ninth
 # is what eval/RESULTS.md reports.
 FITTED = GateThresholds(
-    bias=-5.8469,
-    margin_weight=85.0212,
-    agreement_weight=3.455,
-    zscore_weight=0.3283,
+    bias=-5.8769,
+    margin_weight=85.0891,
+    agreement_weight=3.4534,
+    zscore_weight=0.3324,
     keyword_terms=3,
     keyword_coverage=1.05,
     neighbour_cosine_gap=0.03,
     neighbour_coverage=0.5,
-    foreign_weight=4.2577,
-    phrase_weight=-0.177,
-    stack_weight=-3.781,
+    foreign_weight=4.2357,
+    phrase_weight=-0.1788,
+    stack_weight=-3.7781,
     keep_ranked_above=True,
     calibrated_margin=True,
     order=CandidateOrder(rank_weight=42.1454, cosine_weight=73.8553, coverage_weight=3.4965),
-    unknown_weight=-2.9361,
-    fused_weight=5.0236,
+    unknown_weight=-2.9541,
+    fused_weight=5.0567,
 )
 
 
@@ -207,7 +217,8 @@ def score_inputs(signals: PromptSignals, t: GateThresholds) -> list[float]:
 
 
 def judge_prompt(signals: PromptSignals, t: GateThresholds) -> PromptVerdict:
-    """Logistic score over the prompt's signals; a strong keyword match passes regardless."""
+    """Logistic score over the prompt's signals; a strong keyword match passes regardless, where
+    the thresholds have that rule (`keyword_rule`)."""
     parts = {"bias": t.bias - t.strictness}
     for i, value in zip(SCORE_INPUTS, score_inputs(signals, t), strict=True):
         # `+ 0.0` keeps an input that is off at 0.0 rather than -0.0 under a negative weight.
@@ -258,4 +269,4 @@ def judge_candidates(
 
 
 def _strong_keywords(terms: int, coverage: float, t: GateThresholds) -> bool:
-    return terms >= t.keyword_terms and coverage >= t.keyword_coverage
+    return t.keyword_rule and terms >= t.keyword_terms and coverage >= t.keyword_coverage

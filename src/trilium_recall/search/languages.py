@@ -55,12 +55,13 @@ MARKERS: dict[str, frozenset[str]] = {
     ),
 }
 # Markers that say the notebook holds a language: distinctive in running text (the English
-# "die" or "per" would misfire). A language is held when a share of sections has each.
+# "die" or "per" would misfire), each its own stem, as the index counts stems ("les" would be
+# counted as "le", Italian's too). A language is held when a share of sections has each.
 NOTEBOOK_MARKERS: dict[str, tuple[str, ...]] = {
     "en": ("the", "and"),
     "de": ("und", "ist"),
-    "fr": ("les", "est"),
-    "es": ("los", "para"),
+    "fr": ("est", "avec"),
+    "es": ("para", "una"),
     "pt": ("nao", "uma"),
     "it": ("della", "sono"),
 }

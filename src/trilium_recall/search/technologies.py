@@ -19,9 +19,11 @@ from ..index.terms import words
 # Languages, runtimes, frameworks, data stores and tools people name in a prompt, as single
 # FTS5 tokens (lower case); then applications by kind, for the notebooks that are not a
 # developer's (a photo editor's manual is asked "krita: ..." as a coding notebook is asked
-# "... in rust"). Names that are everyday words (notion, word, eclipse, affinity) and
-# operating systems (a question about any notebook's subject may say where it runs) are left
-# out: naming them says nothing about which product a question is about.
+# "... in rust"). Names that are everyday words (notion, word, eclipse, blender, excel,
+# obsidian, handbrake, audacity) and desktop operating systems (a question about any
+# notebook's subject may say where it runs) are left out: naming them says nothing about which
+# product a question is about. So is Trilium, whose notes these are: "what did I write in
+# trilium about …" is a question for any notebook.
 NAMES = frozenset(
     """python javascript js typescript nodejs deno rust golang java kotlin scala groovy ruby rails
     php laravel swift perl lua haskell elixir erlang clojure dart flutter julia matlab fortran
@@ -29,12 +31,11 @@ NAMES = frozenset(
     mysql postgres postgresql sqlite mongodb redis elasticsearch kafka docker kubernetes
     kubectl helm terraform ansible nginx jenkins gitlab vscode android ios
 
-    photoshop lightroom illustrator indesign inkscape krita gimp darktable rawtherapee digikam
-    imagemagick scribus coreldraw figma canva procreate blender sketchup zbrush freecad
-    openscad autocad solidworks
-    excel libreoffice powerpoint onenote evernote obsidian logseq joplin trilium
-    gnucash quickbooks quicken ynab xero kmymoney moneydance hledger beancount
-    audacity ableton ffmpeg handbrake kdenlive shotcut vlc
+    photoshop lightroom indesign inkscape krita gimp darktable rawtherapee digikam imagemagick
+    scribus coreldraw figma canva sketchup zbrush freecad openscad autocad solidworks
+    libreoffice powerpoint onenote evernote logseq joplin
+    gnucash quickbooks ynab xero kmymoney moneydance hledger beancount
+    ableton ffmpeg kdenlive shotcut vlc
     vim neovim emacs intellij pycharm webstorm xcode
     stellarium""".split()
 )

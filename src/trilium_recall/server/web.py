@@ -265,7 +265,7 @@ class WebUI:
             {
                 **health,
                 "building": engine.building,
-                "gate": dataclasses.asdict(engine.gate),
+                "gate": engine.gate.to_json(),
                 "budget_ms": settings.time_budget_ms,
                 "log": {
                     "enabled": self._activity.enabled,
@@ -299,7 +299,7 @@ class WebUI:
             "sent": result.text if path == "mcp" else result.context,
             "silence": silence_reason(result, engine.settings.time_budget_ms),
             "explain": trace.to_json(top=len(trace.candidates)) if trace else None,
-            "gate": dataclasses.asdict(engine.gate),
+            "gate": engine.gate.to_json(),
             "rrf_k": RRF_K,  # the learned order reads a rank as RRF counts it (page caption)
             "notice": self._notice(),
         }

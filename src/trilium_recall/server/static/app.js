@@ -22,7 +22,10 @@ function el(tag, attrs, ...children) {
 function svg(tag, attrs, ...children) {
   const node = document.createElementNS(SVG, tag);
   setAttributes(node, attrs);
-  for (const child of children) node.append(child instanceof Node ? child : String(child));
+  for (const child of children) {
+    if (child === null || child === undefined || child === false) continue;
+    node.append(child instanceof Node ? child : String(child));
+  }
   return node;
 }
 
@@ -273,8 +276,8 @@ function promptDecision(trace, gate) {
       + ` · fused top ${fixed(p.fused_top, 3)}`),
     el("p", { className: "muted" }, `Closest generic prompt: “${trace.closest_generic_prompt}”`),
     el("p", { className: "muted" }, referencePoints(trace.reference_points, p)),
-    el("p", { className: "muted" }, (gate.keyword_coverage > 1
-      ? "Keywords alone never pass (an unrelated prompt of the fit matched every word); "
+    el("p", { className: "muted" }, (!gate.keyword_rule
+      ? "Keywords alone never pass (unrelated prompts of the fit matched as many); "
       : `Or on keywords alone: at least ${gate.keyword_terms} terms `
         + `carrying ${percent(gate.keyword_coverage)} of the weight; `)
       + `the best note matched ${p.terms} carrying ${percent(p.coverage)}.`),
@@ -340,7 +343,7 @@ function candidates(list, gate, rrfK) {
   const best = Math.max(...list.map((c) => c.cosine));
   const gapScale = gate.neighbour_cosine_gap * 4;
   const header = el("tr", {}, ["", "note", `cosine gap to the best (passes ≤ ${gate.neighbour_cosine_gap})`,
-    gate.keyword_coverage > 1 ? "keyword weight"
+    !gate.keyword_rule ? "keyword weight"
       : `keyword weight (passes ≥ ${percent(gate.keyword_coverage)}, ${gate.keyword_terms} terms)`,
     gate.order ? "score · learned order" : "score", "why"]
     .map((text) => el("th", { scope: "col" }, text)));
@@ -356,7 +359,7 @@ function candidates(list, gate, rrfK) {
           + (c.note_rank ? ` · note by keywords #${c.note_rank}` : ""))),
       el("td", { className: "chart" }, dotChart(gap, gapScale, gate.neighbour_cosine_gap, "below",
         `${fixed(c.cosine, 3)} (gap ${fixed(gap, 3)})`, c.passed)),
-      el("td", { className: "chart" }, dotChart(c.coverage, 1, Math.min(gate.keyword_coverage, 1), "above",
+      el("td", { className: "chart" }, dotChart(c.coverage, 1, gate.keyword_rule ? gate.keyword_coverage : null, "above",
         `${c.matched_terms.length} terms, ${percent(c.coverage)}`
         + (c.keywords_counted_in === "whole section" ? "" : " around the matched snippet"), c.passed)),
       el("td", { className: "num" }, fixed(c.score, 4)
@@ -378,13 +381,14 @@ function candidates(list, gate, rrfK) {
 function dotChart(value, scale, threshold, passes, label, passed) {
   const width = 170, plot = 150, height = 30;
   const x = (v) => 4 + Math.min(Math.max(v, 0), scale) / scale * plot;
-  const zone = passes === "below" ? { x: x(0), width: x(threshold) - x(0) }
+  // A null threshold: no line passes on this measure alone (the keyword rule turned off).
+  const zone = threshold === null ? null : passes === "below" ? { x: x(0), width: x(threshold) - x(0) }
     : { x: x(threshold), width: x(scale) - x(threshold) };
   const off = value > scale;
   return svg("svg", { width, height, role: "img", "aria-label": label },
     svg("rect", { x: x(0), y: 4, width: plot, height: 10, className: "track" }),
-    svg("rect", { x: zone.x, y: 4, width: zone.width, height: 10, className: "zone" }),
-    svg("line", { x1: x(threshold), x2: x(threshold), y1: 1, y2: 17, className: "threshold" }),
+    zone && svg("rect", { x: zone.x, y: 4, width: zone.width, height: 10, className: "zone" }),
+    zone && svg("line", { x1: x(threshold), x2: x(threshold), y1: 1, y2: 17, className: "threshold" }),
     svg("circle", { cx: x(value), cy: 9, r: off ? 3 : 4.5, className: passed ? "dot-pass" : "dot-drop" },
       svg("title", {}, label)),
     svg("text", { x: 4, y: 28 }, (off ? "≫ " : "") + label),
