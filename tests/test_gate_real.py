@@ -73,7 +73,9 @@ def test_a_generic_coding_prompt_is_not_about_the_notes(index) -> None:
 
 
 def test_a_strong_multi_term_keyword_match_passes_a_prompt_its_score_rejects(index) -> None:
-    strict = replace(FITTED, strictness=12.0)  # no score passes; the keyword rule still does
+    # No score passes; the keyword rule still does where the gate has one (the shipped fit turns
+    # it off: an unrelated prompt of its data matched every word).
+    strict = replace(FITTED, strictness=12.0, keyword_coverage=0.75)
     result = index.ask("pve1 zfs arc_max", gate=strict)
     verdict = result.trace.verdict
     assert verdict is not None and verdict.score < 0 and verdict.about_notes
