@@ -13,18 +13,24 @@ from __future__ import annotations
 import apsw
 
 from trilium_recall.index.store import Store
-from trilium_recall.index.terms import MAX_TERMS, STOP_WORDS, WORD_TOKENIZER, fts_query, words
+from trilium_recall.index.terms import (
+    MAX_TERMS,
+    STOP_WORDS,
+    WORD_TOKENIZER,
+    fts_query,
+    tokenize_option,
+    words,
+)
 
 
 class WholeNotes:
     """One FTS5 row per note: its title and all its sections' headings and text."""
 
     def __init__(self, store: Store) -> None:
-        name, args = WORD_TOKENIZER
         self.db = apsw.Connection(":memory:")
         self.db.execute(
             f"CREATE VIRTUAL TABLE notes USING fts5(note_id UNINDEXED, title, body, "
-            f"tokenize = '{name} {' '.join(args)}')"
+            f"tokenize = '{tokenize_option(WORD_TOKENIZER)}')"
         )
         rows = store.db.execute(
             "SELECT n.note_id, n.title, group_concat(s.heading || ' ' || s.text, ' ') "

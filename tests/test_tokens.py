@@ -17,6 +17,7 @@ from trilium_recall.index.terms import (
     matched_terms,
     prompt_terms,
     tokenize,
+    tokenize_option,
     words,
 )
 from trilium_recall.search.technologies import named_technologies
@@ -42,8 +43,7 @@ def test_the_tokenizer_is_the_one_the_keyword_table_was_made_with(store) -> None
     (sql,) = store.db.execute(
         "SELECT sql FROM sqlite_master WHERE name = 'sections_fts'"
     ).fetchone()
-    name, args = FTS_TOKENIZER
-    assert f"tokenize = '{' '.join((name, *args))}'" in sql
+    assert f"tokenize = '{tokenize_option(FTS_TOKENIZER)}'" in sql
 
 
 def test_snake_case_terms_are_split_and_counted_like_the_index(store, embedder) -> None:

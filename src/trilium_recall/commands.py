@@ -19,7 +19,7 @@ from pydantic import SecretStr
 from .build_progress import build_progress
 from .claude_settings import install_hook, uninstall_hook
 from .config import PASSWORD_FILE_VAR, Instance, Settings, is_http_url, load_settings
-from .demo.mode import DEMO_DIR, demo_settings, start_demo_trilium, try_it
+from .demo.mode import demo_index, demo_settings, start_demo_trilium, try_it
 from .doctor import engine_health, password_check, render, run_doctor
 from .errors import IndexUnusable, RecallError
 from .index.activity_log import Activity, recent
@@ -166,7 +166,7 @@ def _public_state(state: dict[str, object]) -> dict[str, object]:
 def _index_settings(args: argparse.Namespace) -> Settings:
     """Settings pointing at an index file that exists (the demo's with --demo)."""
     settings = _settings(args)
-    demo = settings.model_copy(update={"data_dir": settings.data_dir / DEMO_DIR})
+    demo = demo_index(settings)
     wants_demo = getattr(args, "demo", False)  # `index` shows its status without the flag
     if wants_demo:
         settings = demo

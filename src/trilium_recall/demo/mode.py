@@ -31,9 +31,12 @@ def start_demo_trilium(port: int = 0) -> FakeTrilium:
 def demo_settings(settings: Settings, trilium: FakeTrilium) -> Settings:
     """The user's settings pointed at the demo notebook, with an index file of its own."""
     instance = Instance(DEMO_INSTANCE, trilium.url(), SecretStr(DEMO_TOKEN))
-    return settings.model_copy(
-        update={"instances": {DEMO_INSTANCE: instance}, "data_dir": settings.data_dir / DEMO_DIR}
-    )
+    return demo_index(settings).model_copy(update={"instances": {DEMO_INSTANCE: instance}})
+
+
+def demo_index(settings: Settings) -> Settings:
+    """The user's settings with the demo's data dir: its index file, apart from a real one."""
+    return settings.model_copy(update={"data_dir": settings.data_dir / DEMO_DIR})
 
 
 def try_it(settings: Settings) -> list[str]:

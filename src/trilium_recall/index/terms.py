@@ -62,6 +62,12 @@ STOP_WORDS = frozenset(
 _local = threading.local()
 
 
+def tokenize_option(which: tuple[str, tuple[str, ...]]) -> str:
+    """A tokenizer as FTS5's `tokenize =` option spells it ("porter unicode61 …")."""
+    name, args = which
+    return " ".join((name, *args))
+
+
 def tokenize(text: str) -> list[str]:
     """FTS5 tokens of `text` as the index holds them: case-folded, diacritics removed, split
     where FTS5 splits, stemmed."""

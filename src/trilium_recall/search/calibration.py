@@ -27,7 +27,7 @@ from ..errors import StoreError
 from ..index import note_stats, reference_points
 from ..index.embed import Embedder
 from ..index.store import Store
-from ..index.terms import FTS_TOKENIZER
+from ..index.terms import FTS_TOKENIZER, tokenize_option
 from ..index.vectors import VectorIndex
 from ..notes.records import text_hash
 from .candidates import Reference
@@ -89,7 +89,7 @@ def calibration_key(generic: GenericPrompts, embedder: Embedder) -> str:
     tokenizer and the words the notebook's languages and technologies are told by (a release
     that changes any of them measures again rather than read a notebook's technologies from
     names or counts it no longer has)."""
-    told_by = [" ".join((FTS_TOKENIZER[0], *FTS_TOKENIZER[1]))]
+    told_by = [tokenize_option(FTS_TOKENIZER)]
     told_by += [*sorted(NAMES), *(literal for _, literal in SYMBOL_NAMES.values())]
     told_by += [" ".join(markers) for markers in NOTEBOOK_MARKERS.values()]
     return text_hash("\n".join([bank_key(generic.prompts, embedder.name), *told_by]))

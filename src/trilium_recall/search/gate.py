@@ -117,9 +117,9 @@ class GateThresholds:
 # by inner leave-one-corpus-out folds for the best hit@3 + 2 × silence; the keyword rule just
 # above the strongest unrelated match (an unrelated prompt, "c# [Flags] enum, how do i check if
 # one flag is set" to the Python docs, matched all five of its words in one section, so the
-# rule is off: above 1); the neighbour gap with the best hit@3 + MRR less
-# 0.01 a passage. In-sample; the same procedure fitted on eight corpora and scored on the ninth
-# is what eval/RESULTS.md reports.
+# rule is off: above 1); the neighbour gap with the best hit@3 + MRR less 0.01 a passage.
+# In-sample; the same procedure fitted on eight corpora and scored on the ninth is what
+# eval/RESULTS.md reports.
 FITTED = GateThresholds(
     bias=-5.8769,
     margin_weight=85.0891,
