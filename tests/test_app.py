@@ -128,6 +128,12 @@ def test_machine_prompts_are_skipped_with_the_envelope_named(demo_engine) -> Non
 def test_explain_shows_every_step(demo_engine) -> None:
     answer = post(demo_engine, {"prompt": RESTIC_PROMPT}, params={"explain": "1"}).json()
     explain = answer["explain"]
+    assert explain["searched_as"] is None  # nothing only says where to look
+    pointed = post(
+        demo_engine, {"prompt": f"according to my notes, {RESTIC_PROMPT}"}, params={"explain": "1"}
+    ).json()
+    assert pointed["explain"]["searched_as"] == RESTIC_PROMPT
+    assert [p["note_id"] for p in pointed["passages"]] == [p["note_id"] for p in answer["passages"]]
     assert explain["terms"] == ["restore", "restic", "backup"]
     assert (explain["keyword_hits"], explain["meaning_hits"]) == (6, 40)
     first = explain["candidates"][0]

@@ -169,6 +169,11 @@ def test_status_search_and_explain_read_an_existing_index(demo_engine) -> None:
     assert re.search(r"PASS  Backups \(restic\).*\n.* · learned order -?\d+\.\d\d ·", spoke.stdout)
     assert "prompt language en, the closest note's " in spoke.stdout
     assert re.search(r"\n  unknown words \d+% · fused top ", spoke.stdout)
+    pointed = run("explain", "according to my notes, how do I restore my restic backup?", env=env)
+    assert 'searched as: "how do I restore my restic backup?" (where to look left out)' in (
+        pointed.stdout
+    )
+    assert "searched as" not in spoke.stdout  # nothing left out
     explained = run("explain", "what is the capital of Australia", env=env)
     assert explained.returncode == 0
     assert "silent: nothing passed the gate" in explained.stdout

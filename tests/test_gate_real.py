@@ -137,3 +137,21 @@ def test_a_prompt_about_a_note_in_another_language_is_not_asked_for_keywords(
     ]
     assert shown["parts"]["agreement"] == 0.0
     assert shown["parts"]["foreign language"] == pytest.approx(FITTED.foreign_weight, abs=1e-3)
+
+
+def test_a_prompt_pointing_at_the_notes_is_decided_on_its_topic(index) -> None:
+    bare = index.ask("how do i restore my restic backup")
+    pointed = index.ask("according to my trilium notes, how do i restore my restic backup")
+    assert pointed.trace.searched_as == "how do i restore my restic backup"
+    assert pointed.trace.to_json()["searched_as"] == pointed.trace.searched_as
+    assert bare.trace.verdict is not None and pointed.trace.verdict is not None
+    assert pointed.trace.verdict.score == pytest.approx(bare.trace.verdict.score, abs=1e-9)
+    assert titles(pointed) == titles(bare)
+    asked = index.ask("what do my notes say about restic?")
+    assert "Backups (restic)" in titles(asked)
+
+
+def test_pointing_at_the_notes_does_not_make_an_unrelated_prompt_speak(index) -> None:
+    result = index.ask("what do my notes say about the capital of australia?")
+    assert result.trace.searched_as == "the capital of australia?"
+    assert result.passages == []

@@ -236,6 +236,8 @@ def _print_explain(result: RecallResult) -> None:
         return
     keyword, signals, verdict = trace.keyword, trace.signals, trace.verdict
     unknown = f" ({', '.join(keyword.unknown)})" if keyword.unknown else ""
+    if trace.searched_as is not None:
+        print(f'searched as: "{clip(trace.searched_as, 100)}" (where to look left out)')
     print(f"terms: {', '.join(keyword.terms) or '(none)'}   keyword query: {keyword.fts_query}")
     print(
         f"keyword hits: {len(keyword.hits)} ({trace.keyword_ms:.0f} ms)   "

@@ -136,6 +136,7 @@ class SearchTrace:
     candidates: list[Candidate] = field(default_factory=list)
     substitutions: list[str] = field(default_factory=list)
     reference: Reference = field(default_factory=Reference)  # the notebook's (calibration.py)
+    searched_as: str | None = None  # the prompt less what only says where to look (topic.py)
     language: str | None = None  # the prompt's, when told (languages.py)
     closest_language: str | None = None  # the best-meaning section's, when told
     foreign: bool = False  # a language the notebook, or that section, is not written in
@@ -149,6 +150,7 @@ class SearchTrace:
         """What `explain` shows: each step's inputs, the prompt decision, each candidate's."""
         signals = self.signals
         return {
+            "searched_as": self.searched_as,
             "terms": self.keyword.terms,
             "idf": {term: round(weight, 2) for term, weight in self.keyword.idf.items()},
             "fts_query": self.keyword.fts_query,

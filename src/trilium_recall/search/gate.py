@@ -104,8 +104,9 @@ class GateThresholds:
 # Fitted by `python eval/evaluate.py --fit` on all nine eval corpora: the three Trilium ones
 # (eval/sets/), gnucash, gimp, handbook, skycultures with their shared prompts.jsonl, and two
 # developer's notebooks asked coding questions (pydocs: the Python 3.11 docs, eval/pydocs.py;
-# nodedocs: the Node.js 18 API docs, eval/nodedocs.py; their sets in eval/sets/), 2026-12-05,
-# on snippets of 48 tokens and a stemmed keyword index. The candidates' learned order (a
+# nodedocs: the Node.js 18 API docs, eval/nodedocs.py; their sets in eval/sets/), 2026-12-06,
+# on snippets of 48 tokens, a stemmed keyword index and prompts read for their topic (words that
+# only say where to look left out, search/topic.py). The candidates' learned order (a
 # logistic over the first ten candidates of every answerable prompt: is this the expected
 # note?). Logistic weights (`SCORE_INPUTS`: the margin read in this notebook's spread, agreement
 # unless the prompt is in another language than the notebook or its closest note, that case's
@@ -121,22 +122,22 @@ class GateThresholds:
 # In-sample; the same procedure fitted on eight corpora and scored on the ninth is what
 # eval/RESULTS.md reports.
 FITTED = GateThresholds(
-    bias=-5.8769,
-    margin_weight=85.0891,
-    agreement_weight=3.4534,
-    zscore_weight=0.3324,
+    bias=-5.9532,
+    margin_weight=86.1571,
+    agreement_weight=3.478,
+    zscore_weight=0.3436,
     keyword_terms=3,
     keyword_coverage=1.05,
     neighbour_cosine_gap=0.03,
     neighbour_coverage=0.5,
-    foreign_weight=4.2357,
-    phrase_weight=-0.1788,
-    stack_weight=-3.7781,
+    foreign_weight=4.284,
+    phrase_weight=-0.1793,
+    stack_weight=-3.793,
     keep_ranked_above=True,
     calibrated_margin=True,
-    order=CandidateOrder(rank_weight=42.1454, cosine_weight=73.8553, coverage_weight=3.4965),
-    unknown_weight=-2.9541,
-    fused_weight=5.0567,
+    order=CandidateOrder(rank_weight=42.2823, cosine_weight=74.3826, coverage_weight=3.4861),
+    unknown_weight=-2.9844,
+    fused_weight=5.0817,
 )
 
 

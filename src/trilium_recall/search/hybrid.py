@@ -39,6 +39,7 @@ from .languages import in_another_language, prompt_language, text_language
 from .null_bank import GenericPrompts
 from .summaries import summaries_for_sources
 from .technologies import named_technologies, names_another_stack
+from .topic import application_is_topic, topic_of
 
 KEYWORD_K = 40
 MEANING_K = 40
@@ -151,14 +152,16 @@ def gather(
 ) -> Gathered:
     """Keyword hits ∥ query vector → meaning hits → RRF → area weight → best section per note."""
     started = time.perf_counter()
-    keyword = keyword_hits(store, prompt, ranking=ranking)
+    asked = topic_of(prompt, application_is_topic(store))
+    keyword = keyword_hits(store, asked, ranking=ranking)
     trace = SearchTrace(keyword=keyword, reference=generic.reference)
-    trace.language = prompt_language(prompt)
-    trace.technologies = named_technologies(prompt)
+    trace.searched_as = None if asked == prompt else asked
+    trace.language = prompt_language(asked)
+    trace.technologies = named_technologies(asked)
     trace.other_stack = names_another_stack(trace.technologies, generic.reference.technologies)
     trace.keyword_ms = (time.perf_counter() - started) * 1000
     embedding_started = time.perf_counter()
-    query_vector = embedder.query(prompt)
+    query_vector = embedder.query(asked)
     trace.embed_ms = (time.perf_counter() - embedding_started) * 1000
     trace.neighbours = meaning_hits(store, query_vector)
     trace.generic = generic.closest(query_vector)

@@ -76,14 +76,16 @@ def notebook_technologies(
     names = sorted(NAMES)
     total, counts = document_counts(names)
     in_titles = titled(names)
-    held = [name for name in names if counts[name] >= _floor(total) or name in in_titles]
+    held = [name for name in names if notebook_holds(counts[name], total) or name in in_titles]
     read, found = literal_counts([literal for _, literal in SYMBOL_NAMES.values()])
-    held += [name for name, n in zip(SYMBOL_NAMES, found, strict=True) if n >= _floor(read)]
+    held += [name for name, n in zip(SYMBOL_NAMES, found, strict=True) if notebook_holds(n, read)]
     return tuple(sorted(held))
 
 
-def _floor(sections: int) -> float:
-    return max(MIN_SECTIONS, min(NOTEBOOK_SHARE * sections, SECTIONS_ENOUGH))
+def notebook_holds(sections: int, total: int) -> bool:
+    """Whether `sections` of `total` naming a thing make the notebook about it (not a passing
+    mention: NOTEBOOK_SHARE, at most SECTIONS_ENOUGH, at least MIN_SECTIONS)."""
+    return sections >= max(MIN_SECTIONS, min(NOTEBOOK_SHARE * total, SECTIONS_ENOUGH))
 
 
 def names_another_stack(named: Sequence[str], held: Sequence[str] | None) -> bool:

@@ -244,6 +244,10 @@ function renderAnswer(answer) {
     : el("p", { className: "muted" }, "Nothing: the prompt goes on unchanged."));
   const trace = answer.explain;
   if (!trace) return parts;
+  if (trace.searched_as) {
+    parts.push(el("p", { className: "muted" },
+      `Searched as “${trace.searched_as}”: the words that only say where to look are left out.`));
+  }
   parts.push(el("h3", {}, "Prompt terms"), trace.terms.length
     ? el("ul", { className: "chips" }, trace.terms.map((t) => el("li", {}, `${t} `,
       el("span", { className: "muted" }, `idf ${fixed(trace.idf[t], 1)}`))))
