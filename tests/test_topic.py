@@ -30,6 +30,8 @@ from trilium_recall.search.topic import application_is_topic, topic_of
         ("what gift ideas did i jot down in november", "what gift ideas in november"),
         ("how was the party, did i write anything", "how was the party"),
         ("i noted it down somewhere: the vpn port", "the vpn port"),
+        ("did I take notes on the kubernetes talk?", "the kubernetes talk?"),
+        ("have i made a note of the vpn port", "the vpn port"),
         ("do I have any notes on kubernetes?", "do I have kubernetes?"),
         ("was steht in meinen Notizen über restic", "was steht über restic"),
         (

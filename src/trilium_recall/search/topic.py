@@ -84,7 +84,10 @@ _WRITTEN_END = (
 )
 RECORDED = re.compile(
     r"\b(?:(?:did|have|had)\s+(?:i|we)\s+(?:ever\s+)?(?:write|written|note|noted|jot|jotted)"
-    rf"|(?:i|we)\s+(?:wrote|noted|jotted)){_WRITTEN_END}",
+    rf"|(?:i|we)\s+(?:wrote|noted|jotted)){_WRITTEN_END}"
+    # "did I take notes on …", "have I made a note of …"
+    r"|\b(?:did|have|had)\s+(?:i|we)\s+(?:ever\s+)?(?:take|taken|make|made)\s+"
+    r"(?:any\s+|some\s+|a\s+)?notes?\s+(?:on|about|of|regarding)\b",
     _FLAGS,
 )
 # Words a clause that only points at the notes is made of, besides stop words.
