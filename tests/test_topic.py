@@ -48,7 +48,7 @@ from trilium_recall.search.topic import application_is_topic, topic_of
     ],
 )
 def test_the_words_that_only_say_where_to_look_are_left_out(prompt, topic) -> None:
-    assert topic_of(prompt, application_is_topic=False) == topic
+    assert topic_of(prompt, application_is_topic=lambda: False) == topic
 
 
 @pytest.mark.parametrize(
@@ -83,16 +83,32 @@ def test_the_words_that_only_say_where_to_look_are_left_out(prompt, topic) -> No
     ],
 )
 def test_a_prompt_that_names_no_place_to_look_is_searched_as_written(prompt) -> None:
-    assert topic_of(prompt, application_is_topic=False) == prompt
+    assert topic_of(prompt, application_is_topic=lambda: False) == prompt
 
 
 def test_trilium_is_a_place_only_in_a_notebook_not_about_it() -> None:
     prompt = "how do I add a table in trilium?"
-    assert topic_of(prompt, application_is_topic=False) == "how do I add a table?"
-    assert topic_of(prompt, application_is_topic=True) == prompt
+    assert topic_of(prompt, application_is_topic=lambda: False) == "how do I add a table?"
+    assert topic_of(prompt, application_is_topic=lambda: True) == prompt
     # "my notes" points at the notes in every notebook
-    assert topic_of("in my trilium notes, how do I add a table", True) == "how do I add a table"
-    assert topic_of("from my trilium: how do I add a table", True) == "how do I add a table"
+    assert (
+        topic_of("in my trilium notes, how do I add a table", lambda: True)
+        == "how do I add a table"
+    )
+    assert topic_of("from my trilium: how do I add a table", lambda: True) == "how do I add a table"
+
+
+def test_the_index_is_asked_about_trilium_only_for_a_prompt_that_names_it() -> None:
+    asked: list[str] = []
+
+    def about_trilium() -> bool:
+        asked.append("asked")
+        return False
+
+    assert topic_of("according to my notes, the vpn port", about_trilium) == "the vpn port"
+    assert asked == []
+    assert topic_of("in Trilium, the vpn port", about_trilium) == "the vpn port"
+    assert asked == ["asked"]
 
 
 def test_a_notebook_is_about_trilium_when_enough_of_its_sections_name_it(store, embedder) -> None:

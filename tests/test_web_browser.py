@@ -103,6 +103,7 @@ def test_status_explain_and_activity_on_the_demo(demo_engine, browser, tmp_path)
     assert dropped and all(
         re.fullmatch(rf"weaker: cosine 0\.\d{{3}} below the best {allowance}", t) for t in dropped
     )
+    expect(page.get_by_text("Searched as")).to_have_count(0)  # nothing left out
     caption = f"/ ({RRF_K} + fused rank)"  # the rank as the engine's RRF counts it
     expect(page.locator("#result")).to_contain_text("Judged in a learned order: the first ten by")
     expect(page.locator("#result")).to_contain_text(caption)
@@ -136,6 +137,12 @@ def test_status_explain_and_activity_on_the_demo(demo_engine, browser, tmp_path)
     expect(page.get_by_role("heading", name="What the MCP tool answers")).to_be_visible()
     expect(page.locator("#result pre.sent")).to_have_text("No matching notes.")
     expect(page.get_by_role("heading", name="Is the prompt about the notes?")).to_be_visible()
+
+    run_prompt(page, f"according to my notes, {RESTIC_PROMPT}")
+    expect(page.locator("#result")).to_contain_text(
+        f"Searched as “{RESTIC_PROMPT}”: the words that only say where to look are left out."
+    )
+    expect(page.locator("#result pre.sent")).to_contain_text("Backups (restic)")
 
     assert watched.errors == [] and watched.csp_violations() == []
     watched.context.close()

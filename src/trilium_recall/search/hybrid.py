@@ -152,7 +152,7 @@ def gather(
 ) -> Gathered:
     """Keyword hits ∥ query vector → meaning hits → RRF → area weight → best section per note."""
     started = time.perf_counter()
-    asked = topic_of(prompt, application_is_topic(store))
+    asked = topic_of(prompt, lambda: application_is_topic(store))
     keyword = keyword_hits(store, asked, ranking=ranking)
     trace = SearchTrace(keyword=keyword, reference=generic.reference)
     trace.searched_as = None if asked == prompt else asked

@@ -23,7 +23,7 @@ trilium", where the name is part of the question).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ..index.store import Store
 from ..index.terms import STOP_WORDS, words
@@ -119,9 +119,12 @@ def application_is_topic(store: Store) -> bool:
     return notebook_holds(counts[APPLICATION], total)
 
 
-def topic_of(prompt: str, application_is_topic: bool) -> str:
-    """`prompt` without what only says where to look; the prompt itself if nothing else is left."""
-    place = () if application_is_topic else (APPLICATION_AS_PLACE,)
+def topic_of(prompt: str, application_is_topic: Callable[[], bool]) -> str:
+    """`prompt` without what only says where to look; the prompt itself if nothing else is left.
+    `application_is_topic` is asked only of a prompt that names the application: most never do,
+    and they cost /recall no index read."""
+    named = APPLICATION in prompt.casefold()
+    place = () if not named or application_is_topic() else (APPLICATION_AS_PLACE,)
     patterns = (RECORDED, OWN_NOTES, *place)  # "did I write" before "in my notes about"
     if len(prompt) > TOPIC_CHARS or not any(p.search(prompt) for p in patterns):
         return prompt
