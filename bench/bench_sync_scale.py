@@ -34,7 +34,7 @@ from conftest import HashEmbedder
 from standin_faults import FaultyTrilium
 from test_sync import TOKEN, Harness
 from trilium_recall.index.store import Store
-from trilium_recall.search.hybrid import keyword_hits
+from trilium_recall.search.rankings import keyword_hits
 
 FOLDERS = 20
 PROMPTS = ("kalo mistova renqui", "dorpel tunbra xeka", "stova quidor brapel", "miren sto")

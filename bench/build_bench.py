@@ -21,17 +21,9 @@ from trilium_recall.index.store import Store
 from trilium_recall.index.terms import matched_terms
 from trilium_recall.index.vectors import VectorIndex
 from trilium_recall.notes.classify import Rules
-from trilium_recall.search.hybrid import (
-    KEYWORD_K,
-    KEYWORD_WEIGHT,
-    MEANING_K,
-    MEANING_WEIGHT,
-    keyword_hits,
-    meaning_hits,
-    rrf,
-    search,
-)
+from trilium_recall.search.hybrid import KEYWORD_WEIGHT, MEANING_WEIGHT, search
 from trilium_recall.search.null_bank import GenericPrompts
+from trilium_recall.search.rankings import KEYWORD_K, MEANING_K, keyword_hits, meaning_hits, rrf
 from trilium_recall.sync.syncer import EMBED_BATCH, RunReport, Syncer
 from trilium_recall.trilium.client import TriliumClient
 

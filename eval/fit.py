@@ -37,10 +37,12 @@ LANDED = GateThresholds(
     keyword_coverage=0.646,
     neighbour_cosine_gap=0.015,
     neighbour_coverage=0.5,
+    filed_coverage=2.0,
+    day_only=2.0,
 )
 # The ranking as landed before issue 23: no code-phrase query, the whole section as evidence,
-# no note ranking.
-LANDED_RANKING = Ranking(phrase_weight=0.0, evidence_chars=None, note_weight=0.0)
+# no note ranking, no dates.
+LANDED_RANKING = Ranking(phrase_weight=0.0, evidence_chars=None, note_weight=0.0, date_weight=0.0)
 
 
 class Variant(enum.Enum):

@@ -66,7 +66,7 @@ from fit import Variant
 
 from trilium_recall.index.terms import STOP_WORDS, fts_query, idf, prompt_terms, words
 from trilium_recall.notes.records import SectionHit
-from trilium_recall.search import hybrid
+from trilium_recall.search import hybrid, rankings
 from trilium_recall.search.gate import FITTED
 from trilium_recall.search.hybrid import Gathered
 from trilium_recall.search.languages import MARKERS
@@ -152,7 +152,7 @@ def keyword_feedback(corpus: Corpus, text: str, gathered: Gathered) -> list[int]
     total, counts = corpus.store.term_document_counts(new + terms)
     weight_of = {w: idf(total, counts[w]) for w in new}
     expansion = sorted(new, key=lambda w: -weight[w] * weight_of[w])[:EXPANSION_TERMS]
-    distinctive = hybrid.distinctive_terms(terms, counts, total) if terms else []
+    distinctive = rankings.distinctive_terms(terms, counts, total) if terms else []
     query = fts_query(distinctive + expansion)
     return [section_id for section_id, _ in corpus.store.keyword_search(query, DEPTH)]
 
@@ -306,7 +306,7 @@ def fused_with(ranked: Sequence[int], weight: float) -> Iterator[None]:
     plain = hybrid.rrf
 
     def rrf(
-        rankings: Iterable[tuple[Sequence[int], float]], k: int = hybrid.RRF_K
+        rankings: Iterable[tuple[Sequence[int], float]], k: int = rankings.RRF_K
     ) -> dict[int, float]:
         return plain([*rankings, (ranked, weight)], k)
 

@@ -155,3 +155,44 @@ def test_pointing_at_the_notes_does_not_make_an_unrelated_prompt_speak(index) ->
     result = index.ask("what do my notes say about the capital of australia?")
     assert result.trace.searched_as == "the capital of australia?"
     assert result.passages == []
+
+
+def test_a_prompt_naming_a_day_gets_the_notes_filed_on_it(index) -> None:
+    result = index.ask("what did i do on october 21st")
+    verdict = result.trace.verdict
+    assert verdict is not None and verdict.filed
+    assert verdict.reason == "a day notes are filed under: 100% of the weight matched"
+    assert titles(result) == ["21 - Wednesday"]  # the only note filed that day
+    shown = result.trace.to_json()
+    assert shown["dates"] == [{"said": "october 21st", "date": "21 oct"}]
+    day = next(c for c in shown["candidates"] if c["title"] == "21 - Wednesday")
+    assert day["filed_rank"] == 1 and day["matched_terms"] == ["october", "21st"]
+    others = [c for c in shown["candidates"] if c["title"] != "21 - Wednesday"]
+    assert others and {c["why"] for c in others} == {"not filed on the day"}
+
+
+def test_a_date_the_notes_are_filed_under_is_matched_and_another_is_unknown(index) -> None:
+    on_the_day = index.ask("what went wrong with the flaky test on the 22nd?")
+    other_day = index.ask("what went wrong with the flaky test on the 23rd?")
+    assert "22nd" not in on_the_day.trace.keyword.unknown
+    assert "23rd" in other_day.trace.keyword.unknown
+    day = next(c for c in on_the_day.trace.candidates if c.hit.title == "22 - Tuesday")
+    assert "22nd" in day.matched_terms and day.filed_rank is not None
+    assert on_the_day.trace.verdict is not None and other_day.trace.verdict is not None
+    assert on_the_day.trace.verdict.score > other_day.trace.verdict.score
+    assert titles(on_the_day)[0] == "22 - Tuesday"
+    # filed on the 22nd, so not what the 23rd's prompt asks for, however close
+    dropped = next(c for c in other_day.trace.candidates if c.hit.title == "22 - Tuesday")
+    assert dropped.another_day and not dropped.passed
+    assert dropped.reason == "filed on another day than the prompt names"
+
+
+def test_naming_a_day_the_notes_hold_does_not_make_an_unrelated_prompt_speak(index) -> None:
+    for prompt in ("remind me to call mom on the 21st", "weather forecast for october 21st"):
+        result = index.ask(prompt)
+        assert result.trace.keyword.dates, prompt
+        assert result.passages == [], prompt
+    nothing_filed = index.ask("anything from may 19?")
+    assert nothing_filed.passages == []
+    assert nothing_filed.trace.verdict is not None
+    assert nothing_filed.trace.verdict.reason.startswith("a day no note is filed under: ")

@@ -16,8 +16,9 @@ from trilium_recall.notes.records import SectionHit
 from trilium_recall.search.answers import RecallRequest
 from trilium_recall.search.candidates import Candidate
 from trilium_recall.search.gate import FITTED, CandidateOrder
-from trilium_recall.search.hybrid import Ranking, gather, in_order, note_ranking, rrf, search
+from trilium_recall.search.hybrid import Ranking, gather, in_order, search
 from trilium_recall.search.null_bank import GenericPrompts
+from trilium_recall.search.rankings import note_ranking, rrf
 from trilium_recall.search.recall import recall
 
 # Passes no prompt on its score, only the strong-keyword rule (3 terms, 60 % of the weight).
@@ -342,7 +343,7 @@ def test_a_long_table_counts_its_keywords_around_the_matched_row_only(
 
 
 def _candidate(note_id: str, score: float, cosine: float, coverage: float) -> Candidate:
-    hit = SectionHit(len(note_id), "default", note_id, note_id, "other", "", note_id, "text")
+    hit = SectionHit(len(note_id), "default", note_id, note_id, "other", (), note_id, "text")
     return Candidate(hit, None, None, None, None, cosine, None, (), coverage, score, 1.0, score)
 
 

@@ -69,6 +69,7 @@ def test_the_words_that_only_say_where_to_look_are_left_out(prompt, topic) -> No
         "how do I back up trilium?",
         "where is trilium-data on the lxc",
         "trilium.db is locked",
+        "how do the day notes in my journal work",  # Trilium's journal as the topic
         # writing and recording as code does it
         "did I write this function correctly?",
         "did I write anything wrong in this dockerfile",

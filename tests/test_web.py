@@ -21,7 +21,7 @@ from test_auth import PASSWORD, running_engine
 from trilium_recall.access.rate_limits import PASSWORD_PER_SOURCE
 from trilium_recall.access.web_sessions import COOKIE, SESSION_SECONDS, WebSessions
 from trilium_recall.search.gate import FITTED
-from trilium_recall.search.hybrid import RRF_K
+from trilium_recall.search.rankings import RRF_K
 from trilium_recall.server.web import CSP
 
 JSON_ENDPOINTS = [("GET", "/ui/status"), ("GET", "/ui/activity"), ("POST", "/ui/explain")]

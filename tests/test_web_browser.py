@@ -22,7 +22,7 @@ from conftest import OPEN
 from engine_process import app_over_trilium
 from trilium_recall.demo.standin import FakeTrilium
 from trilium_recall.search.gate import FITTED
-from trilium_recall.search.hybrid import RRF_K
+from trilium_recall.search.rankings import RRF_K
 
 pytestmark = NEEDS_CHROMIUM
 

@@ -239,6 +239,9 @@ def _print_explain(result: RecallResult) -> None:
     if trace.searched_as is not None:
         print(f'searched as: "{clip(trace.searched_as, 100)}" (where to look left out)')
     print(f"terms: {', '.join(keyword.terms) or '(none)'}   keyword query: {keyword.fts_query}")
+    if keyword.dates:
+        said = ", ".join(f'"{" ".join(m.words)}" = {m.date}' for m in keyword.dates)
+        print(f"dates: {said} (matched by the notes filed then)")
     print(
         f"keyword hits: {len(keyword.hits)} ({trace.keyword_ms:.0f} ms)   "
         f"meaning hits: {len(trace.neighbours.hits)} (query embedding {trace.embed_ms:.0f} ms)"
@@ -262,6 +265,8 @@ def _print_explain(result: RecallResult) -> None:
             ranks += f" · code phrase #{c.phrase_rank}"
         if c.note_rank:
             ranks += f" · note by keywords #{c.note_rank}"
+        if c.filed_rank:
+            ranks += f" · filed on the day #{c.filed_rank}"
         if c.order_value is not None:
             ranks += f" · learned order {c.order_value:.2f}"
         window = " around the matched snippet (long section)" if c.windowed else ""

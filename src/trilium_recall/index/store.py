@@ -20,7 +20,7 @@ import apsw
 import numpy as np
 
 from ..errors import StoreError
-from ..notes.records import NoteRecord, SectionHit, SectionInput
+from ..notes.records import FiledNote, NoteRecord, SectionHit, SectionInput
 from . import vector_rows
 from .file import ensure_vector_table, index_errors, open_db, own_errors
 from .terms import index_term
@@ -45,6 +45,7 @@ class Store:
         self.db = open_db(path)
         self._vectors = vectors
         self._sections: tuple[object, int] = (None, 0)  # (when counted, how many)
+        self._filed: tuple[object, list[FiledNote]] = (None, [])  # (when read, which)
         if vectors is not None:
             try:
                 with index_errors(path):
@@ -305,10 +306,25 @@ class Store:
     def _section_count(self) -> int:
         """Counted again only once a commit (this connection's or another's) may have changed
         it: count(*) walks a whole index, 3.6 ms a search at 250,000 sections."""
-        stamp = (self._scalar("PRAGMA data_version"), self.db.total_changes())
-        if stamp != self._sections[0]:
+        if (stamp := self._stamp()) != self._sections[0]:
             self._sections = (stamp, self._scalar("SELECT count(*) FROM sections"))
         return self._sections[1]
+
+    def _stamp(self) -> tuple[object, int]:
+        """Changes when a commit (this connection's or another's) may have changed the index."""
+        return (self._scalar("PRAGMA data_version"), self.db.total_changes())
+
+    def filed_notes(self) -> list[FiledNote]:
+        """Each indexed note whose title or breadcrumbs hold a digit (where a date can be), read
+        again only after a commit: asked by every prompt naming a day."""
+        if (stamp := self._stamp()) != self._filed[0]:
+            rows = self.db.execute(
+                "SELECT instance, note_id, title, paths FROM notes WHERE skip_reason IS NULL "
+                "AND (title GLOB '*[0-9]*' OR paths GLOB '*[0-9]*')"
+            )
+            notes = [FiledNote(i, n, title, tuple(json.loads(p))) for i, n, title, p in rows]
+            self._filed = (stamp, notes)
+        return self._filed[1]
 
     def section_hits(self, ids: Sequence[int]) -> dict[int, SectionHit]:
         if not ids:
@@ -320,17 +336,8 @@ class Store:
             tuple(ids),
         )
         return {
-            row[0]: SectionHit(
-                row[0],
-                row[1],
-                row[2],
-                row[3],
-                row[4],
-                (json.loads(row[5]) or [""])[0],
-                row[6],
-                row[7],
-            )
-            for row in rows
+            i: SectionHit(i, instance, note, title, area, tuple(json.loads(paths)), heading, text)
+            for i, instance, note, title, area, paths, heading, text in rows
         }
 
     def snippet_spans(self, snippet_ids: Sequence[int]) -> dict[int, tuple[int, int]]:

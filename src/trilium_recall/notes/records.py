@@ -61,9 +61,24 @@ class SectionHit:
     note_id: str
     title: str
     area: str
-    path: str
+    paths: tuple[str, ...]  # its breadcrumbs, one per place it is filed (clones)
     heading: str
     text: str
+
+    @property
+    def path(self) -> str:
+        """The breadcrumb a passage shows."""
+        return self.paths[0] if self.paths else ""
+
+
+@dataclass(frozen=True)
+class FiledNote:
+    """An indexed note as where it is filed: its title and breadcrumbs."""
+
+    instance: str
+    note_id: str
+    title: str
+    paths: tuple[str, ...]
 
 
 def text_hash(text: str) -> str:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from ..index.vectors import NO_NEIGHBOURS, Neighbours
 from ..notes.records import SectionHit
+from .dates import DateMention
 from .gate import DEFAULT_SPREAD, CandidateSignals, PromptSignals, PromptVerdict
 
 
@@ -21,7 +22,8 @@ class KeywordHits:
     hits: list[tuple[int, float]]  # (section id, bm25), best first
     phrases: list[str] = field(default_factory=list)  # the prompt's code as FTS5 phrases
     phrase_hits: list[tuple[int, float]] = field(default_factory=list)  # sections holding one
-    unknown: list[str] = field(default_factory=list)  # terms no section holds
+    unknown: list[str] = field(default_factory=list)  # terms no section holds or is dated
+    dates: list[DateMention] = field(default_factory=list)  # the dates it names (dates.py)
 
     def coverage(self, terms: Sequence[str]) -> float:
         """Share of the prompt's IDF weight that `terms` carry."""
@@ -92,13 +94,17 @@ class Candidate:
     stands_for: str | None = None  # note id of the source this summary stands in for
     windowed: bool = False  # a long section: keywords counted around its best snippet only
     order_value: float | None = None  # its learned order's value (first ten candidates only)
+    filed_rank: int | None = None  # among sections filed on a day the prompt names (dates.py)
+    another_day: bool = False  # filed on a day, and none the prompt names
 
     @property
     def key(self) -> tuple[str, str]:
         return (self.hit.instance, self.hit.note_id)
 
     def signals(self) -> CandidateSignals:
-        return CandidateSignals(self.cosine, self.coverage, len(self.matched_terms))
+        filed = self.filed_rank is not None
+        terms = len(self.matched_terms)
+        return CandidateSignals(self.cosine, self.coverage, terms, filed, self.another_day)
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -110,6 +116,8 @@ class Candidate:
             "meaning_rank": self.meaning_rank,
             "phrase_rank": self.phrase_rank,
             "note_rank": self.note_rank,
+            "filed_rank": self.filed_rank,
+            "another_day": self.another_day,
             "cosine": round(self.cosine, 4),
             "matched_terms": list(self.matched_terms),
             "coverage": round(self.coverage, 2),
@@ -154,6 +162,7 @@ class SearchTrace:
             "terms": self.keyword.terms,
             "idf": {term: round(weight, 2) for term, weight in self.keyword.idf.items()},
             "fts_query": self.keyword.fts_query,
+            "dates": [mention.to_json() for mention in self.keyword.dates],
             "code_phrases": self.keyword.phrases,
             "phrase_hits": len(self.keyword.phrase_hits),
             "keyword_hits": len(self.keyword.hits),
@@ -181,6 +190,8 @@ class SearchTrace:
                 "unknown_terms": self.keyword.unknown,
                 "unknown_share": round(signals.unknown_share, 3),
                 "fused_top": round(signals.fused_top, 4),
+                "filed_coverage": round(signals.filed_coverage, 3),
+                "day_share": round(signals.day_share, 3),
                 "score": round(self.verdict.score, 3),
                 "parts": {k: round(v, 3) for k, v in self.verdict.parts.items()},
                 "about_notes": self.verdict.about_notes,

@@ -17,16 +17,16 @@ import numpy as np
 from ..config import Settings
 from ..index.embed import Embedder
 from ..index.store import Store
-from ..index.terms import code_phrases, fts_query, idf, matched_terms, prompt_terms
+from ..index.terms import matched_terms
 from ..index.vectors import Match, Neighbours
 from ..notes.records import SectionHit
 from .candidates import (
-    NO_KEYWORDS,
     Candidate,
     KeywordHits,
     SearchResult,
     SearchTrace,
 )
+from .dates import day_terms, filed_on, on_another_day, with_dated_terms
 from .gate import (
     FITTED,
     CandidateOrder,
@@ -37,22 +37,14 @@ from .gate import (
 )
 from .languages import in_another_language, prompt_language, text_language
 from .null_bank import GenericPrompts
+from .rankings import RRF_K, keyword_hits, meaning_hits, note_ranking, rrf
 from .summaries import summaries_for_sources
 from .technologies import named_technologies, names_another_stack
 from .topic import application_is_topic, topic_of
 
-KEYWORD_K = 40
-MEANING_K = 40
-# Fusion by rank, not raw bm25/cosine scales. k = 5 and meaning counted twice: the usual k = 60
-# flattens the top ranks so much that a weak hub page listed by both sides beat the note one
-# side ranked first (hit@1 0.64 → 0.91 on the notebook; the same choice was best or within
-# 0.01 on each of the three eval corpora, eval/RESULTS.md).
-RRF_K = 5
+# Meaning counted twice in the fusion (see rankings.RRF_K).
 KEYWORD_WEIGHT = 1.0
 MEANING_WEIGHT = 2.0
-COMMON_TERM_SHARE = 0.1  # a term in more than this share of sections is left out of MATCH
-MIN_QUERY_TERMS = 2
-PHRASE_K = 20
 # Sections holding the prompt's pasted code or quoted text as a phrase: a third ranking in the
 # fusion, as strong as the keyword side (issue 23, Build 8).
 PHRASE_WEIGHT = 1.0
@@ -64,6 +56,8 @@ EVIDENCE_CHARS = 600
 # top 3 more often than the fused sections on the system-administration handbook (0.817 against
 # 0.783); at half a ranking's weight the gate-open ranking reaches it (eval/RESULTS.md).
 NOTE_WEIGHT = 0.5
+# Sections filed on a day the prompt names (dates.py): a fifth ranking.
+DATE_WEIGHT = 1.0
 # The first candidates re-ordered by the gate's learned order (GateThresholds.order): RRF ranks
 # by rank only, so a note ranked 2nd with a clearly closer snippet stays 2nd. Fitted on the
 # eval corpora's first ten notes (eval/evaluate.py), so only those are re-ordered.
@@ -78,6 +72,7 @@ class Ranking:
     phrase_weight: float = PHRASE_WEIGHT
     evidence_chars: int | None = EVIDENCE_CHARS  # None: the whole section counts
     note_weight: float = NOTE_WEIGHT
+    date_weight: float = DATE_WEIGHT
 
 
 RANKING = Ranking()
@@ -86,29 +81,6 @@ RANKING = Ranking()
 def gate_thresholds(settings: Settings) -> GateThresholds:
     """The fitted gate, shifted by the user's RECALL_GATE_STRICTNESS."""
     return FITTED.with_strictness(settings.gate_strictness)
-
-
-def keyword_hits(
-    store: Store, prompt: str, k: int = KEYWORD_K, ranking: Ranking = RANKING
-) -> KeywordHits:
-    """Prompt terms, their IDF over the index, FTS5's best sections for the rare ones, and
-    those holding the prompt's code phrases."""
-    terms = prompt_terms(prompt)
-    if not terms:
-        return NO_KEYWORDS
-    total, counts = store.term_document_counts(terms)
-    weights = {t: idf(total, counts[t]) for t in terms}
-    query = fts_query(distinctive_terms(terms, counts, total))
-    phrases = code_phrases(prompt) if ranking.phrase_weight else []
-    phrase_hits = store.keyword_search(" OR ".join(phrases), PHRASE_K) if phrases else []
-    unknown = [t for t in terms if not counts[t]]
-    hits = store.keyword_search(query, k)
-    return KeywordHits(terms, weights, query, hits, phrases, phrase_hits, unknown)
-
-
-def meaning_hits(store: Store, query_vector: np.ndarray, k: int = MEANING_K) -> Neighbours:
-    """The sections whose best snippets are closest to the query vector."""
-    return store.vectors.search(query_vector, k, store.exact_vectors)
 
 
 def search(
@@ -153,7 +125,9 @@ def gather(
     """Keyword hits ∥ query vector → meaning hits → RRF → area weight → best section per note."""
     started = time.perf_counter()
     asked = topic_of(prompt, lambda: application_is_topic(store))
-    keyword = keyword_hits(store, asked, ranking=ranking)
+    keyword = keyword_hits(
+        store, asked, with_phrases=bool(ranking.phrase_weight), with_dates=bool(ranking.date_weight)
+    )
     trace = SearchTrace(keyword=keyword, reference=generic.reference)
     trace.searched_as = None if asked == prompt else asked
     trace.language = prompt_language(asked)
@@ -165,9 +139,9 @@ def gather(
     trace.embed_ms = (time.perf_counter() - embedding_started) * 1000
     trace.neighbours = meaning_hits(store, query_vector)
     trace.generic = generic.closest(query_vector)
-    sections = fuse(
-        store, settings, trace.keyword, trace.neighbours, query_vector, instance, ranking
-    )
+    sections = fuse(store, settings, keyword, trace.neighbours, query_vector, instance, ranking)
+    matched = {term for c in sections for term in c.matched_terms}  # a date's words, by now
+    trace.keyword = replace(keyword, unknown=[t for t in keyword.unknown if t not in matched])
     closest = closest_section(sections)
     trace.closest_language = text_language(closest.hit.text) if closest else None
     trace.foreign = in_another_language(
@@ -209,11 +183,13 @@ def fuse(
     keyword_ids = [section_id for section_id, _ in keyword.hits]
     meaning_ids = [match.section_id for match in neighbours.hits]
     phrase_ids = [section_id for section_id, _ in keyword.phrase_hits]
+    dated_ids = filed_on(store, keyword.dates) if keyword.dates else []
     fused = rrf(
         [
             (keyword_ids, KEYWORD_WEIGHT),
             (meaning_ids, MEANING_WEIGHT),
             (phrase_ids, ranking.phrase_weight),
+            (dated_ids, ranking.date_weight),
         ]
     )
     hits = store.section_hits(list(fused))
@@ -226,6 +202,7 @@ def fuse(
     keyword_rank = {section_id: rank for rank, section_id in enumerate(keyword_ids, start=1)}
     meaning_rank = {section_id: rank for rank, section_id in enumerate(meaning_ids, start=1)}
     phrase_rank = {section_id: rank for rank, section_id in enumerate(phrase_ids, start=1)}
+    filed_rank = {section_id: rank for rank, section_id in enumerate(dated_ids, start=1)}
     sections = []
     for section_id, fused_score in fused.items():
         hit = hits.get(section_id)
@@ -236,6 +213,7 @@ def fuse(
         match = matches.get(section_id)
         text = windows.get(section_id, hit.text)
         terms = matched_terms(keyword.terms, hit.title, hit.heading, text)
+        terms = with_dated_terms(terms, keyword.terms, keyword.dates, hit.title, hit.paths)
         weight = settings.area_weights[hit.area]
         candidate = Candidate(
             hit=hit,
@@ -251,6 +229,8 @@ def fuse(
             weight=weight,
             score=fused_score * weight,
             windowed=section_id in windows,
+            filed_rank=filed_rank.get(section_id),
+            another_day=on_another_day(keyword.dates, hit.title, hit.paths),
         )
         sections.append(candidate)
     return sorted(sections, key=lambda c: -c.score)
@@ -286,24 +266,6 @@ def best_per_note(sections: Iterable[Candidate]) -> list[Candidate]:
         if candidate.key not in best or candidate.score > best[candidate.key].score:
             best[candidate.key] = candidate
     return sorted(best.values(), key=lambda c: -c.score)
-
-
-def note_ranking(
-    keyword_hits: Sequence[tuple[int, float]], hits: dict[int, SectionHit]
-) -> dict[int, int]:
-    """Each keyword section's note's rank among notes by their sections' bm25 summed (FTS5's
-    bm25 is lower for better)."""
-    notes: dict[tuple[str, str], float] = {}
-    for section_id, bm25 in keyword_hits:
-        if (hit := hits.get(section_id)) is not None:
-            key = (hit.instance, hit.note_id)
-            notes[key] = notes.get(key, 0.0) - bm25
-    rank = {key: r for r, key in enumerate(sorted(notes, key=notes.__getitem__, reverse=True), 1)}
-    return {
-        section_id: rank[(hit.instance, hit.note_id)]
-        for section_id, _ in keyword_hits
-        if (hit := hits.get(section_id)) is not None
-    }
 
 
 def _evidence_windows(
@@ -357,6 +319,8 @@ def prompt_signals(
         unknown_share=keyword.coverage(keyword.unknown) if keyword.terms else 0.0,
         # Before the area weight: RECALL_AREA_WEIGHTS orders notes, it does not decide speech.
         fused_top=best_notes[0].fused if best_notes else 0.0,
+        filed_coverage=max((c.coverage for c in candidates if c.filed_rank), default=0.0),
+        day_share=keyword.coverage(day_terms(keyword.dates, keyword.terms)),
     )
 
 
@@ -372,23 +336,3 @@ def _judge(gathered: Gathered, trace: SearchTrace, gate: GateThresholds) -> list
         for c, (passed, reason) in zip(candidates, verdicts, strict=True)
     ]
     return sorted(judged, key=lambda c: not c.passed)
-
-
-def rrf(rankings: Iterable[tuple[Sequence[int], float]], k: int = RRF_K) -> dict[int, float]:
-    """Weighted reciprocal rank fusion: Σ weight / (k + rank), rank starting at 1."""
-    fused: dict[int, float] = {}
-    for ranking, weight in rankings:
-        for rank, item in enumerate(ranking, start=1):
-            fused[item] = fused.get(item, 0.0) + weight / (k + rank)
-    return fused
-
-
-def distinctive_terms(terms: Sequence[str], counts: dict[str, int], total: int) -> list[str]:
-    """The terms worth a keyword query: common ones add little to bm25 but make FTS5 rank
-    most of the index (measured 18 ms → 1.6 ms at 50k sections). Keeps the rarest few always."""
-    rare = [t for t in terms if counts[t] <= COMMON_TERM_SHARE * total]
-    return (
-        rare
-        if len(rare) >= MIN_QUERY_TERMS
-        else sorted(terms, key=counts.__getitem__)[:MIN_QUERY_TERMS]
-    )

@@ -38,7 +38,8 @@ _LEAD = (
     r"|according\s+to\s+|based\s+on\s+|(?:in|from|inside|within|across|per|through)\s+)"
 )
 _OWN = r"(?:my|our)\s+(?:own\s+)?"
-# "notebook" is left out: a developer's "my notebook" is a Jupyter notebook.
+# "notebook" is left out: a developer's "my notebook" is a Jupyter notebook; "journal" too: in a
+# notebook kept in Trilium it is as often the topic ("how do the day notes in my journal work").
 _NOTES = r"(?:notes?|note\s+collection|knowledge\s+base|second\s+brain)"
 _APP = rf"{APPLICATION}(?:\s*next)?"
 # A name ends where a word does not go on: "notes.py", "trilium-data", "trilium.db" and "my

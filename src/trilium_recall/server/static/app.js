@@ -248,6 +248,11 @@ function renderAnswer(answer) {
     parts.push(el("p", { className: "muted" },
       `Searched as “${trace.searched_as}”: the words that only say where to look are left out.`));
   }
+  if (trace.dates.length) {
+    parts.push(el("p", { className: "muted" }, "Dates: "
+      + trace.dates.map((d) => `“${d.said}” = ${d.date}`).join(", ")
+      + " (matched by the notes filed then)."));
+  }
   parts.push(el("h3", {}, "Prompt terms"), trace.terms.length
     ? el("ul", { className: "chips" }, trace.terms.map((t) => el("li", {}, `${t} `,
       el("span", { className: "muted" }, `idf ${fixed(trace.idf[t], 1)}`))))
@@ -360,7 +365,8 @@ function candidates(list, gate, rrfK) {
         el("div", { className: "heading" }, `${c.area} × ${c.area_weight}`
           + (c.stands_for ? ` · stands for ${c.stands_for}` : "")
           + (c.phrase_rank ? ` · code phrase #${c.phrase_rank}` : "")
-          + (c.note_rank ? ` · note by keywords #${c.note_rank}` : ""))),
+          + (c.note_rank ? ` · note by keywords #${c.note_rank}` : "")
+          + (c.filed_rank ? ` · filed on the day #${c.filed_rank}` : ""))),
       el("td", { className: "chart" }, dotChart(gap, gapScale, gate.neighbour_cosine_gap, "below",
         `${fixed(c.cosine, 3)} (gap ${fixed(gap, 3)})`, c.passed)),
       el("td", { className: "chart" }, dotChart(c.coverage, 1, gate.keyword_rule ? gate.keyword_coverage : null, "above",
