@@ -42,7 +42,7 @@ LANDED = GateThresholds(
 )
 # The ranking as landed before issue 23: no code-phrase query, the whole section as evidence,
 # no note ranking, no dates.
-LANDED_RANKING = Ranking(phrase_weight=0.0, evidence_chars=None, note_weight=0.0, date_weight=0.0)
+LANDED_RANKING = Ranking(phrase_weight=0.0, evidence_chars=None, note_weight=0.0, dates=False)
 
 
 class Variant(enum.Enum):

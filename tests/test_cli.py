@@ -177,7 +177,7 @@ def test_status_search_and_explain_read_an_existing_index(demo_engine) -> None:
     dated = run("explain", "what did I do on october 21st?", env=env)
     assert 'dates: "october 21st" = 21 oct (matched by the notes filed then)' in dated.stdout
     assert re.search(r"PASS  21 - Wednesday .*\n.* · filed on the day #1 ·", dated.stdout)
-    assert "a day notes are filed under: 100% of the weight matched" in dated.stdout
+    assert "a day notes are filed under, matching 100% of the rest" in dated.stdout
     assert "dates:" not in spoke.stdout
     explained = run("explain", "what is the capital of Australia", env=env)
     assert explained.returncode == 0

@@ -316,14 +316,15 @@ class Store:
 
     def filed_notes(self) -> list[FiledNote]:
         """Each indexed note whose title or breadcrumbs hold a digit (where a date can be), read
-        again only after a commit: asked by every prompt naming a day."""
+        again only after a commit: asked by every prompt naming a day. The same list object
+        while they stay the same, so what is built from it can be kept."""
         if (stamp := self._stamp()) != self._filed[0]:
             rows = self.db.execute(
                 "SELECT instance, note_id, title, paths FROM notes WHERE skip_reason IS NULL "
                 "AND (title GLOB '*[0-9]*' OR paths GLOB '*[0-9]*')"
             )
             notes = [FiledNote(i, n, title, tuple(json.loads(p))) for i, n, title, p in rows]
-            self._filed = (stamp, notes)
+            self._filed = (stamp, self._filed[1] if notes == self._filed[1] else notes)
         return self._filed[1]
 
     def section_hits(self, ids: Sequence[int]) -> dict[int, SectionHit]:

@@ -22,7 +22,8 @@ class KeywordHits:
     hits: list[tuple[int, float]]  # (section id, bm25), best first
     phrases: list[str] = field(default_factory=list)  # the prompt's code as FTS5 phrases
     phrase_hits: list[tuple[int, float]] = field(default_factory=list)  # sections holding one
-    unknown: list[str] = field(default_factory=list)  # terms no section holds or is dated
+    # Terms no section holds; after `hybrid.gather`, also none is dated by (dates.py).
+    unknown: list[str] = field(default_factory=list)
     dates: list[DateMention] = field(default_factory=list)  # the dates it names (dates.py)
 
     def coverage(self, terms: Sequence[str]) -> float:
@@ -95,7 +96,8 @@ class Candidate:
     windowed: bool = False  # a long section: keywords counted around its best snippet only
     order_value: float | None = None  # its learned order's value (first ten candidates only)
     filed_rank: int | None = None  # among sections filed on a day the prompt names (dates.py)
-    another_day: bool = False  # filed on a day, and none the prompt names
+    another_day: bool = False  # the journal files it on a day, and none the prompt names
+    dated_terms: tuple[str, ...] = ()  # of matched_terms, those matched by its date (dates.py)
 
     @property
     def key(self) -> tuple[str, str]:
@@ -118,6 +120,7 @@ class Candidate:
             "note_rank": self.note_rank,
             "filed_rank": self.filed_rank,
             "another_day": self.another_day,
+            "dated_terms": list(self.dated_terms),
             "cosine": round(self.cosine, 4),
             "matched_terms": list(self.matched_terms),
             "coverage": round(self.coverage, 2),
@@ -191,7 +194,7 @@ class SearchTrace:
                 "unknown_share": round(signals.unknown_share, 3),
                 "fused_top": round(signals.fused_top, 4),
                 "filed_coverage": round(signals.filed_coverage, 3),
-                "day_share": round(signals.day_share, 3),
+                "unfiled_day_share": round(signals.unfiled_day_share, 3),
                 "score": round(self.verdict.score, 3),
                 "parts": {k: round(v, 3) for k, v in self.verdict.parts.items()},
                 "about_notes": self.verdict.about_notes,

@@ -26,7 +26,8 @@ from .candidates import (
     SearchResult,
     SearchTrace,
 )
-from .dates import day_terms, filed_on, on_another_day, with_dated_terms
+from .dates import asking_terms, day_terms, holds_a_day
+from .filed import filed_on, read_dates
 from .gate import (
     FITTED,
     CandidateOrder,
@@ -56,8 +57,6 @@ EVIDENCE_CHARS = 600
 # top 3 more often than the fused sections on the system-administration handbook (0.817 against
 # 0.783); at half a ranking's weight the gate-open ranking reaches it (eval/RESULTS.md).
 NOTE_WEIGHT = 0.5
-# Sections filed on a day the prompt names (dates.py): a fifth ranking.
-DATE_WEIGHT = 1.0
 # The first candidates re-ordered by the gate's learned order (GateThresholds.order): RRF ranks
 # by rank only, so a note ranked 2nd with a clearly closer snippet stays 2nd. Fitted on the
 # eval corpora's first ten notes (eval/evaluate.py), so only those are re-ordered.
@@ -72,7 +71,7 @@ class Ranking:
     phrase_weight: float = PHRASE_WEIGHT
     evidence_chars: int | None = EVIDENCE_CHARS  # None: the whole section counts
     note_weight: float = NOTE_WEIGHT
-    date_weight: float = DATE_WEIGHT
+    dates: bool = True  # the dates a prompt names read (dates.py)
 
 
 RANKING = Ranking()
@@ -126,7 +125,7 @@ def gather(
     started = time.perf_counter()
     asked = topic_of(prompt, lambda: application_is_topic(store))
     keyword = keyword_hits(
-        store, asked, with_phrases=bool(ranking.phrase_weight), with_dates=bool(ranking.date_weight)
+        store, asked, with_phrases=bool(ranking.phrase_weight), with_dates=ranking.dates
     )
     trace = SearchTrace(keyword=keyword, reference=generic.reference)
     trace.searched_as = None if asked == prompt else asked
@@ -183,15 +182,20 @@ def fuse(
     keyword_ids = [section_id for section_id, _ in keyword.hits]
     meaning_ids = [match.section_id for match in neighbours.hits]
     phrase_ids = [section_id for section_id, _ in keyword.phrase_hits]
-    dated_ids = filed_on(store, keyword.dates) if keyword.dates else []
+    instances = [instance] if instance else list(settings.instances)
+    dated_ids = filed_on(store, keyword.dates, instances) if keyword.dates else []
     fused = rrf(
         [
             (keyword_ids, KEYWORD_WEIGHT),
             (meaning_ids, MEANING_WEIGHT),
             (phrase_ids, ranking.phrase_weight),
-            (dated_ids, ranking.date_weight),
         ]
     )
+    # The sections filed on a day the prompt names are candidates, with no share of the fusion:
+    # a day is not a topic, and they pass only when the prompt is mostly that day
+    # (gate.judge_prompt); ranked in, they lifted "book a table for two on december 20".
+    for section_id in dated_ids:
+        fused.setdefault(section_id, 0.0)
     hits = store.section_hits(list(fused))
     note_rank = note_ranking(keyword.hits, hits) if ranking.note_weight else {}
     for section_id, rank in note_rank.items():
@@ -212,8 +216,9 @@ def fuse(
             continue
         match = matches.get(section_id)
         text = windows.get(section_id, hit.text)
-        terms = matched_terms(keyword.terms, hit.title, hit.heading, text)
-        terms = with_dated_terms(terms, keyword.terms, keyword.dates, hit.title, hit.paths)
+        literal = matched_terms(keyword.terms, hit.title, hit.heading, text)
+        dates = read_dates(keyword.dates, keyword.terms, literal, hit.title, hit.paths)
+        terms = tuple(t for t in keyword.terms if t in literal or t in dates.dated)
         weight = settings.area_weights[hit.area]
         candidate = Candidate(
             hit=hit,
@@ -230,7 +235,8 @@ def fuse(
             score=fused_score * weight,
             windowed=section_id in windows,
             filed_rank=filed_rank.get(section_id),
-            another_day=on_another_day(keyword.dates, hit.title, hit.paths),
+            another_day=dates.another_day,
+            dated_terms=dates.dated,
         )
         sections.append(candidate)
     return sorted(sections, key=lambda c: -c.score)
@@ -319,9 +325,29 @@ def prompt_signals(
         unknown_share=keyword.coverage(keyword.unknown) if keyword.terms else 0.0,
         # Before the area weight: RECALL_AREA_WEIGHTS orders notes, it does not decide speech.
         fused_top=best_notes[0].fused if best_notes else 0.0,
-        filed_coverage=max((c.coverage for c in candidates if c.filed_rank), default=0.0),
-        day_share=keyword.coverage(day_terms(keyword.dates, keyword.terms)),
+        **_filed_signals(candidates, keyword),
     )
+
+
+def _filed_signals(sections: Sequence[Candidate], keyword: KeywordHits) -> dict[str, float]:
+    """How well the notes filed on a day the prompt names match the rest of it (1 when the
+    prompt is a day and words that only ask what it held), and the day's share of the weight
+    when no note is filed on it or holds its words (gate.PromptSignals)."""
+    days = day_terms(keyword.dates, keyword.terms)
+    if not days:
+        return {}
+    rest = [t for t in keyword.terms if t not in days and t not in asking_terms(keyword.terms)]
+    weight = keyword.coverage(rest)
+    filed = [c for c in sections if c.filed_rank]
+    held = any(
+        holds_a_day(keyword.dates, keyword.terms, set(c.matched_terms) - set(c.dated_terms))
+        for c in sections
+    )
+    shares = [keyword.coverage([t for t in c.matched_terms if t in rest]) for c in filed]
+    return {
+        "filed_coverage": max((s / weight if weight else 1.0 for s in shares), default=0.0),
+        "unfiled_day_share": 0.0 if filed or held else keyword.coverage(days),
+    }
 
 
 def _judge(gathered: Gathered, trace: SearchTrace, gate: GateThresholds) -> list[Candidate]:

@@ -1,0 +1,193 @@
+"""Where notes are filed in time, and what that says to the dates a prompt names (dates.py).
+
+No section of a note filed under the day note "21 - Thursday" holds the word "21st", and none
+written in November need say "november": keyword search counted a prompt's date words as
+unknown (a sign of a prompt about something else) and the prompt decision stayed silent with the
+right note ranked first (eval/RESULTS.md, stop 39). A note's date is where Trilium files it (the
+journal's year, month and day notes in its breadcrumbs: "2021 › 12 - December › 21 - Thursday")
+or one its title gives ("postmortem (Sep 2026)", "draft 2026-09-03"). A prompt's date words
+count as matched in a section of a note dated the same (every field the prompt gives agrees:
+"the 21st" any month, "late november" any day) that also holds another of its words; the notes
+filed on a day the prompt names are candidates of their own (`filed_on`); and a note the journal
+files on another day is no answer (`DateReading.another_day`).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import threading
+import weakref
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from ..index.store import Store
+from ..index.terms import index_term, words
+from ..notes.records import FiledNote
+from .dates import (
+    ISO_DATE,
+    MONTHS,
+    WEEKDAYS,
+    YEAR,
+    Date,
+    DateMention,
+    first_word,
+    holds_a_day,
+    spoken_dates,
+    valid_day,
+)
+
+# Trilium's journal titles its month and day notes "12 - December" and "21 - Thursday".
+_NUMBERED = re.compile(r"\s*(\d{1,2})\s*-\s*(\w+)")
+_PATH_SEPARATOR = " › "  # how the index writes breadcrumbs (notes/classify.py)
+FILED_K = 40
+
+
+@dataclass(frozen=True)
+class DateReading:
+    """What a section's note says to the prompt's dates."""
+
+    dated: tuple[str, ...] = ()  # prompt terms naming a date the note is filed under
+    another_day: bool = False  # the journal files it on a day, and none the prompt names
+
+
+NO_READING = DateReading()
+
+
+def read_dates(
+    mentions: Sequence[DateMention],
+    terms: Sequence[str],
+    literal: Sequence[str],
+    title: str,
+    paths: Sequence[str],
+) -> DateReading:
+    """The prompt `terms` (not already `literal`ly matched) that name a date the note is filed
+    under, and whether the journal files it on another day than every day the prompt names
+    (unless the section holds the day's words itself: "from 19 October" in a transcript).
+
+    A date counts as matched only in a section that also holds another word of the prompt:
+    the date says which of the notes about the topic, not what the prompt is about ("book a
+    table for two on december 20" is not about the journal's 20th of December)."""
+    if not mentions:
+        return NO_READING
+    dates = note_dates(title, tuple(paths))
+    said = {
+        index_term(word)
+        for m in mentions
+        if any(m.date.agrees(date) for date in dates)
+        for word in m.words
+    }
+    named = {index_term(word) for m in mentions for word in m.words}
+    topical = any(index_term(t) not in named for t in literal)
+    dated = tuple(t for t in terms if topical and t not in literal and index_term(t) in said)
+    days = [m.date for m in mentions if m.date.day]
+    journal = journal_days(title, tuple(paths))
+    another = bool(days and journal) and all(d.contradicts(j) for d in days for j in journal)
+    return DateReading(dated, another and not holds_a_day(mentions, terms, literal))
+
+
+def filed_on(
+    store: Store,
+    mentions: Sequence[DateMention],
+    instances: Iterable[str],
+    limit: int = FILED_K,
+) -> list[int]:
+    """The sections of `instances`' notes filed on a day the prompt names, the day's own note
+    first (its breadcrumbs are the shortest), then the latest: meaning search does not find
+    "21 - Wednesday" for "what did I do on october 21st", as its text never says October."""
+    days = [m.date for m in mentions if m.date.day]
+    if not days:
+        return []
+    wanted = set(instances)
+    found = {
+        (note.instance, note.note_id): (depth, note)
+        for key in {(d.month, d.day) for d in days if d.day}
+        for date, depth, note in _filed_index(store).get(key, ())
+        if note.instance in wanted and any(d.agrees(date) for d in days)
+    }
+    ordered = sorted(
+        found.values(), key=lambda p: (p[0], -_latest(p[1]), p[1].instance, p[1].note_id)
+    )
+    sections: list[int] = []
+    for _, note in ordered:
+        if len(sections) >= limit:
+            break
+        sections += store.section_ids_of(note.instance, [note.note_id])
+    return sections[:limit]
+
+
+def note_dates(title: str, paths: tuple[str, ...]) -> tuple[Date, ...]:
+    """The dates a note is filed under: one per breadcrumb path (its title last) that names
+    one."""
+    return tuple(date for date, _ in _read_note(title, paths))
+
+
+def journal_days(title: str, paths: tuple[str, ...]) -> tuple[Date, ...]:
+    """The days a journal files the note under: a day note's own, or its ancestor's."""
+    return tuple(date for date, journal in _read_note(title, paths) if journal)
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _read_note(title: str, paths: tuple[str, ...]) -> tuple[tuple[Date, bool], ...]:
+    found = {_filed_date([*path.split(_PATH_SEPARATOR), title]) for path in paths or ("",)}
+    return tuple(pair for pair in found if pair is not None)
+
+
+def _filed_date(segments: Sequence[str]) -> tuple[Date, bool] | None:
+    """The date the deepest dated segment gives, with the year of a segment above it, and
+    whether its day is a journal day note's."""
+    year = month = day = None
+    journal = False
+    for segment in segments:
+        if iso := ISO_DATE.search(segment):
+            year, month = int(iso[1]), int(iso[2])
+            day, journal = (int(iso[3]) if iso[3] else None), False
+        elif YEAR.fullmatch(segment.strip()):
+            year, month, day, journal = int(segment), None, None, False
+        elif (numbered := _NUMBERED.match(segment)) and (name := first_word(numbered[2])):
+            number = int(numbered[1])
+            if MONTHS.get(name) == number:  # "12 - December"
+                month, day, journal = number, None, False
+            elif name in WEEKDAYS and month and valid_day(month, number):  # "21 - Thursday"
+                day, journal = number, True
+        elif said := [m.date for m in spoken_dates(words(segment)) if m.date.month]:
+            year, month, day = said[0].year or year, said[0].month, said[0].day
+            journal = False
+    return (Date(year, month, day), journal) if month or day else None
+
+
+def _latest(note: FiledNote) -> int:
+    """The note's latest day as a number (2021-12-21 → 20211221), for the latest first."""
+    return max(
+        ((d.year or 0) * 10_000 + (d.month or 0) * 100 + (d.day or 0))
+        for d in note_dates(note.title, note.paths)
+    )
+
+
+# The filed notes of each open store by (month, day), rebuilt when the store reads its filed
+# notes again (after a commit): a prompt naming a day looks up its day, not every note.
+FiledIndex = dict[tuple[int | None, int], list[tuple[Date, int, FiledNote]]]
+_INDEXES: weakref.WeakKeyDictionary[Store, tuple[list[FiledNote], FiledIndex]] = (
+    weakref.WeakKeyDictionary()
+)
+_INDEXES_LOCK = threading.Lock()
+
+
+def _filed_index(store: Store) -> FiledIndex:
+    """(month, day) and (None, day) → (the date, breadcrumb depth, note) of each note filed
+    on it."""
+    notes = store.filed_notes()
+    with _INDEXES_LOCK:
+        cached = _INDEXES.get(store)
+        if cached is not None and cached[0] is notes:
+            return cached[1]
+    index: FiledIndex = {}
+    for note in notes:
+        depth = min(path.count(_PATH_SEPARATOR) for path in note.paths or ("",))
+        for date in note_dates(note.title, note.paths):
+            if date.day:
+                for key in ((date.month, date.day), (None, date.day)):
+                    index.setdefault(key, []).append((date, depth, note))
+    with _INDEXES_LOCK:
+        _INDEXES[store] = (notes, index)
+    return index
