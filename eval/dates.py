@@ -12,7 +12,8 @@ come from the breadcrumbs the product reads too (`note_dates`): a journal's day 
 ground truth of what was filed when, so this measures the search, not the parsing. Scored
 with the shipped gate (`gate.FITTED`, not refitted) and the shipped ranking, and with dates
 switched off (`--without-dates`: no dated words, no filed notes, no rule for them: the
-behaviour before). Two groups of
+behaviour before). The last column asks "what did i do yesterday?" with the engine's date set
+to the day after each filed day. Two groups of
 phrasings: "fitted", the six the rules were checked against, and "held out", six written after
 the rules and never changed after a run.
 
@@ -22,11 +23,14 @@ the rules and never changed after a run.
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
+import statistics
 from dataclasses import replace
 
 from evaluate import Corpus, load_all, product, score
 
+from trilium_recall.search import dates
 from trilium_recall.search.dates import Date
 from trilium_recall.search.filed import note_dates
 from trilium_recall.search.gate import FITTED, GateThresholds
@@ -135,6 +139,24 @@ def measure(
     )
 
 
+def from_today(
+    corpus: Corpus, days: dict[Date, set[str]], gate: GateThresholds, ranking: Ranking
+) -> float:
+    """hit@3 of "what did i do yesterday?" with the engine's date set to the day after each
+    filed day (a day with a year: "yesterday" is always one)."""
+    found = []
+    for day in (d for d in days if d.year and d.month and d.day):
+        assert day.year and day.month and day.day
+        now = datetime.date(day.year, day.month, day.day) + datetime.timedelta(days=1)
+        dates.today = lambda now=now: now  # type: ignore[misc]
+        corpus.answerable = [
+            {"prompt": "what did i do yesterday?", "expected": sorted(days[day]), "lang": "en"}
+        ]
+        corpus.unrelated, corpus.gathered = [], {}
+        found.append(float(score([corpus], product(gate, ranking))["hit@3"] or 0.0))
+    return statistics.fmean(found) if found else float("nan")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--without-dates", action="store_true", help="the behaviour before")
@@ -144,13 +166,17 @@ def main() -> None:
         ranking = replace(RANKING, dates=False)
         gate = replace(FITTED, filed_coverage=2.0, day_only=2.0)
     heads = [f"{p}: hit@3 / silence (no note that day)" for p in PHRASINGS]
-    print("| corpus | days | " + " | ".join(heads) + " | silence (off topic, a filed day) |")
-    print("|---|---|" + "---|" * (len(PHRASINGS) + 1))
+    print(
+        "| corpus | days | " + " | ".join(heads) + " | silence (off topic, a filed day) | "
+        "hit@3 of 'yesterday' |"
+    )
+    print("|---|---|" + "---|" * (len(PHRASINGS) + 2))
     for name, corpus in load_all().items():
         if days := filed_days(corpus):
             cells = [measure(corpus, days, p, gate, ranking) for p in PHRASINGS.values()]
             shown = " | ".join(f"{h:.3f} / {s:.3f}" for h, s, _ in cells)
-            print(f"| {name} | {len(days)} | {shown} | {cells[0][2]:.3f} |")
+            yesterday = from_today(corpus, days, gate, ranking)
+            print(f"| {name} | {len(days)} | {shown} | {cells[0][2]:.3f} | {yesterday:.3f} |")
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ Search runs once per prompt (`search.gather`); every gate setting only re-decide
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import statistics
 import sys
@@ -34,6 +35,7 @@ from fit import TRAIN_SILENCE, Variant, fit_gate, logistic
 from trilium_recall.config import Settings
 from trilium_recall.index.embed import E5Embedder, Embedder
 from trilium_recall.index.store import Store
+from trilium_recall.search import dates
 from trilium_recall.search.calibration import calibrate
 from trilium_recall.search.gate import CandidateOrder, GateThresholds, PromptSignals
 from trilium_recall.search.hybrid import (
@@ -57,6 +59,8 @@ SILENCE_WORTH = 2.0
 
 
 QUERY_CACHE = HERE / ".index" / "queries.npz"
+# A prompt's "yesterday" is counted from this day in every run, not the day the eval runs.
+dates.today = lambda: datetime.date(2026, 12, 6)
 
 
 class CachedEmbedder:

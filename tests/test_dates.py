@@ -3,8 +3,11 @@ does not, and which prompt words a dated note then matches."""
 
 from __future__ import annotations
 
+import datetime
+
 import pytest
 
+from trilium_recall.search import dates
 from trilium_recall.search.dates import Date, prompt_dates
 from trilium_recall.search.filed import journal_days, note_dates, read_dates
 
@@ -144,3 +147,32 @@ def test_a_log_s_timestamps_are_not_days_the_person_names() -> None:
 
 def test_a_syslog_line_s_day_is_a_timestamp() -> None:
     assert prompt_dates("Dec 21 10:15:01 myhost sshd[811]: Connection closed, what is it?") == []
+
+
+@pytest.mark.parametrize(
+    ("prompt", "day", "named"),
+    [
+        ("what did i do yesterday?", Date(2026, 10, 21), "yesterday"),
+        ("what happened the day before yesterday", Date(2026, 10, 20), "the day before yesterday"),
+        ("anything on my list for tomorrow", Date(2026, 10, 23), "tomorrow"),
+        ("notes from last friday", Date(2026, 10, 16), "last friday"),
+        ("notes from last thursday", Date(2026, 10, 15), "last thursday"),  # not today
+        ("was hab ich gestern gemacht", Date(2026, 10, 21), "gestern"),
+    ],
+)
+def test_a_day_named_from_today_is_counted_from_the_engine_s_date(
+    monkeypatch: pytest.MonkeyPatch, prompt: str, day: Date, named: str
+) -> None:
+    monkeypatch.setattr(dates, "today", lambda: datetime.date(2026, 10, 22))  # a Thursday
+    (mention,) = prompt_dates(prompt)
+    assert (mention.date, mention.said, mention.relative) == (day, named, True)
+
+
+def test_a_day_named_from_today_matches_no_word_and_rules_no_note_out(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(dates, "today", lambda: datetime.date(2021, 12, 22))
+    mentions = prompt_dates("why does my build fail today")
+    on_the_18th = ("Journal › 2021 › 12 - December › 18 - Monday",)
+    reading = read_dates(mentions, ["build", "fail", "today"], ["build"], "CI", on_the_18th)
+    assert reading.dated == () and not reading.another_day

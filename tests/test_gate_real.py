@@ -164,7 +164,7 @@ def test_a_prompt_naming_a_day_gets_the_notes_filed_on_it(index) -> None:
     assert verdict.reason == "a day notes are filed under, matching 100% of the rest"
     assert titles(result) == ["21 - Wednesday"]  # the only note filed that day
     shown = result.trace.to_json()
-    assert shown["dates"] == [{"said": "october 21st", "date": "21 oct"}]
+    assert shown["dates"] == [{"said": "october 21st", "date": "21 oct", "from_today": False}]
     day = next(c for c in shown["candidates"] if c["title"] == "21 - Wednesday")
     assert day["filed_rank"] == 1 and day["why"] == "filed on the day"
     others = [c for c in shown["candidates"] if c["title"] != "21 - Wednesday"]
@@ -210,3 +210,18 @@ def test_naming_a_day_the_notes_hold_does_not_make_an_unrelated_prompt_speak(ind
     assert nothing_filed.passages == []
     assert nothing_filed.trace.verdict is not None
     assert nothing_filed.trace.verdict.reason.startswith("a day no note is filed under: ")
+
+
+def test_yesterday_is_the_day_before_the_engine_s_date(index, monkeypatch) -> None:
+    import datetime
+
+    from trilium_recall.search import dates
+
+    monkeypatch.setattr(dates, "today", lambda: datetime.date(2026, 10, 22))
+    result = index.ask("what did i do yesterday?")
+    assert titles(result) == ["21 - Wednesday"]
+    assert result.trace.to_json()["dates"] == [
+        {"said": "yesterday", "date": "21 oct 2026", "from_today": True}
+    ]
+    monkeypatch.setattr(dates, "today", lambda: datetime.date(2026, 10, 21))
+    assert index.ask("anything from yesterday?").passages == []  # no note filed on the 20th

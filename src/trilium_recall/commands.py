@@ -240,7 +240,10 @@ def _print_explain(result: RecallResult) -> None:
         print(f'searched as: "{clip(trace.searched_as, 100)}" (where to look left out)')
     print(f"terms: {', '.join(keyword.terms) or '(none)'}   keyword query: {keyword.fts_query}")
     if keyword.dates:
-        said = ", ".join(f'"{" ".join(m.words)}" = {m.date}' for m in keyword.dates)
+        said = ", ".join(
+            f'"{m.said}" = {m.date}' + (" (from today)" if m.relative else "")
+            for m in keyword.dates
+        )
         print(f"dates: {said} (matched by the notes filed then)")
     print(
         f"keyword hits: {len(keyword.hits)} ({trace.keyword_ms:.0f} ms)   "

@@ -14,6 +14,7 @@ table: neither says which notes to look in.
 from __future__ import annotations
 
 import calendar
+import datetime
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -63,6 +64,8 @@ WEEKDAYS = frozenset(
     segunda terca quarta quinta sexta""".split()
 )
 # Words that ask what a day held rather than name a topic: "what happened on the 22nd".
+_ENGLISH_WEEKDAYS = "monday tuesday wednesday thursday friday saturday sunday".split()
+_WEEKDAY_NUMBERS = {name: n for n, name in enumerate(_ENGLISH_WEEKDAYS)}
 _ASKING = POINTING_WORDS | frozenset(
     "happened happen happening going go went entry entries journal diary day today remind "
     "reminder".split()
@@ -79,6 +82,14 @@ _TIMESTAMP = re.compile(
     r"(?<![\w-])(?:(?:19|20)\d\d-\d\d?-\d\d?|[A-Za-z]{3,9}\.?\s+\d{1,2}(?:st|nd|rd|th)?,?)"
     r"[T ]\s*\d{1,2}:\d\d"
 )
+# Days named from today, in the six languages ("hier" is left out: German's "here"). They find
+# the day's notes and decide a prompt that is mostly that day, but match no word and rule no
+# note out: "why does my build fail today" is about the build, today's note is one answer.
+_RELATIVE = {
+    "today": 0, "tonight": 0, "yesterday": -1, "tomorrow": 1, "heute": 0, "gestern": -1,
+    "vorgestern": -2, "aujourd": 0, "demain": 1, "hoy": 0, "ayer": -1, "anteayer": -2,
+    "hoje": 0, "ontem": -1, "anteontem": -2, "oggi": 0, "ieri": -1, "domani": 1,
+}  # fmt: skip
 # Dates are read in the prompt's start; a prompt naming more than MAX_DATES is a log or table.
 DATE_CHARS = 2000
 MAX_DATES = 3
@@ -119,22 +130,49 @@ class DateMention:
     date: Date
     words: tuple[str, ...]
     said: str
+    relative: bool = False  # named from today ("yesterday", "last friday")
 
     def to_json(self) -> dict[str, object]:
-        return {"said": self.said, "date": str(self.date)}
+        return {"said": self.said, "date": str(self.date), "from_today": self.relative}
+
+
+def today() -> datetime.date:
+    """The engine's local date: what "yesterday" in a prompt is counted from."""
+    return datetime.date.today()
 
 
 def prompt_dates(prompt: str) -> list[DateMention]:
     """The dates a prompt names: ISO dates, a month with or without a day and a year, a day
-    after "on" ("on the 21st"); none in a prompt naming more than MAX_DATES."""
+    after "on" ("on the 21st"), a day named from today; none in a prompt naming more than
+    MAX_DATES."""
     head = _TIMESTAMP.sub(" ", prompt[:DATE_CHARS])
     iso = [
         DateMention(Date(int(m[1]), int(m[2]), int(m[3])), tuple(words(m[0])), m[0])
         for m in ISO_DATE.finditer(head)
         if m[3]  # "2011-12" is as often a season or a version as a month
     ]
-    mentions = iso + spoken_dates(words(ISO_DATE.sub(" ", head)))
+    tokens = words(ISO_DATE.sub(" ", head))
+    mentions = iso + spoken_dates(tokens) + _from_today(tokens, today())
     return mentions if len(mentions) <= MAX_DATES else []
+
+
+def _from_today(tokens: Sequence[str], now: datetime.date) -> list[DateMention]:
+    """ "yesterday", "the day before yesterday", "last friday", "gestern", "ayer"."""
+    mentions = []
+    for i, word in enumerate(tokens):
+        before = tokens[max(0, i - 3) : i]
+        if word in _RELATIVE:
+            back = -1 if word == "yesterday" and before[-3:] == ["the", "day", "before"] else 0
+            said = (*before[-3:], word) if back else (word,)
+            days = _RELATIVE[word] + back
+        elif word in _WEEKDAY_NUMBERS and before[-1:] == ["last"]:
+            days = -((now.weekday() - _WEEKDAY_NUMBERS[word]) % 7 or 7)
+            said = ("last", word)
+        else:
+            continue
+        day = now + datetime.timedelta(days=days)
+        mentions.append(DateMention(Date(day.year, day.month, day.day), said, " ".join(said), True))
+    return mentions
 
 
 def day_terms(mentions: Sequence[DateMention], terms: Sequence[str]) -> list[str]:
@@ -151,7 +189,7 @@ def holds_a_day(mentions: Sequence[DateMention], terms: Sequence[str], held: Ite
     return any(
         m.date.day and {index_term(w) for w in m.words} & prompt_stems <= held_stems
         for m in mentions
-        if {index_term(w) for w in m.words} & prompt_stems
+        if {index_term(w) for w in m.words} & prompt_stems and not m.relative
     )
 
 

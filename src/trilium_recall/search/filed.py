@@ -68,6 +68,7 @@ def read_dates(
     A date counts as matched only in a section that also holds another word of the prompt:
     the date says which of the notes about the topic, not what the prompt is about ("book a
     table for two on december 20" is not about the journal's 20th of December)."""
+    mentions = [m for m in mentions if not m.relative]  # "today" is no word a note holds
     if not mentions:
         return NO_READING
     dates = note_dates(title, tuple(paths))

@@ -250,7 +250,7 @@ function renderAnswer(answer) {
   }
   if (trace.dates.length) {
     parts.push(el("p", { className: "muted" }, "Dates: "
-      + trace.dates.map((d) => `“${d.said}” = ${d.date}`).join(", ")
+      + trace.dates.map((d) => `“${d.said}” = ${d.date}${d.from_today ? " (from today)" : ""}`).join(", ")
       + " (matched by the notes filed then)."));
   }
   parts.push(el("h3", {}, "Prompt terms"), trace.terms.length
