@@ -144,6 +144,13 @@ def test_status_explain_and_activity_on_the_demo(demo_engine, browser, tmp_path)
     )
     expect(page.locator("#result pre.sent")).to_contain_text("Backups (restic)")
 
+    run_prompt(page, "what did I do on october 21st?")
+    expect(page.locator("#result")).to_contain_text(
+        "Dates: “october 21st” = 21 oct (matched by the notes filed then)."
+    )
+    expect(page.locator("#result")).to_contain_text("filed on the day #1")
+    expect(page.locator("#result pre.sent")).to_contain_text("21 - Wednesday")
+
     assert watched.errors == [] and watched.csp_violations() == []
     watched.context.close()
 
