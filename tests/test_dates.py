@@ -7,6 +7,7 @@ import datetime
 
 import pytest
 
+from trilium_recall.index.terms import stems
 from trilium_recall.search import dates
 from trilium_recall.search.dates import Date, prompt_dates
 from trilium_recall.search.filed import journal_days, note_dates, read_dates
@@ -37,6 +38,17 @@ def said(prompt: str) -> list[tuple[str, str]]:
         ("what broke during the sept outage", [("sep", "sept")]),
         ("at the end of march", [("mar", "march")]),
         ("lo que pasó el 21 de diciembre de 2021", [("21 dec 2021", "21 de diciembre de 2021")]),
+        ("le 3 mars", [("3 mar", "3 mars")]),
+        ("le 1er mai", [("1 may", "1er mai")]),
+        ("em 3 de março", [("3 mar", "3 de marco")]),
+        ("am 3. Mai", [("3 may", "3 mai")]),
+        # numeric dates whose order is clear
+        ("what did i do on 21.10.2026", [("21 oct 2026", "21.10.2026")]),
+        ("notes from 12/21/2021", [("21 dec 2021", "12/21/2021")]),
+        ("notes from 2021/12/21", [("21 dec 2021", "2021/12/21")]),
+        ("what happened on 10/21", [("21 oct", "10/21")]),
+        # each day once: a repeated date is no log
+        ("dec 18, yes dec 18, on dec 18 and dec 18", [("18 dec", "dec 18")]),
     ],
 )
 def test_a_prompt_names_a_date_by_day_month_and_year(prompt: str, dates: list) -> None:
@@ -73,6 +85,20 @@ def test_a_prompt_names_a_date_by_day_month_and_year(prompt: str, dates: list) -
         "on feb 30",
         "the 2011-12 season",
         "v2020-1 of the api",
+        "2024-02-30",
+        # a word of time without a day, or a name
+        "convert from dec to hex",
+        "email from jan about the release",
+        "hi im jan",
+        "signals from mars",
+        "the pr from jun fixed it",
+        "ask april about it",
+        # a numeric pair whose order is not clear, or not after "on"
+        "24/7 support",
+        "add 1/2 cup",
+        "on 3/4 of the nodes",
+        # a rule of a calendar, not a day
+        "cron for the last friday of the month",
     ],
 )
 def test_words_that_only_look_like_dates_are_not_dates(prompt: str) -> None:
@@ -98,12 +124,15 @@ def test_a_dated_note_matches_the_words_that_name_its_date() -> None:
     mentions = prompt_dates("what did i buy on the shopping trip on the 21st")
     terms = ["buy", "shopping", "trip", "21st"]
     literal = ["shopping"]
-    reading = read_dates(mentions, terms, literal, "Office party", (DECEMBER_21,))
-    assert reading.dated == ("21st",) and not reading.another_day
+    reading = read_dates(mentions, terms, literal, set(), ("Office party", (DECEMBER_21,)))
+    assert reading.dated == ("21st",) and not reading.another_day and reading.journal_day
     other_day = DECEMBER_21.replace("21 - Thursday", "22 - Friday")
-    reading = read_dates(mentions, terms, literal, "Shopping", (other_day,))
+    reading = read_dates(mentions, terms, literal, set(), ("Shopping", (other_day,)))
     assert reading.dated == () and reading.another_day
-    assert read_dates([], terms, literal, "Office party", (DECEMBER_21,)).dated == ()
+    assert read_dates([], terms, literal, set(), ("Office party", (DECEMBER_21,))).dated == ()
+    # the date alone says which notes, not what about: no other word, no dated word
+    alone = read_dates(mentions, terms, [], set(), ("Office party", (DECEMBER_21,)))
+    assert alone.dated == ()
 
 
 def test_only_the_journal_s_own_days_rule_a_note_out() -> None:
@@ -112,16 +141,22 @@ def test_only_the_journal_s_own_days_rule_a_note_out() -> None:
     title = "Transcript — architecture sync 2026-10-07"
     assert note_dates(title, ("Wiki › Raw",)) == (Date(2026, 10, 7),)
     assert journal_days(title, ("Wiki › Raw",)) == ()
-    assert not read_dates(mentions, ["starts", "19", "october"], [], title, ("Wiki",)).another_day
+    terms = ["starts", "19", "october"]
+    assert not read_dates(mentions, terms, [], set(), (title, ("Wiki",))).another_day
     # a section that says the day itself is not ruled out by where it is filed
-    on_the_18th = ("Journal › 2021 › 12 - December › 18 - Monday",)
+    on_the_18th = ("Todo", ("Journal › 2021 › 12 - December › 18 - Monday",))
     asked = prompt_dates("what did i plan on december 21st")
     terms = ["plan", "december", "21st"]
-    assert read_dates(asked, terms, [], "Todo", on_the_18th).another_day
-    assert not read_dates(asked, terms, ["december", "21st"], "Todo", on_the_18th).another_day
+    assert read_dates(asked, terms, [], set(), on_the_18th).another_day
+    says_it = read_dates(asked, terms, [], stems("due by December 21st"), on_the_18th)
+    assert says_it.holds_day and not says_it.another_day
+    # a one-digit day is held as its digit: "may" alone does not hold "may 9"
+    may_9 = prompt_dates("anything from may 9?")
+    assert not read_dates(may_9, ["may"], ["may"], stems("it may fail"), on_the_18th).holds_day
+    assert read_dates(may_9, ["may"], ["may"], stems("renew by May 9"), on_the_18th).holds_day
     # a field the journal does not give is no contradiction
     on_a_day = prompt_dates("on the 18th")
-    assert not read_dates(on_a_day, ["18th"], [], "Todo", on_the_18th).another_day
+    assert not read_dates(on_a_day, ["18th"], [], set(), on_the_18th).another_day
 
 
 def test_a_title_that_folds_to_no_word_is_no_date() -> None:
@@ -158,6 +193,12 @@ def test_a_syslog_line_s_day_is_a_timestamp() -> None:
         ("notes from last friday", Date(2026, 10, 16), "last friday"),
         ("notes from last thursday", Date(2026, 10, 15), "last thursday"),  # not today
         ("was hab ich gestern gemacht", Date(2026, 10, 21), "gestern"),
+        ("day before yesterday", Date(2026, 10, 20), "day before yesterday"),
+        ("the day after tomorrow", Date(2026, 10, 24), "the day after tomorrow"),
+        ("après-demain", Date(2026, 10, 24), "apres demain"),
+        ("l'altro ieri", Date(2026, 10, 20), "altro ieri"),
+        ("avant-hier", Date(2026, 10, 20), "avant hier"),
+        ("übermorgen", Date(2026, 10, 24), "ubermorgen"),
     ],
 )
 def test_a_day_named_from_today_is_counted_from_the_engine_s_date(
@@ -172,7 +213,21 @@ def test_a_day_named_from_today_matches_no_word_and_rules_no_note_out(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(dates, "today", lambda: datetime.date(2021, 12, 22))
-    mentions = prompt_dates("why does my build fail today")
-    on_the_18th = ("Journal › 2021 › 12 - December › 18 - Monday",)
-    reading = read_dates(mentions, ["build", "fail", "today"], ["build"], "CI", on_the_18th)
+    on_the_18th = ("CI", ("Journal › 2021 › 12 - December › 18 - Monday",))
+    today = prompt_dates("why does my build fail today")
+    reading = read_dates(today, ["build", "fail", "today"], ["build"], set(), on_the_18th)
     assert reading.dated == () and not reading.another_day
+    # beside a day named outright it is a day the prompt names too: the 18th is neither
+    both = prompt_dates("the flaky test yesterday, and on december 21st")
+    assert len(both) == 2
+    reading = read_dates(both, ["flaky", "test", "december", "21st"], [], set(), on_the_18th)
+    assert reading.another_day
+    on_the_21st = ("CI", ("Journal › 2021 › 12 - December › 21 - Tuesday",))
+    assert not read_dates(both, ["flaky"], [], set(), on_the_21st).another_day
+
+
+def test_a_day_named_from_today_crosses_months_and_years(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(dates, "today", lambda: datetime.date(2027, 1, 1))  # a Friday
+    assert [m.date for m in prompt_dates("what did i do yesterday")] == [Date(2026, 12, 31)]
+    assert [m.date for m in prompt_dates("since last saturday")] == [Date(2026, 12, 26)]
+    assert [m.date for m in prompt_dates("since last friday")] == [Date(2026, 12, 25)]

@@ -233,12 +233,16 @@ def test_a_prompt_that_is_mostly_a_day_notes_are_filed_under_passes_with_only_th
     candidates = [
         CandidateSignals(0.90, 0.0, 0),  # closer in meaning, but says nothing of the day
         CandidateSignals(0.80, 0.6, 2, filed=True),
-        CandidateSignals(0.79, 0.6, 2),  # holds the date itself: as good as the day's note
+        CandidateSignals(0.79, 0.6, 2, holds_day=True),  # says the day: as good as its note
+        CandidateSignals(0.79, 0.6, 2),  # as many words, but not the day
+        CandidateSignals(0.79, 0.9, 3, journal_day=True, holds_day=True),  # another day's note
     ]
     assert judge_candidates(candidates, verdict, GATE) == [
         (False, "not filed on the day"),
         (True, "filed on the day"),
-        (True, "keywords: 60% of the weight, as the day's notes"),
+        (True, "names the day, 60% of the weight as the day's notes"),
+        (False, "not filed on the day"),
+        (False, "not filed on the day"),
     ]
     assert not judge_prompt(signals(top_cosine=0.80, filed_coverage=0.4), GATE).about_notes
 

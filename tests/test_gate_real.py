@@ -190,7 +190,7 @@ def test_a_date_the_notes_are_filed_under_is_matched_and_another_is_unknown(inde
     assert titles(on_the_day)[0] == "22 - Tuesday"
     # filed on the 22nd, so not what the 23rd's prompt asks for, however close
     dropped = next(c for c in other_day.trace.candidates if c.hit.title == "22 - Tuesday")
-    assert dropped.another_day and not dropped.passed
+    assert dropped.dates.another_day and not dropped.passed
     assert dropped.reason == "filed on another day than the prompt names"
 
 
@@ -225,3 +225,23 @@ def test_yesterday_is_the_day_before_the_engine_s_date(index, monkeypatch) -> No
     ]
     monkeypatch.setattr(dates, "today", lambda: datetime.date(2026, 10, 21))
     assert index.ask("anything from yesterday?").passages == []  # no note filed on the 20th
+
+
+def test_a_weekday_named_from_today_gets_that_day_not_every_day_of_its_name(
+    index, monkeypatch
+) -> None:
+    import datetime
+
+    from trilium_recall.search import dates
+
+    monkeypatch.setattr(dates, "today", lambda: datetime.date(2026, 10, 23))  # a Friday
+    # every Wednesday's note says "Wednesday"; only the 21st is last Wednesday
+    assert titles(index.ask("what did I do last wednesday")) == ["21 - Wednesday"]
+    monkeypatch.setattr(dates, "today", lambda: datetime.date(2026, 10, 21))
+    for chat in ("what day is it today?", "how was your day today", "what's going on today"):
+        assert index.ask(chat).passages == [], chat  # today's note exists, and says no more
+
+
+def test_a_day_asked_in_another_language_gets_its_notes(index) -> None:
+    for prompt in ("was habe ich am 21. Oktober gemacht", "qu'est-ce que j'ai fait le 21 octobre"):
+        assert titles(index.ask(prompt)) == ["21 - Wednesday"], prompt

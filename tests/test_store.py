@@ -357,3 +357,27 @@ def test_schema_13_snippets_get_the_hash_of_the_text_they_embedded(tmp_path, emb
     schema = again.db.execute("SELECT name FROM sqlite_schema WHERE name = 'embedding_cache'")
     assert schema.fetchall() == []
     again.close()
+
+
+def test_the_notes_filed_by_date_are_read_again_only_when_the_notes_change(
+    tmp_path, embedder
+) -> None:
+    store = Store(tmp_path / "recall.sqlite3", VectorIndex(embedder.dim, embedder.name))
+    add_note(store, embedder, "d", "21 - Thursday", [("Day", "a day")], path="Journal › 2021")
+    add_note(store, embedder, "n", "Notes", [("Notes", "no digit")])
+    first = store.filed_notes()
+    assert [(n.note_id, n.title) for n in first] == [("d", "21 - Thursday")]
+    store.ensure_instance("default", "http://trilium.test")
+
+    def writes() -> int:
+        return store.db.execute("SELECT count FROM notes_changes").fetchone()[0]
+
+    counted = writes()
+    with store.atomic():  # a sync tick's bookkeeping: no note written
+        store.update_instance("default", last_sync="2026-12-06T03:00:00Z")
+    assert writes() == counted and store.filed_notes() is first
+    add_note(store, embedder, "e", "22 - Friday", [("Day", "another")], path="Journal › 2021")
+    assert writes() > counted
+    assert {n.note_id for n in store.filed_notes()} == {"d", "e"}
+    store.delete_note("default", "e")
+    assert {n.note_id for n in store.filed_notes()} == {"d"}

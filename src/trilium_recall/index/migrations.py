@@ -328,6 +328,23 @@ def m015_stemmed_keywords(db: apsw.Connection) -> None:
     db.execute("CREATE VIRTUAL TABLE sections_vocab USING fts5vocab(sections_fts, 'row')")
 
 
+def m016_notes_changes(db: apsw.Connection) -> None:
+    """A count of writes to the notes table: what is read from the notes for every search (the
+    notes filed by date, Store.filed_notes) is read again when it moves, not after every sync
+    tick's bookkeeping commit. Made to run again harmlessly, as on an index whose recorded
+    version was set back."""
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS notes_changes "
+        "(id INTEGER PRIMARY KEY CHECK (id = 1), count INTEGER NOT NULL)"
+    )
+    db.execute("INSERT OR IGNORE INTO notes_changes VALUES (1, 0)")
+    for event in ("INSERT", "UPDATE", "DELETE"):
+        db.execute(
+            f"CREATE TRIGGER IF NOT EXISTS notes_{event.lower()} AFTER {event} ON notes "
+            "BEGIN UPDATE notes_changes SET count = count + 1; END"
+        )
+
+
 MIGRATIONS: list[Callable[[apsw.Connection], None]] = [
     m001_index,
     m002_oauth,
@@ -344,4 +361,5 @@ MIGRATIONS: list[Callable[[apsw.Connection], None]] = [
     m013_resplit_snippets,
     m014_snippet_hashes,
     m015_stemmed_keywords,
+    m016_notes_changes,
 ]

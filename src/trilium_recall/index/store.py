@@ -316,9 +316,9 @@ class Store:
 
     def filed_notes(self) -> list[FiledNote]:
         """Each indexed note whose title or breadcrumbs hold a digit (where a date can be), read
-        again only after a commit: asked by every prompt naming a day. The same list object
-        while they stay the same, so what is built from it can be kept."""
-        if (stamp := self._stamp()) != self._filed[0]:
+        again only after a write to the notes: asked by every prompt naming a day. The same
+        list object while they stay the same, so what is built from it can be kept."""
+        if (stamp := self._scalar("SELECT count FROM notes_changes")) != self._filed[0]:
             rows = self.db.execute(
                 "SELECT instance, note_id, title, paths FROM notes WHERE skip_reason IS NULL "
                 "AND (title GLOB '*[0-9]*' OR paths GLOB '*[0-9]*')"

@@ -134,8 +134,13 @@ def fts_query(terms: Sequence[str]) -> str:
 def matched_terms(terms: Sequence[str], *texts: str) -> tuple[str, ...]:
     """The prompt terms (words) that occur in any of `texts` in any form of their stem, in
     prompt order."""
-    found = {token for text in texts for token in tokenize(text)}
+    found = stems(*texts)
     return tuple(term for term in terms if index_term(term) in found)
+
+
+def stems(*texts: str) -> set[str]:
+    """Every token of `texts` as the index holds it."""
+    return {token for text in texts for token in tokenize(text)}
 
 
 def code_phrases(prompt: str) -> list[str]:

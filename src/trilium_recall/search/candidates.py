@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from ..index.vectors import NO_NEIGHBOURS, Neighbours
 from ..notes.records import SectionHit
 from .dates import DateMention
+from .filed import NO_READING, DateReading
 from .gate import DEFAULT_SPREAD, CandidateSignals, PromptSignals, PromptVerdict
 
 
@@ -96,17 +97,22 @@ class Candidate:
     windowed: bool = False  # a long section: keywords counted around its best snippet only
     order_value: float | None = None  # its learned order's value (first ten candidates only)
     filed_rank: int | None = None  # among sections filed on a day the prompt names (dates.py)
-    another_day: bool = False  # the journal files it on a day, and none the prompt names
-    dated_terms: tuple[str, ...] = ()  # of matched_terms, those matched by its date (dates.py)
+    dates: DateReading = NO_READING  # what its note's dates say to the prompt's (filed.py)
 
     @property
     def key(self) -> tuple[str, str]:
         return (self.hit.instance, self.hit.note_id)
 
     def signals(self) -> CandidateSignals:
-        filed = self.filed_rank is not None
-        terms = len(self.matched_terms)
-        return CandidateSignals(self.cosine, self.coverage, terms, filed, self.another_day)
+        return CandidateSignals(
+            self.cosine,
+            self.coverage,
+            len(self.matched_terms),
+            filed=self.filed_rank is not None,
+            another_day=self.dates.another_day,
+            journal_day=self.dates.journal_day,
+            holds_day=self.dates.holds_day,
+        )
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -119,8 +125,8 @@ class Candidate:
             "phrase_rank": self.phrase_rank,
             "note_rank": self.note_rank,
             "filed_rank": self.filed_rank,
-            "another_day": self.another_day,
-            "dated_terms": list(self.dated_terms),
+            "dated_terms": list(self.dates.dated),
+            "another_day": self.dates.another_day,
             "cosine": round(self.cosine, 4),
             "matched_terms": list(self.matched_terms),
             "coverage": round(self.coverage, 2),

@@ -1,14 +1,16 @@
 """Dates as a prompt says them: "on the 21st", "the 28th of december", "monday dec 18", "sep 3",
-"late november", "2026-09-03", in the six languages the prompt's language is told in.
+"late november", "2026-09-03", "21.10.2026", "am 3. Mai", "yesterday", "last friday", with the
+month names and days from today of the six languages the prompt's language is told in.
 
 A journal is looked up by date ("what did I buy on the 21st", "the gift ideas I jotted down in
 late november"), and filed.py matches these dates to where the notes are filed. Words that are
-also other words ("may", "march", "mars", "dec" as in RA/Dec, "julio") are a month only beside
-an ordinal or a year, or after a word of time ("in may", "during the sept outage", "from may
-19", "monday dec 18"): "python 3 may be slower" names no date. A bare ordinal is a day only
-after "on" ("on the 21st"): "the 3rd argument", "the 1st or the 2nd" are not. A time of day
-makes a date a log's timestamp, and a prompt naming more than a few dates is a pasted log or
-table: neither says which notes to look in.
+also other words ("may", "march", "mars", "dec" as in RA/Dec, "jan", "julio") are a month only
+beside an ordinal or a year, after a word of time ("in may", "during the sept outage"), or with
+a day after a word such as "from" or "on" ("from may 19"): "python 3 may be slower" and "email
+from jan" name no date. A bare ordinal is a day only after "on" ("on the 21st"): "the 3rd
+argument", "the 1st or the 2nd" are not. A numeric date is read only when its order is clear.
+A time of day makes a date a log's timestamp, and a prompt naming more than a few dates is a
+pasted log or table: neither says which notes to look in.
 """
 
 from __future__ import annotations
@@ -16,10 +18,11 @@ from __future__ import annotations
 import calendar
 import datetime
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from ..index.terms import STOP_WORDS, index_term, words
+from .languages import MARKERS
 from .topic import POINTING_WORDS
 
 # Month names in the six languages the prompt's language is told in (languages.MARKERS),
@@ -27,7 +30,7 @@ from .topic import POINTING_WORDS
 _MONTH_NAMES = (
     "january januar janvier enero janeiro gennaio",
     "february februar fevrier febrero fevereiro febbraio",
-    "march marz mars marzo",
+    "march marz mars marzo marco",
     "april avril abril aprile",
     "may mai mayo maio maggio",
     "june juni juin junio junho giugno",
@@ -46,14 +49,18 @@ MONTHS: dict[str, int] = {
 }
 # Each is also a verb, a planet, a sea, a name, a coordinate ("RA/Dec") or a short word.
 _AMBIGUOUS = frozenset(
-    {"may", "march", "mars", "mai", "mayo", "maio", "august", "julio", "janeiro", "sept"}
-    | set(_ABBREVIATIONS)
+    {"may", "march", "mars", "mai", "mayo", "maio", "august", "julio", "janeiro", "marco"}
+    | {"april", "june", "sept", *_ABBREVIATIONS}
 )
-# Words of time before a month ("in may", "from may 19"); "the" counts after one of them
-# ("during the sept outage"), and "of" after a part ("end of march").
+# Words of time that make a lone ambiguous word a month ("in may", "late march"); "the" counts
+# after one of them ("during the sept outage"), and "of" after a part ("end of march").
 _TIME_WORDS = frozenset(
-    "in during since early mid late last next until till before after from around im seit "
-    "bis anfang ende en em au desde".split()
+    "in during since early mid late last next until till before after anfang ende".split()
+)
+# With a day beside it, these make it one too: "from may 19", "on may 19", "am 3. Mai", "le 3
+# mars", "el 3 de mayo" ("email from jan", "hi im jan", "signals from mars" have no day).
+_DAY_WORDS = _TIME_WORDS | frozenset(
+    "from on around by im am vom seit bis le du au en el em no il al".split()
 )
 _PARTS = frozenset("end start beginning middle rest".split())
 _OF = frozenset({"of", "de", "di", "del"})  # "28th of december", "21 de diciembre"
@@ -63,15 +70,22 @@ WEEKDAYS = frozenset(
     martes miercoles jueves viernes sabado domingo lunedi martedi mercoledi giovedi venerdi
     segunda terca quarta quinta sexta""".split()
 )
-# Words that ask what a day held rather than name a topic: "what happened on the 22nd".
 _ENGLISH_WEEKDAYS = "monday tuesday wednesday thursday friday saturday sunday".split()
 _WEEKDAY_NUMBERS = {name: n for n, name in enumerate(_ENGLISH_WEEKDAYS)}
-_ASKING = POINTING_WORDS | frozenset(
-    "happened happen happening going go went entry entries journal diary day today remind "
-    "reminder".split()
+# Words that ask what a day held rather than name a topic ("what happened on the 22nd", "was
+# habe ich am 21. Oktober gemacht"), with each language's function words (languages.MARKERS).
+# Not "day", "today" or "going": "what day is it today?" and "what's going on today" are chat.
+_ASKING = (
+    POINTING_WORDS
+    | frozenset().union(*MARKERS.values())
+    | frozenset(
+        """happened happen happening went entry entries journal diary remind reminder planned
+        plan plans agenda schedule summarize summary recap todo list did done doing fait gemacht
+        passiert habe hecho hice hizo paso feito fiz aconteceu fatto successo qu ai""".split()
+    )
 )
-_DAY = re.compile(r"(\d{1,2})(?:st|nd|rd|th)?")
-_ORDINAL = re.compile(r"(\d{1,2})(?:st|nd|rd|th)")
+_DAY = re.compile(r"(\d{1,2})(?:st|nd|rd|th|er|e)?")
+_ORDINAL = re.compile(r"(\d{1,2})(?:st|nd|rd|th|er)")
 YEAR = re.compile(r"((?:19|20)\d\d)")
 ISO_DATE = re.compile(
     r"(?<![\w-])((?:19|20)\d\d)-(0?[1-9]|1[0-2])(?:-(0?[1-9]|[12]\d|3[01]))?(?![\w-])"
@@ -82,14 +96,27 @@ _TIMESTAMP = re.compile(
     r"(?<![\w-])(?:(?:19|20)\d\d-\d\d?-\d\d?|[A-Za-z]{3,9}\.?\s+\d{1,2}(?:st|nd|rd|th)?,?)"
     r"[T ]\s*\d{1,2}:\d\d"
 )
-# Days named from today, in the six languages ("hier" is left out: German's "here"). They find
-# the day's notes and decide a prompt that is mostly that day, but match no word and rule no
-# note out: "why does my build fail today" is about the build, today's note is one answer.
+# Days named from today, in the six languages ("hier" alone is left out: German's "here").
+# They find the day's notes and decide a prompt that is mostly that day, but match no word:
+# "why does my build fail today" is about the build, today's note is one answer.
 _RELATIVE = {
     "today": 0, "tonight": 0, "yesterday": -1, "tomorrow": 1, "heute": 0, "gestern": -1,
-    "vorgestern": -2, "aujourd": 0, "demain": 1, "hoy": 0, "ayer": -1, "anteayer": -2,
-    "hoje": 0, "ontem": -1, "anteontem": -2, "oggi": 0, "ieri": -1, "domani": 1,
+    "vorgestern": -2, "ubermorgen": 2, "aujourd": 0, "demain": 1, "hoy": 0, "ayer": -1,
+    "anteayer": -2, "hoje": 0, "ontem": -1, "anteontem": -2, "amanha": 1, "oggi": 0, "ieri": -1,
+    "domani": 1, "dopodomani": 2,
 }  # fmt: skip
+# A word before that moves the day one further: "the day before yesterday", "après-demain",
+# "l'altro ieri", "pasado mañana", "avant-hier".
+_FURTHER = {
+    ("before", "yesterday"): -1, ("after", "tomorrow"): 1, ("apres", "demain"): 1,
+    ("altro", "ieri"): -1, ("pasado", "manana"): 2, ("avant", "hier"): -2,
+}  # fmt: skip
+# Numeric dates whose order is clear: 21.10.2026 (day first, with a year), 2021/12/21 (year
+# first), and a day/month pair one of whose parts only a day can be (12/21, 21/12/2021).
+_DOTTED = re.compile(r"(?<![\w.])(\d{1,2})\.(\d{1,2})\.((?:19|20)\d\d)(?![\w.])")
+_SLASHED = re.compile(
+    r"(?<![\w/])(?:((?:19|20)\d\d)/)?(\d{1,2})/(\d{1,2})(?:/((?:19|20)\d\d))?(?![\w/])"
+)
 # Dates are read in the prompt's start; a prompt naming more than MAX_DATES is a log or table.
 DATE_CHARS = 2000
 MAX_DATES = 3
@@ -146,31 +173,65 @@ def prompt_dates(prompt: str) -> list[DateMention]:
     after "on" ("on the 21st"), a day named from today; none in a prompt naming more than
     MAX_DATES."""
     head = _TIMESTAMP.sub(" ", prompt[:DATE_CHARS])
-    iso = [
-        DateMention(Date(int(m[1]), int(m[2]), int(m[3])), tuple(words(m[0])), m[0])
-        for m in ISO_DATE.finditer(head)
-        if m[3]  # "2011-12" is as often a season or a version as a month
-    ]
-    tokens = words(ISO_DATE.sub(" ", head))
-    mentions = iso + spoken_dates(tokens) + _from_today(tokens, today())
+    numeric, head = _numeric_dates(head)
+    tokens = words(head)
+    found = numeric + spoken_dates(tokens) + _from_today(tokens, today())
+    mentions = list({m.date: m for m in reversed(found)}.values())[::-1]  # each day once
     return mentions if len(mentions) <= MAX_DATES else []
 
 
+def _numeric_dates(text: str) -> tuple[list[DateMention], str]:
+    """ISO dates and the numeric dates whose order is clear, and the text without them."""
+    found: list[tuple[int, Date, str]] = []
+    for m in ISO_DATE.finditer(text):
+        if m[3]:  # "2011-12" is as often a season or a version as a month
+            found.append((m.start(), Date(int(m[1]), int(m[2]), int(m[3])), m[0]))
+    for m in _DOTTED.finditer(text):
+        found.append((m.start(), Date(int(m[3]), int(m[2]), int(m[1])), m[0]))
+    for m in _SLASHED.finditer(text):
+        if date := _slashed(m, words(text[: m.start()])[-1:] == ["on"]):
+            found.append((m.start(), date, m[0]))
+    for pattern in (ISO_DATE, _DOTTED, _SLASHED):
+        text = pattern.sub(" ", text)
+    mentions = [
+        DateMention(date, tuple(words(said)), said)
+        for _, date, said in sorted(found, key=lambda f: f[0])
+        if date.month and date.day and valid_day(date.month, date.day)
+    ]
+    return mentions, text
+
+
+def _slashed(m: re.Match[str], after_on: bool) -> Date | None:
+    """2021/12/21; 12/21/2021 or 21/12/2021 (the part over 12 is the day); 12/21 only after
+    "on" ("24/7 support" is no date)."""
+    first_year, a, b, last_year = m[1], int(m[2]), int(m[3]), m[4]
+    if first_year:
+        return Date(int(first_year), a, b) if not last_year else None
+    if not (last_year or after_on):
+        return None
+    orders = [(month, day) for month, day in ((a, b), (b, a)) if 1 <= month <= 12]
+    if len(orders) != 1 or not 1 <= orders[0][1] <= 31:
+        return None
+    return Date(int(last_year) if last_year else None, *orders[0])
+
+
 def _from_today(tokens: Sequence[str], now: datetime.date) -> list[DateMention]:
-    """ "yesterday", "the day before yesterday", "last friday", "gestern", "ayer"."""
+    """ "yesterday", "the day before yesterday", "après-demain", "last friday", "gestern"."""
     mentions = []
     for i, word in enumerate(tokens):
-        before = tokens[max(0, i - 3) : i]
-        if word in _RELATIVE:
-            back = -1 if word == "yesterday" and before[-3:] == ["the", "day", "before"] else 0
-            said = (*before[-3:], word) if back else (word,)
-            days = _RELATIVE[word] + back
-        elif word in _WEEKDAY_NUMBERS and before[-1:] == ["last"]:
-            days = -((now.weekday() - _WEEKDAY_NUMBERS[word]) % 7 or 7)
-            said = ("last", word)
+        previous = tokens[i - 1] if i else ""
+        if word in _RELATIVE or (previous, word) in _FURTHER:
+            days = _RELATIVE.get(word, 0) + _FURTHER.get((previous, word), 0)
+            start = i - 1 if (previous, word) in _FURTHER else i
+            if previous in ("before", "after"):  # "(the) day before yesterday"
+                while start > 0 and tokens[start - 1] in ("day", "the"):
+                    start -= 1
+        elif word in _WEEKDAY_NUMBERS and previous == "last" and tokens[i + 1 : i + 2] != ["of"]:
+            days, start = -((now.weekday() - _WEEKDAY_NUMBERS[word]) % 7 or 7), i - 1
         else:
             continue
         day = now + datetime.timedelta(days=days)
+        said = tuple(tokens[start : i + 1])
         mentions.append(DateMention(Date(day.year, day.month, day.day), said, " ".join(said), True))
     return mentions
 
@@ -181,15 +242,12 @@ def day_terms(mentions: Sequence[DateMention], terms: Sequence[str]) -> list[str
     return [term for term in terms if index_term(term) in said]
 
 
-def holds_a_day(mentions: Sequence[DateMention], terms: Sequence[str], held: Iterable[str]) -> bool:
-    """Whether the `held` terms (a section's own words) name a whole day the prompt names:
-    "may" and "19" of "may 19" in one section, not "19" alone."""
-    held_stems = {index_term(term) for term in held}
-    prompt_stems = {index_term(term) for term in terms}
+def holds_a_day(mentions: Sequence[DateMention], held: Collection[str]) -> bool:
+    """Whether a section's own words (their stems, `held`) name a whole day the prompt names
+    outright: "may" and "9" of "may 9" in one section, not "may" alone."""
     return any(
-        m.date.day and {index_term(w) for w in m.words} & prompt_stems <= held_stems
+        m.date.day and not m.relative and all(index_term(w) in held for w in m.words)
         for m in mentions
-        if {index_term(w) for w in m.words} & prompt_stems and not m.relative
     )
 
 
@@ -237,13 +295,13 @@ def _month_at(tokens: Sequence[str], i: int) -> tuple[range, Date] | None:
 
 
 def _time_word_before(tokens: Sequence[str], start: int, with_day: bool) -> bool:
-    """ "in may", "monday dec 18", "during the sept outage", "end of march", and "on" with a
-    day ("on may 19"; "on mars" is not a date)."""
+    """ "in may", "monday dec 18", "during the sept outage", "end of march", and with a day
+    "on may 19", "le 3 mars" ("on mars" is not a date)."""
     before = tokens[start - 1] if start > 0 else ""
     earlier = tokens[start - 2] if start > 1 else ""
     return (
         before in _TIME_WORDS
-        or (before == "on" and with_day)
+        or (before in _DAY_WORDS and with_day)
         or before in WEEKDAYS
         or (before == "the" and earlier in _TIME_WORDS)
         or (before in _OF and earlier in _PARTS)

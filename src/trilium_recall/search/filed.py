@@ -18,7 +18,7 @@ import functools
 import re
 import threading
 import weakref
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 from ..index.store import Store
@@ -41,6 +41,7 @@ from .dates import (
 _NUMBERED = re.compile(r"\s*(\d{1,2})\s*-\s*(\w+)")
 _PATH_SEPARATOR = " › "  # how the index writes breadcrumbs (notes/classify.py)
 FILED_K = 40
+SECTIONS_A_NOTE = 5
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,8 @@ class DateReading:
 
     dated: tuple[str, ...] = ()  # prompt terms naming a date the note is filed under
     another_day: bool = False  # the journal files it on a day, and none the prompt names
+    journal_day: bool = False  # the journal files it on a day (a day note, or under one)
+    holds_day: bool = False  # its own text names a whole day the prompt names
 
 
 NO_READING = DateReading()
@@ -58,33 +61,38 @@ def read_dates(
     mentions: Sequence[DateMention],
     terms: Sequence[str],
     literal: Sequence[str],
-    title: str,
-    paths: Sequence[str],
+    held: Collection[str],
+    note: tuple[str, Sequence[str]],
 ) -> DateReading:
-    """The prompt `terms` (not already `literal`ly matched) that name a date the note is filed
-    under, and whether the journal files it on another day than every day the prompt names
-    (unless the section holds the day's words itself: "from 19 October" in a transcript).
+    """What a section of the note (its title and breadcrumbs) says to the prompt's dates: the
+    prompt `terms` (not already `literal`ly matched) naming a date the note is filed under;
+    whether the journal files it on another day than every day the prompt names (unless its
+    own words, the stems it `held`, name the day: "from 19 October" in a transcript).
 
     A date counts as matched only in a section that also holds another word of the prompt:
     the date says which of the notes about the topic, not what the prompt is about ("book a
-    table for two on december 20" is not about the journal's 20th of December)."""
-    mentions = [m for m in mentions if not m.relative]  # "today" is no word a note holds
+    table for two on december 20" is not about the journal's 20th of December). A day named
+    from today matches no word ("today" is no word a note holds), and rules notes out only
+    beside a day named outright: "why does my build fail today" is about the build."""
     if not mentions:
         return NO_READING
-    dates = note_dates(title, tuple(paths))
+    title, paths = note[0], tuple(note[1])
+    outright = [m for m in mentions if not m.relative]
+    dates = note_dates(title, paths)
     said = {
         index_term(word)
-        for m in mentions
+        for m in outright
         if any(m.date.agrees(date) for date in dates)
         for word in m.words
     }
-    named = {index_term(word) for m in mentions for word in m.words}
+    named = {index_term(word) for m in outright for word in m.words}
     topical = any(index_term(t) not in named for t in literal)
     dated = tuple(t for t in terms if topical and t not in literal and index_term(t) in said)
-    days = [m.date for m in mentions if m.date.day]
-    journal = journal_days(title, tuple(paths))
+    days = [m.date for m in (mentions if outright else []) if m.date.day]
+    journal = journal_days(title, paths)
+    holds = holds_a_day(outright, held)
     another = bool(days and journal) and all(d.contradicts(j) for d in days for j in journal)
-    return DateReading(dated, another and not holds_a_day(mentions, terms, literal))
+    return DateReading(dated, another and not holds, bool(journal), holds)
 
 
 def filed_on(
@@ -93,9 +101,10 @@ def filed_on(
     instances: Iterable[str],
     limit: int = FILED_K,
 ) -> list[int]:
-    """The sections of `instances`' notes filed on a day the prompt names, the day's own note
-    first (its breadcrumbs are the shortest), then the latest: meaning search does not find
-    "21 - Wednesday" for "what did I do on october 21st", as its text never says October."""
+    """The sections of `instances`' notes filed on a day the prompt names, day notes before the
+    notes under them (shorter breadcrumbs), the latest first ("on the 21st" is most likely the
+    last one), at most SECTIONS_A_NOTE of each: meaning search does not find "21 - Wednesday"
+    for "what did I do on october 21st", as its text never says October."""
     days = [m.date for m in mentions if m.date.day]
     if not days:
         return []
@@ -113,7 +122,8 @@ def filed_on(
     for _, note in ordered:
         if len(sections) >= limit:
             break
-        sections += store.section_ids_of(note.instance, [note.note_id])
+        # a long day note leaves room for the notes filed under it
+        sections += store.section_ids_of(note.instance, [note.note_id])[:SECTIONS_A_NOTE]
     return sections[:limit]
 
 

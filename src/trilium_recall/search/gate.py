@@ -205,8 +205,10 @@ class CandidateSignals:
     cosine: float
     coverage: float
     terms: int
-    filed: bool = False  # filed on a day the prompt names (dates.py)
-    another_day: bool = False  # filed on a day, and none the prompt names
+    filed: bool = False  # filed on a day the prompt names (filed.py)
+    another_day: bool = False  # the journal files it on a day, and none the prompt names
+    journal_day: bool = False  # the journal files it on a day
+    holds_day: bool = False  # its own text names a whole day the prompt names
 
 
 @dataclass(frozen=True)
@@ -306,14 +308,15 @@ def judge_candidates(
 
 
 def _filed_candidates(candidates: Sequence[CandidateSignals]) -> list[tuple[bool, str]]:
-    """For a prompt that is a day: the notes filed on it, and any other matching as much of
-    the prompt ("the restore test on 2026-10-21" in the backup note's own text)."""
+    """For a prompt that is a day: the notes filed on it, and any other whose own text names
+    the day and that matches as much of the prompt ("the restore test on 2026-10-21" in the
+    backup note); never another day's journal note ("last wednesday" is not every Wednesday)."""
     best = max((c.coverage for c in candidates if c.filed), default=0.0)
     return [
         (True, "filed on the day")
         if c.filed
-        else (True, f"keywords: {c.coverage:.0%} of the weight, as the day's notes")
-        if best and c.coverage >= best and not c.another_day
+        else (True, f"names the day, {c.coverage:.0%} of the weight as the day's notes")
+        if c.holds_day and not c.journal_day and c.coverage >= best
         else (False, "not filed on the day")
         for c in candidates
     ]

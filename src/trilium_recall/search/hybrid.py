@@ -17,7 +17,7 @@ import numpy as np
 from ..config import Settings
 from ..index.embed import Embedder
 from ..index.store import Store
-from ..index.terms import matched_terms
+from ..index.terms import matched_terms, stems
 from ..index.vectors import Match, Neighbours
 from ..notes.records import SectionHit
 from .candidates import (
@@ -26,7 +26,7 @@ from .candidates import (
     SearchResult,
     SearchTrace,
 )
-from .dates import asking_terms, day_terms, holds_a_day
+from .dates import asking_terms, day_terms
 from .filed import filed_on, read_dates
 from .gate import (
     FITTED,
@@ -164,6 +164,8 @@ def decide(
     trace.candidates = candidates
     summarised = summaries_for_sources(store, settings, gathered.query_vector, candidates, trace)
     chosen = in_order(summarised, gate.order)  # a source kept as wiki moves by its new score
+    if trace.verdict is not None and trace.verdict.filed:  # the day's own notes, latest first
+        chosen.sort(key=lambda c: (not c.passed, c.filed_rank is None, c.filed_rank or 0))
     trace.total_ms = (time.perf_counter() - gathered.started) * 1000
     passages = [c for c in chosen if c.passed and c.key not in exclude]
     return SearchResult(passages[:limit], trace)
@@ -217,7 +219,8 @@ def fuse(
         match = matches.get(section_id)
         text = windows.get(section_id, hit.text)
         literal = matched_terms(keyword.terms, hit.title, hit.heading, text)
-        dates = read_dates(keyword.dates, keyword.terms, literal, hit.title, hit.paths)
+        held = stems(hit.title, hit.heading, text) if keyword.dates else set()
+        dates = read_dates(keyword.dates, keyword.terms, literal, held, (hit.title, hit.paths))
         terms = tuple(t for t in keyword.terms if t in literal or t in dates.dated)
         weight = settings.area_weights[hit.area]
         candidate = Candidate(
@@ -235,8 +238,7 @@ def fuse(
             score=fused_score * weight,
             windowed=section_id in windows,
             filed_rank=filed_rank.get(section_id),
-            another_day=dates.another_day,
-            dated_terms=dates.dated,
+            dates=dates,
         )
         sections.append(candidate)
     return sorted(sections, key=lambda c: -c.score)
@@ -339,10 +341,7 @@ def _filed_signals(sections: Sequence[Candidate], keyword: KeywordHits) -> dict[
     rest = [t for t in keyword.terms if t not in days and t not in asking_terms(keyword.terms)]
     weight = keyword.coverage(rest)
     filed = [c for c in sections if c.filed_rank]
-    held = any(
-        holds_a_day(keyword.dates, keyword.terms, set(c.matched_terms) - set(c.dated_terms))
-        for c in sections
-    )
+    held = any(c.dates.holds_day for c in sections)
     shares = [keyword.coverage([t for t in c.matched_terms if t in rest]) for c in filed]
     return {
         "filed_coverage": max((s / weight if weight else 1.0 for s in shares), default=0.0),
