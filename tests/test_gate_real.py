@@ -242,6 +242,13 @@ def test_a_weekday_named_from_today_gets_that_day_not_every_day_of_its_name(
         assert index.ask(chat).passages == [], chat  # today's note exists, and says no more
 
 
+def test_a_day_is_read_from_the_prompt_as_written_not_from_its_topic(index) -> None:
+    # read for its topic, "did I take notes on the 22nd?" is "the 22nd?": no longer a day
+    result = index.ask("did i take notes on the 22nd?")
+    assert result.trace.searched_as == "the 22nd?"
+    assert titles(result) == ["22 - Tuesday"]
+
+
 def test_a_day_asked_in_another_language_gets_its_notes(index) -> None:
     for prompt in ("was habe ich am 21. Oktober gemacht", "qu'est-ce que j'ai fait le 21 octobre"):
         assert titles(index.ask(prompt)) == ["21 - Wednesday"], prompt

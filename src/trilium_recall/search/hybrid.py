@@ -26,7 +26,7 @@ from .candidates import (
     SearchResult,
     SearchTrace,
 )
-from .dates import asking_terms, day_terms
+from .dates import asking_terms, day_terms, prompt_dates
 from .filed import filed_on, read_dates
 from .gate import (
     FITTED,
@@ -124,9 +124,10 @@ def gather(
     """Keyword hits ∥ query vector → meaning hits → RRF → area weight → best section per note."""
     started = time.perf_counter()
     asked = topic_of(prompt, lambda: application_is_topic(store))
-    keyword = keyword_hits(
-        store, asked, with_phrases=bool(ranking.phrase_weight), with_dates=ranking.dates
-    )
+    # Dates are read as written: "did I take notes on the 3rd?" is read for its topic as "the
+    # 3rd?", and a bare ordinal is a day only after "on".
+    dates = prompt_dates(prompt) if ranking.dates else []
+    keyword = keyword_hits(store, asked, with_phrases=bool(ranking.phrase_weight), dates=dates)
     trace = SearchTrace(keyword=keyword, reference=generic.reference)
     trace.searched_as = None if asked == prompt else asked
     trace.language = prompt_language(asked)

@@ -14,7 +14,7 @@ from ..index.terms import code_phrases, fts_query, idf, prompt_terms
 from ..index.vectors import Neighbours
 from ..notes.records import SectionHit
 from .candidates import NO_KEYWORDS, KeywordHits
-from .dates import prompt_dates
+from .dates import DateMention
 
 KEYWORD_K = 40
 MEANING_K = 40
@@ -33,10 +33,10 @@ def keyword_hits(
     prompt: str,
     k: int = KEYWORD_K,
     with_phrases: bool = True,
-    with_dates: bool = True,
+    dates: Sequence[DateMention] = (),
 ) -> KeywordHits:
     """Prompt terms, their IDF over the index, FTS5's best sections for the rare ones, those
-    holding the prompt's code phrases, and the dates it names."""
+    holding the prompt's code phrases, and the `dates` it names (dates.py)."""
     terms = prompt_terms(prompt)
     if not terms:
         return NO_KEYWORDS
@@ -47,8 +47,7 @@ def keyword_hits(
     phrase_hits = store.keyword_search(" OR ".join(phrases), PHRASE_K) if phrases else []
     unknown = [t for t in terms if not counts[t]]
     hits = store.keyword_search(query, k)
-    dates = prompt_dates(prompt) if with_dates else []
-    return KeywordHits(terms, weights, query, hits, phrases, phrase_hits, unknown, dates)
+    return KeywordHits(terms, weights, query, hits, phrases, phrase_hits, unknown, list(dates))
 
 
 def meaning_hits(store: Store, query_vector: np.ndarray, k: int = MEANING_K) -> Neighbours:
