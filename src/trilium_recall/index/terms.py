@@ -20,7 +20,7 @@ import functools
 import math
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 import apsw
 
@@ -134,13 +134,17 @@ def fts_query(terms: Sequence[str]) -> str:
 def matched_terms(terms: Sequence[str], *texts: str) -> tuple[str, ...]:
     """The prompt terms (words) that occur in any of `texts` in any form of their stem, in
     prompt order."""
-    found = stems(*texts)
-    return tuple(term for term in terms if index_term(term) in found)
+    return terms_in(terms, stems(*texts))
 
 
 def stems(*texts: str) -> set[str]:
     """Every token of `texts` as the index holds it."""
     return {token for text in texts for token in tokenize(text)}
+
+
+def terms_in(terms: Sequence[str], held: Collection[str]) -> tuple[str, ...]:
+    """The prompt terms whose stem is among the `held` stems, in prompt order."""
+    return tuple(term for term in terms if index_term(term) in held)
 
 
 def code_phrases(prompt: str) -> list[str]:

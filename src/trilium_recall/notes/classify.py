@@ -24,6 +24,7 @@ KNOWN_TYPES = frozenset(
      "shortcut", "doc", "contentWidget", "launcher", "canvas", "mindMap", "geoMap", "aiChat",
      "spreadsheet", "llmChat", *INDEXABLE_TYPES}
 )  # fmt: skip
+BREADCRUMB = " › "  # between the titles of a path, as the index stores paths
 MAX_PATHS = 8  # clones can multiply paths; a handful is plenty for display and rules
 # Under the #calendarRoot note, or a day/month/year note of a journal kept elsewhere.
 JOURNAL_LABELS = ("calendarRoot", "dateNote", "monthNote", "yearNote")
@@ -156,7 +157,7 @@ def _area(note: Note, chain: list[Note], rules: Rules) -> str:
 
 def _breadcrumb(chain: list[Note]) -> str:
     # A protected ancestor's title is "[protected]" on the wire: it is left out of the path.
-    return " › ".join(note.title for note in reversed(chain) if not note.is_protected)
+    return BREADCRUMB.join(note.title for note in reversed(chain) if not note.is_protected)
 
 
 def _hidden_stub() -> Note:

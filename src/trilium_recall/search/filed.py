@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from ..index.store import Store
 from ..index.terms import index_term, words
+from ..notes.classify import BREADCRUMB
 from ..notes.records import FiledNote
 from .dates import (
     ISO_DATE,
@@ -39,7 +40,6 @@ from .dates import (
 
 # Trilium's journal titles its month and day notes "12 - December" and "21 - Thursday".
 _NUMBERED = re.compile(r"\s*(\d{1,2})\s*-\s*(\w+)")
-_PATH_SEPARATOR = " › "  # how the index writes breadcrumbs (notes/classify.py)
 FILED_K = 40
 SECTIONS_A_NOTE = 5
 
@@ -140,7 +140,7 @@ def journal_days(title: str, paths: tuple[str, ...]) -> tuple[Date, ...]:
 
 @functools.lru_cache(maxsize=1 << 14)
 def _read_note(title: str, paths: tuple[str, ...]) -> tuple[tuple[Date, bool], ...]:
-    found = {_filed_date([*path.split(_PATH_SEPARATOR), title]) for path in paths or ("",)}
+    found = {_filed_date([*path.split(BREADCRUMB), title]) for path in paths or ("",)}
     return tuple(pair for pair in found if pair is not None)
 
 
@@ -176,7 +176,8 @@ def _latest(note: FiledNote) -> int:
 
 
 # The filed notes of each open store by (month, day), rebuilt when the store reads its filed
-# notes again (after a commit): a prompt naming a day looks up its day, not every note.
+# notes again (after a write to the notes): a prompt naming a day looks up its day, not every
+# note.
 FiledIndex = dict[tuple[int | None, int], list[tuple[Date, int, FiledNote]]]
 _INDEXES: weakref.WeakKeyDictionary[Store, tuple[list[FiledNote], FiledIndex]] = (
     weakref.WeakKeyDictionary()
@@ -194,7 +195,7 @@ def _filed_index(store: Store) -> FiledIndex:
             return cached[1]
     index: FiledIndex = {}
     for note in notes:
-        depth = min(path.count(_PATH_SEPARATOR) for path in note.paths or ("",))
+        depth = min(path.count(BREADCRUMB) for path in note.paths or ("",))
         for date in note_dates(note.title, note.paths):
             if date.day:
                 for key in ((date.month, date.day), (None, date.day)):

@@ -130,7 +130,8 @@ class GateThresholds:
 # above the strongest unrelated match (an unrelated prompt, "c# [Flags] enum, how do i check if
 # one flag is set" to the Python docs, matched all five of its words in one section, so the
 # rule is off: above 1); the neighbour gap with the best hit@3 + MRR less 0.01 a passage. The
-# filed-day rule (`filed_coverage`) is set, not fitted: no labelled prompt names only a day.
+# two day rules (`filed_coverage`, `day_only`) are set, not fitted: no labelled prompt names
+# only a day.
 # In-sample; the same procedure fitted on eight corpora and scored on the ninth is what
 # eval/RESULTS.md reports.
 FITTED = GateThresholds(

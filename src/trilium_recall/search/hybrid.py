@@ -17,7 +17,7 @@ import numpy as np
 from ..config import Settings
 from ..index.embed import Embedder
 from ..index.store import Store
-from ..index.terms import matched_terms, stems
+from ..index.terms import stems, terms_in
 from ..index.vectors import Match, Neighbours
 from ..notes.records import SectionHit
 from .candidates import (
@@ -219,8 +219,8 @@ def fuse(
             continue
         match = matches.get(section_id)
         text = windows.get(section_id, hit.text)
-        literal = matched_terms(keyword.terms, hit.title, hit.heading, text)
-        held = stems(hit.title, hit.heading, text) if keyword.dates else set()
+        held = stems(hit.title, hit.heading, text)  # the dates read them as well
+        literal = terms_in(keyword.terms, held)
         dates = read_dates(keyword.dates, keyword.terms, literal, held, (hit.title, hit.paths))
         terms = tuple(t for t in keyword.terms if t in literal or t in dates.dated)
         weight = settings.area_weights[hit.area]
@@ -339,7 +339,8 @@ def _filed_signals(sections: Sequence[Candidate], keyword: KeywordHits) -> dict[
     days = day_terms(keyword.dates, keyword.terms)
     if not days:
         return {}
-    rest = [t for t in keyword.terms if t not in days and t not in asking_terms(keyword.terms)]
+    asking = asking_terms(keyword.terms)
+    rest = [t for t in keyword.terms if t not in days and t not in asking]
     weight = keyword.coverage(rest)
     filed = [c for c in sections if c.filed_rank]
     held = any(c.dates.holds_day for c in sections)
