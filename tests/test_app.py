@@ -180,6 +180,10 @@ def test_explain_shows_every_step(demo_engine) -> None:
         (b'{"prompt": "x", "instance": ["a"]}', "'instance' must be a string"),
         (b'{"prompt": "restic", "instance": "nope"}', "unknown instance 'nope'"),
         (b"\xff\xfe", "body is not valid JSON"),
+        (b'{"prompt": "x", "today": "22.10.2026"}', "'today' must be a date written YYYY-MM-DD"),
+        (b'{"prompt": "x", "today": "2026-02-30"}', "'today' must be a date written YYYY-MM-DD"),
+        (b'{"prompt": "x", "today": "20261022"}', "'today' must be a date written YYYY-MM-DD"),
+        (b'{"prompt": "x", "today": 20261022}', "'today' must be a string"),
     ],
 )
 def test_bad_input_is_a_400_with_a_reason(demo_engine, body: bytes, error: str) -> None:
@@ -188,6 +192,17 @@ def test_bad_input_is_a_400_with_a_reason(demo_engine, body: bytes, error: str) 
     )
     assert answer.status_code == 400
     assert answer.json() == {"error": error}
+
+
+def test_days_from_today_count_from_the_asker_s_date(demo_engine) -> None:
+    """The hook sends its machine's date: an engine in a UTC container is a day ahead of an
+    American evening, and "yesterday" is the user's."""
+
+    def asked(today: str) -> dict:
+        return post(demo_engine, {"prompt": "what did I do yesterday?", "today": today}).json()
+
+    assert [p["title"] for p in asked("2026-10-22")["passages"]] == ["21 - Wednesday"]
+    assert asked("2026-10-25")["passages"] == []  # no note is filed on the 24th
 
 
 def test_odd_prompts_are_answered_not_refused(demo_engine) -> None:

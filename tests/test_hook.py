@@ -13,6 +13,7 @@ stderr, so a hook silent for the wrong reason fails.
 from __future__ import annotations
 
 import contextlib
+import datetime
 import errno
 import json
 import re
@@ -93,6 +94,11 @@ def assert_silent(run: Run, reason: str) -> None:
     """Exit 0, nothing on stdout, for this reason (debug mode)."""
     assert (run.returncode, run.stdout) == (0, b""), run.stderr
     assert run.stderr.decode() == f"trilium-recall-hook: {reason}\n"
+
+
+def without_day(body: dict[str, object]) -> dict[str, object]:
+    """The request body but the date the hook sends (its own test checks that)."""
+    return {name: value for name, value in body.items() if name != "today"}
 
 
 def hook_output(context: str) -> dict[str, object]:
@@ -254,11 +260,31 @@ def test_request_carries_bearer_and_the_prompt_fields_only(
     assert headers["Authorization"] == f"Bearer {recall_server.password}"
     assert headers["Content-Type"] == "application/json"
     # The engine's hook mode (hook_event_name present); no cwd or transcript path leaves.
-    assert body == {
+    assert without_day(body) == {
         "hook_event_name": "UserPromptSubmit",
         "prompt": PROMPT,
         "session_id": "abc-123",
     }
+
+
+def day_at(hours: int) -> str:
+    return (
+        datetime.datetime.now(datetime.timezone(datetime.timedelta(hours=hours))).date().isoformat()
+    )
+
+
+@pytest.mark.parametrize("hours", [14, -12])
+def test_the_request_carries_the_date_where_the_user_is(
+    recall_server: StubEngine, hours: int
+) -> None:
+    """ "yesterday" is the user's: the hook sends its own machine's date (TZ, as POSIX writes
+    an offset: "<+14>-14" is 14 hours east of UTC). The two zones are 26 hours apart, so their
+    dates always differ: a hook that sent the engine's or UTC's date fails one of them."""
+    assert day_at(14) != day_at(-12)
+    before = day_at(hours)
+    tz = f"<{hours:+03d}>{-hours:+d}"
+    run_hook(payload(), engine_env(recall_server, TZ=tz), HOOK_COMMANDS["trilium-recall-hook"])
+    assert recall_server.requests[0][1]["today"] in {before, day_at(hours)}
 
 
 def test_a_subagent_s_firing_is_flagged_for_the_engine_not_its_id(
@@ -266,7 +292,7 @@ def test_a_subagent_s_firing_is_flagged_for_the_engine_not_its_id(
 ) -> None:
     stdin = payload(session_id="abc-123", agent_id="a3082f9692f641e94")
     run_hook(stdin, engine_env(recall_server), HOOK_COMMANDS["trilium-recall-hook"])
-    assert recall_server.requests[0][1] == {
+    assert without_day(recall_server.requests[0][1]) == {
         "hook_event_name": "UserPromptSubmit",
         "prompt": PROMPT,
         "session_id": "abc-123",
@@ -278,7 +304,10 @@ def test_input_without_event_name_is_asked_as_a_prompt(recall_server: StubEngine
     stdin = json.dumps({"prompt": PROMPT}).encode()
     run = run_hook(stdin, engine_env(recall_server), HOOK_COMMANDS["trilium-recall-hook"])
     assert added_context(run) == STUB_CONTEXT
-    assert recall_server.requests[0][1] == {"hook_event_name": "UserPromptSubmit", "prompt": PROMPT}
+    assert without_day(recall_server.requests[0][1]) == {
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": PROMPT,
+    }
 
 
 def test_overlong_session_id_is_not_passed_on(recall_server: StubEngine) -> None:

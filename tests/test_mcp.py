@@ -79,7 +79,7 @@ async def test_initialize_sends_instructions_and_lists_the_recall_tool(demo_engi
         assert [t.name for t in tools] == ["recall"]
         schema = tools[0].input_schema
         assert schema["required"] == ["query"]
-        assert set(schema["properties"]) == {"query", "limit", "instance"}
+        assert set(schema["properties"]) == {"query", "limit", "instance", "today"}
         assert schema["properties"]["limit"]["default"] == 3
         assert "Trilium" in tools[0].description
 
@@ -102,6 +102,15 @@ async def test_recall_tool_finds_the_note_and_is_silent_on_unrelated(demo_engine
         assert again.content[0].text == text
 
 
+async def test_days_from_today_count_from_the_date_the_model_gives(demo_engine) -> None:
+    async with mcp_session(demo_engine.url, demo_engine.headers) as mcp:
+        query = {"query": "what did I do yesterday?"}
+        found = await mcp.session.call_tool("recall", {**query, "today": "2026-10-22"})
+        assert found.content[0].text.startswith("## 21 - Wednesday")
+        later = await mcp.session.call_tool("recall", {**query, "today": "2026-10-25"})
+        assert later.content[0].text == NO_MATCH  # no note is filed on the 24th
+
+
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
@@ -110,6 +119,8 @@ async def test_recall_tool_finds_the_note_and_is_silent_on_unrelated(demo_engine
         ({"query": "restic", "limit": 0}, "limit"),
         ({"query": "restic", "limit": "many"}, "limit"),
         ({"query": "restic", "instance": "nope"}, "unknown instance 'nope'"),
+        ({"query": "restic", "today": "22.10.2026"}, "today"),
+        ({"query": "restic", "today": "2026-02-30"}, "today: 2026-02-30 is no calendar date"),
     ],
 )
 async def test_bad_arguments_are_tool_errors_not_crashes(demo_engine, arguments, message) -> None:

@@ -7,6 +7,7 @@ real engine over the demo notebook and an engine of our own holding hostile titl
 
 from __future__ import annotations
 
+import datetime
 import os
 import re
 import time
@@ -36,8 +37,8 @@ HOSTILE_PROMPT = '<script>window.__pwned=2</script><img src=x onerror="window.__
 class Watched:
     """A page with its console messages and uncaught errors kept."""
 
-    def __init__(self, browser: Browser) -> None:
-        self.context = browser.new_context(viewport={"width": 1200, "height": 900})
+    def __init__(self, browser: Browser, **context: str) -> None:
+        self.context = browser.new_context(viewport={"width": 1200, "height": 900}, **context)
         self.page = self.context.new_page()
         self.console: list[str] = []
         self.errors: list[str] = []
@@ -152,6 +153,20 @@ def test_status_explain_and_activity_on_the_demo(demo_engine, browser, tmp_path)
     expect(page.locator("#result pre.sent")).to_contain_text("21 - Wednesday")
 
     assert watched.errors == [] and watched.csp_violations() == []
+    watched.context.close()
+
+
+def test_days_from_today_count_from_the_browser_s_date(demo_engine, browser) -> None:
+    """At 8 pm on 22 October in Los Angeles it is already the 23rd in UTC: "yesterday" is the
+    21st, whose note the journal files, not the 22nd, which has none."""
+    watched = Watched(browser, timezone_id="America/Los_Angeles")
+    page = watched.page
+    page.clock.set_fixed_time(datetime.datetime(2026, 10, 23, 3, tzinfo=datetime.UTC))
+    sign_in(page, demo_engine.url, demo_engine.password)
+    run_prompt(page, "what did I do yesterday?")
+    expect(page.locator("#result")).to_contain_text("Dates: “yesterday” = 21 oct 2026")
+    expect(page.locator("#result pre.sent")).to_contain_text("21 - Wednesday")
+    assert watched.errors == []
     watched.context.close()
 
 

@@ -153,6 +153,9 @@ def _request_body(payload: dict[str, object]) -> bytes:
         body["session_id"] = session_id
     if payload.get("agent_id"):  # fired inside a subagent or teammate: the engine skips it
         body["agent_id"] = "1"
+    # This machine's date: "yesterday" in the prompt is the user's, and an engine in a UTC
+    # container is a day ahead of an American evening.
+    body["today"] = time.strftime("%Y-%m-%d")
     return json.dumps(body).encode()
 
 

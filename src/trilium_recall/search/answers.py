@@ -7,6 +7,7 @@ The server and the command line read these without importing the pipeline (`reca
 
 from __future__ import annotations
 
+import datetime
 from dataclasses import asdict, dataclass, field, replace
 from typing import Literal
 
@@ -31,8 +32,10 @@ PARTIAL_NOTE = "(The notes index is still being built: this answer comes from pa
 class RecallRequest:
     """One prompt to answer, as every door hands it on: who asks (`session_id`: notes already
     sent to it are not sent again), which notes (`instance`, None for all), how many passages
-    at most (`limit`, None for RECALL_MAX_PASSAGES), and whether the skip rules apply (prompts
-    from the hook; `from_subagent` when Claude Code fired it inside a subagent)."""
+    at most (`limit`, None for RECALL_MAX_PASSAGES), whether the skip rules apply (prompts
+    from the hook; `from_subagent` when Claude Code fired it inside a subagent), and the
+    asker's local date (`today`: "yesterday" counts from it; None for the engine's own, which
+    in a UTC container is a day ahead of an American evening)."""
 
     prompt: str
     session_id: str | None = None
@@ -40,6 +43,7 @@ class RecallRequest:
     limit: int | None = None
     use_skip_rules: bool = True
     from_subagent: bool = False
+    today: datetime.date | None = None
 
 
 @dataclass(frozen=True)

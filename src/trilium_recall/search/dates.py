@@ -164,18 +164,19 @@ class DateMention:
 
 
 def today() -> datetime.date:
-    """The engine's local date: what "yesterday" in a prompt is counted from."""
+    """The engine's local date: what "yesterday" in a prompt is counted from when the asker
+    does not say what their date is."""
     return datetime.date.today()
 
 
-def prompt_dates(prompt: str) -> list[DateMention]:
+def prompt_dates(prompt: str, now: datetime.date | None = None) -> list[DateMention]:
     """The dates a prompt names: ISO dates, a month with or without a day and a year, a day
-    after "on" ("on the 21st"), a day named from today; none in a prompt naming more than
-    MAX_DATES."""
+    after "on" ("on the 21st"), a day named from today (`now`, the asker's date; None: the
+    engine's); none in a prompt naming more than MAX_DATES."""
     head = _TIMESTAMP.sub(" ", prompt[:DATE_CHARS])
     numeric, head = _numeric_dates(head)
     tokens = words(head)
-    found = numeric + spoken_dates(tokens) + _from_today(tokens, today())
+    found = numeric + spoken_dates(tokens) + _from_today(tokens, now or today())
     mentions = list({m.date: m for m in reversed(found)}.values())[::-1]  # each day once
     return mentions if len(mentions) <= MAX_DATES else []
 

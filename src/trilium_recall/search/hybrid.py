@@ -8,6 +8,7 @@ why recall spoke or stayed silent.
 
 from __future__ import annotations
 
+import datetime
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -93,11 +94,13 @@ def search(
     limit: int = 3,
     instance: str | None = None,
     exclude: frozenset[tuple[str, str]] = frozenset(),
+    today: datetime.date | None = None,
 ) -> SearchResult:
     """Steps: keyword hits ∥ query vector → meaning hits → RRF → area weight → best section per
     note → prompt decision → candidate decisions → summary stands in for source → top `limit`
-    not already sent (`exclude`)."""
-    gathered = gather(store, embedder, generic, settings, prompt, instance)
+    not already sent (`exclude`). Days the prompt names from today count from `today` (the
+    asker's date; None: the engine's)."""
+    gathered = gather(store, embedder, generic, settings, prompt, instance, today=today)
     return decide(store, settings, gathered, gate or gate_thresholds(settings), limit, exclude)
 
 
@@ -120,13 +123,14 @@ def gather(
     prompt: str,
     instance: str | None = None,
     ranking: Ranking = RANKING,
+    today: datetime.date | None = None,
 ) -> Gathered:
     """Keyword hits ∥ query vector → meaning hits → RRF → area weight → best section per note."""
     started = time.perf_counter()
     asked = topic_of(prompt, lambda: application_is_topic(store))
     # Dates are read as written: "did I take notes on the 3rd?" is read for its topic as "the
     # 3rd?", and a bare ordinal is a day only after "on".
-    dates = prompt_dates(prompt) if ranking.dates else []
+    dates = prompt_dates(prompt, today) if ranking.dates else []
     keyword = keyword_hits(store, asked, with_phrases=bool(ranking.phrase_weight), dates=dates)
     trace = SearchTrace(keyword=keyword, reference=generic.reference)
     trace.searched_as = None if asked == prompt else asked

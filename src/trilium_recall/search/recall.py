@@ -65,6 +65,7 @@ def recall(
         instance=instance,
         exclude=sent,
         gate=gate,
+        today=request.today,
     )
     if deadline is not None and time.monotonic() > deadline:
         return RecallResult("late", took_ms=_since(started), trace=result.trace)

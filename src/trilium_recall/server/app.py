@@ -26,7 +26,7 @@ from .engine import Engine
 from .http_errors import HANDLERS
 from .mcp import build_mcp, mcp_routes, refresh_instructions, transport_security
 from .overview import IndexOverview
-from .request_body import optional_text, prompt_field, read_json
+from .request_body import optional_date, optional_text, prompt_field, read_json
 from .web import WebUI
 
 log = logging.getLogger(__name__)
@@ -84,6 +84,7 @@ def create_app(
                 instance=instance,
                 # Claude Code sets agent_id when the hook fires inside a subagent or teammate.
                 from_subagent=hook_mode and bool(body.get("agent_id")),
+                today=optional_date(body, "today"),
             )
         )
         path = "hook" if hook_mode else "api"

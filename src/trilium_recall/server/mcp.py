@@ -33,6 +33,7 @@ from .activity import ActivityLog
 from .engine import Engine
 from .http_errors import BUG
 from .overview import InstanceOverview
+from .request_body import parse_day
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +66,12 @@ STILL_BUILDING = STATUS_TEXT["building"]
 RECALL_DESCRIPTION = """\
 Search the user's Trilium notes (keywords and meaning) and return the few most relevant \
 passages — title, breadcrumb path, section, excerpt and a link — or "No matching notes."."""
+TODAY_DESCRIPTION = (
+    "The user's local date, YYYY-MM-DD, when the query names a day from today "
+    '("yesterday", "last friday"); otherwise the server\'s date is used.'
+)
+# The shape of a date; the tool refuses 2026-02-30 itself (a ToolError the model reads).
+DAY_PATTERN = r"^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$"
 
 
 def build_mcp(engine: Engine, activity: ActivityLog | None = None) -> MCPServer:
@@ -86,11 +93,20 @@ def build_mcp(engine: Engine, activity: ActivityLog | None = None) -> MCPServer:
         ],
         limit: Annotated[int, Field(ge=1, le=10, description="Passages at most.")] = 3,
         instance: Annotated[str | None, Field(description="Only this Trilium instance.")] = None,
+        today: Annotated[
+            str | None,
+            Field(pattern=DAY_PATTERN, description=TODAY_DESCRIPTION),
+        ] = None,
     ) -> str:
         try:
-            result = await engine.recall(
-                RecallRequest(query, instance=instance, limit=limit, use_skip_rules=False)
-            )
+            day = parse_day(today) if today else None
+        except ValueError:  # the pattern lets 2026-02-30 through
+            raise ToolError(f"today: {today} is no calendar date") from None
+        asked = RecallRequest(
+            query, instance=instance, limit=limit, use_skip_rules=False, today=day
+        )
+        try:
+            result = await engine.recall(asked)
         except UnknownInstance as exc:  # the pipeline's own check, shown to the model
             raise ToolError(f"{exc}; known: {', '.join(settings.instances)}") from None
         except RecallError as exc:  # the index unavailable (busy, rebuilt, disk full)

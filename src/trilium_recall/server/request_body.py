@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import json
 from typing import Any
 
@@ -42,3 +43,22 @@ def optional_text(body: dict[str, Any], name: str) -> str | None:
     if value is not None and not isinstance(value, str):
         raise BadRequest(f"'{name}' must be a string")
     return value or None
+
+
+def optional_date(body: dict[str, Any], name: str) -> datetime.date | None:
+    """A calendar date written YYYY-MM-DD, or absent."""
+    value = optional_text(body, name)
+    if value is None:
+        return None
+    try:
+        return parse_day(value)
+    except ValueError:
+        raise BadRequest(f"'{name}' must be a date written YYYY-MM-DD") from None
+
+
+def parse_day(text: str) -> datetime.date:
+    """YYYY-MM-DD and nothing else (`date.fromisoformat` also reads "20261206" and week
+    dates); ValueError otherwise."""
+    if len(text) != 10 or text[4] != "-" or text[7] != "-":
+        raise ValueError(text)
+    return datetime.date.fromisoformat(text)

@@ -66,7 +66,7 @@ from .checks import (
 )
 from .engine import Engine
 from .overview import IndexOverview, area_counts, failed_notes
-from .request_body import optional_text, prompt_field, read_json
+from .request_body import optional_date, optional_text, prompt_field, read_json
 
 log = logging.getLogger(__name__)
 
@@ -285,7 +285,8 @@ class WebUI:
             raise BadRequest('\'path\' must be "hook" or "mcp"')
         if not prompt.strip():
             raise BadRequest("type a prompt first")
-        asked = RecallRequest(prompt, instance=instance, use_skip_rules=path == "hook")
+        today = optional_date(body, "today")  # the browser's: "yesterday" as the user means it
+        asked = RecallRequest(prompt, instance=instance, use_skip_rules=path == "hook", today=today)
         result = await self._engine.recall(asked)
         self._activity.record("web", prompt, result, instance=instance)
         return _json(self._explained(path, result))

@@ -203,6 +203,14 @@ function showLogSettings(settings) {
 
 // -- explain ----------------------------------------------------------------------------------
 
+// The browser's own date, YYYY-MM-DD: "yesterday" in a prompt counts from the user's day, not
+// the engine's (a UTC container is a day ahead of an American evening).
+function localDay() {
+  const now = new Date();
+  const pad = (n) => String(n).padStart(2, "0");
+  return `${now.getFullYear()}-${pad(now.getMonth() + 1)}-${pad(now.getDate())}`;
+}
+
 async function explain(event) {
   event.preventDefault();
   const form = event.target;
@@ -212,6 +220,7 @@ async function explain(event) {
     prompt: form.prompt.value,
     path: form.querySelector('input[name="path"]:checked').value,
     instance: form.instance.value || null,
+    today: localDay(),
   };
   button.disabled = true;
   try {
