@@ -12,8 +12,10 @@ come from the breadcrumbs the product reads too (`note_dates`): a journal's day 
 ground truth of what was filed when, so this measures the search, not the parsing. Scored
 with the shipped gate (`gate.FITTED`, not refitted) and the shipped ranking, and with dates
 switched off (`--without-dates`: no dated words, no filed notes, no rule for them: the
-behaviour before). The last column asks "what did i do yesterday?" with the engine's date set
-to the day after each filed day. Two groups of
+behaviour before). The last columns name the day from today, with the engine's date set after
+each filed day: "what did i do yesterday?" the day after, "… last wednesday?" and "… on
+wednesday?" three days after, "what did i do last week?" the Tuesday of the next week
+(any note filed that week is an answer). Two groups of
 phrasings: "fitted", the six the rules were checked against, and "held out", six written after
 the rules and never changed after a run.
 
@@ -139,22 +141,49 @@ def measure(
     )
 
 
+# Days named from today, each asked with the engine's date set after a filed day: (column,
+# prompt, days from the filed day to the engine's date). "{weekday}" is the filed day's.
+FROM_TODAY = (
+    ("'yesterday'", "what did i do yesterday?", 1),
+    ("'last {weekday}'", "what did i do last {weekday}?", 3),
+    ("'on {weekday}' (past tense)", "what did i do on {weekday}?", 3),
+    ("'last week'", "what did i do last week?", None),  # the Tuesday of the next week
+)
+
+
 def from_today(
-    corpus: Corpus, days: dict[Date, set[str]], gate: GateThresholds, ranking: Ranking
+    corpus: Corpus,
+    days: dict[Date, set[str]],
+    gate: GateThresholds,
+    ranking: Ranking,
+    prompt: str,
+    after: int | None,
 ) -> float:
-    """hit@3 of "what did i do yesterday?" with the engine's date set to the day after each
-    filed day (a day with a year: "yesterday" is always one)."""
+    """hit@3 of `prompt` with the engine's date set `after` days after each filed day (a day
+    with a year: "yesterday" is always one); with `after` None, to the Tuesday after the day's
+    week, and any note filed that week is an answer."""
     found = []
     for day in (d for d in days if d.year and d.month and d.day):
         assert day.year and day.month and day.day
-        now = datetime.date(day.year, day.month, day.day) + datetime.timedelta(days=1)
+        filed = datetime.date(day.year, day.month, day.day)
+        expected = set(days[day])
+        if after is None:
+            now = filed + datetime.timedelta(days=8 - filed.weekday())
+            expected.update(*(days[d] for d in days if _week_of(d) == _week_of(day)))
+        else:
+            now = filed + datetime.timedelta(days=after)
         dates.today = lambda now=now: now  # type: ignore[misc]
-        corpus.answerable = [
-            {"prompt": "what did i do yesterday?", "expected": sorted(days[day]), "lang": "en"}
-        ]
+        asked = prompt.format(weekday=filed.strftime("%A").lower())
+        corpus.answerable = [{"prompt": asked, "expected": sorted(expected), "lang": "en"}]
         corpus.unrelated, corpus.gathered = [], {}
         found.append(float(score([corpus], product(gate, ranking))["hit@3"] or 0.0))
     return statistics.fmean(found) if found else float("nan")
+
+
+def _week_of(day: Date) -> tuple[int, int] | None:
+    if not (day.year and day.month and day.day):
+        return None
+    return datetime.date(day.year, day.month, day.day).isocalendar()[:2]
 
 
 def main() -> None:
@@ -166,17 +195,24 @@ def main() -> None:
         ranking = replace(RANKING, dates=False)
         gate = replace(FITTED, filed_coverage=2.0, day_only=2.0)
     heads = [f"{p}: hit@3 / silence (no note that day)" for p in PHRASINGS]
+    relative = [f"hit@3 of {column}" for column, _, _ in FROM_TODAY]
     print(
-        "| corpus | days | " + " | ".join(heads) + " | silence (off topic, a filed day) | "
-        "hit@3 of 'yesterday' |"
+        "| corpus | days | "
+        + " | ".join(heads)
+        + " | silence (off topic, a filed day) | "
+        + " | ".join(relative)
+        + " |"
     )
-    print("|---|---|" + "---|" * (len(PHRASINGS) + 2))
+    print("|---|---|" + "---|" * (len(PHRASINGS) + 1 + len(FROM_TODAY)))
     for name, corpus in load_all().items():
         if days := filed_days(corpus):
             cells = [measure(corpus, days, p, gate, ranking) for p in PHRASINGS.values()]
             shown = " | ".join(f"{h:.3f} / {s:.3f}" for h, s, _ in cells)
-            yesterday = from_today(corpus, days, gate, ranking)
-            print(f"| {name} | {len(days)} | {shown} | {cells[0][2]:.3f} | {yesterday:.3f} |")
+            named = " | ".join(
+                f"{from_today(corpus, days, gate, ranking, prompt, after):.3f}"
+                for _, prompt, after in FROM_TODAY
+            )
+            print(f"| {name} | {len(days)} | {shown} | {cells[0][2]:.3f} | {named} |")
 
 
 if __name__ == "__main__":

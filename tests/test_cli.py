@@ -179,6 +179,12 @@ def test_status_search_and_explain_read_an_existing_index(demo_engine) -> None:
     assert re.search(r"PASS  21 - Wednesday .*\n.* · filed on the day #1 ·", dated.stdout)
     assert "a day notes are filed under, matching 100% of the rest" in dated.stdout
     assert "dates:" not in spoke.stdout
+    week = run("explain", "--today", "2026-10-26", "what did I work on last week?", env=env)
+    assert '"last week" = 19 oct 2026 – 25 oct 2026 (from today)' in week.stdout
+    assert re.search(r"PASS  21 - Wednesday ", week.stdout)
+    bad_day = run("explain", "--today", "26.10.2026", "what did I do yesterday?", env=env)
+    assert bad_day.returncode == 2
+    assert "argument --today: '26.10.2026' is not a date written YYYY-MM-DD" in bad_day.stderr
     explained = run("explain", "what is the capital of Australia", env=env)
     assert explained.returncode == 0
     assert "silent: nothing passed the gate" in explained.stdout

@@ -199,6 +199,16 @@ def test_a_syslog_line_s_day_is_a_timestamp() -> None:
         ("l'altro ieri", Date(2026, 10, 20), "altro ieri"),
         ("avant-hier", Date(2026, 10, 20), "avant hier"),
         ("übermorgen", Date(2026, 10, 24), "ubermorgen"),
+        ("was habe ich letzten Freitag gemacht", Date(2026, 10, 16), "letzten freitag"),
+        ("qu'ai-je fait vendredi dernier ?", Date(2026, 10, 16), "vendredi dernier"),
+        ("¿qué hice el viernes pasado?", Date(2026, 10, 16), "viernes pasado"),
+        ("o que fiz na sexta-feira passada", Date(2026, 10, 16), "sexta feira passada"),
+        ("cosa ho fatto venerdì scorso", Date(2026, 10, 16), "venerdi scorso"),
+        ("what did I do on friday?", Date(2026, 10, 16), "friday"),  # asked in the past tense
+        ("what's planned on friday?", Date(2026, 10, 23), "friday"),  # about what is coming
+        ("what is on the agenda next monday", Date(2026, 10, 26), "next monday"),
+        ("notes since tuesday", Date(2026, 10, 20), "since tuesday"),
+        ("this monday's standup", Date(2026, 10, 19), "this monday"),
     ],
 )
 def test_a_day_named_from_today_is_counted_from_the_engine_s_date(
@@ -231,3 +241,44 @@ def test_a_day_named_from_today_crosses_months_and_years(monkeypatch: pytest.Mon
     assert [m.date for m in prompt_dates("what did i do yesterday")] == [Date(2026, 12, 31)]
     assert [m.date for m in prompt_dates("since last saturday")] == [Date(2026, 12, 26)]
     assert [m.date for m in prompt_dates("since last friday")] == [Date(2026, 12, 25)]
+
+
+@pytest.mark.parametrize(
+    ("prompt", "monday", "named"),
+    [
+        ("what did I work on last week?", Date(2026, 10, 12), "last week"),
+        ("résume la semaine dernière", Date(2026, 10, 12), "semaine derniere"),
+        ("was steht diese Woche an", Date(2026, 10, 19), "diese woche"),
+        ("anything due next week", Date(2026, 10, 26), "next week"),
+    ],
+)
+def test_a_week_named_from_today_is_each_of_its_days(prompt: str, monday: Date, named: str) -> None:
+    mentions = prompt_dates(prompt, datetime.date(2026, 10, 22))  # a Thursday
+    assert [m.said for m in mentions] == [named] * 7 and all(m.relative for m in mentions)
+    first = datetime.date(monday.year, monday.month, monday.day)  # type: ignore[arg-type]
+    days = [first + datetime.timedelta(days=n) for n in range(7)]
+    assert [m.date for m in mentions] == [Date(d.year, d.month, d.day) for d in days]
+
+
+def test_the_past_week_is_the_seven_days_before_today() -> None:
+    mentions = prompt_dates("what happened in the past week", datetime.date(2026, 10, 22))
+    assert [m.date.day for m in mentions] == [15, 16, 17, 18, 19, 20, 21]
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "friday deploys are risky, should we freeze?",  # a weekday no word says which one of
+        "on friday we deploy",  # neither past nor coming: which friday?
+        "the last week of the sprint is for bug fixes",
+        "last friday of the month is payday",
+        "what did I do on friday 3rd",  # a day of the month, not last friday
+    ],
+)
+def test_a_weekday_or_week_that_says_no_day_is_none(prompt: str) -> None:
+    assert prompt_dates(prompt, datetime.date(2026, 10, 22)) == []
+
+
+def test_a_weekday_before_a_date_is_that_date_s() -> None:
+    (mention,) = prompt_dates("the video I linked on monday dec 18", datetime.date(2026, 10, 22))
+    assert (mention.date, mention.relative) == (Date(None, 12, 18), False)

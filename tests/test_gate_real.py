@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Iterator
 from dataclasses import replace
 
@@ -30,8 +31,12 @@ class Index:
         self.generic = calibrate(generic, self.store.vectors, self.store, self.embedder)
         self.settings = make_settings(demo_engine.data_dir)
 
-    def ask(self, prompt: str, gate: GateThresholds = FITTED) -> SearchResult:
-        return search(self.store, self.embedder, self.generic, self.settings, prompt, gate=gate)
+    def ask(
+        self, prompt: str, gate: GateThresholds = FITTED, today: datetime.date | None = None
+    ) -> SearchResult:
+        return search(
+            self.store, self.embedder, self.generic, self.settings, prompt, gate=gate, today=today
+        )
 
 
 @pytest.fixture(scope="module")
@@ -212,34 +217,39 @@ def test_naming_a_day_the_notes_hold_does_not_make_an_unrelated_prompt_speak(ind
     assert nothing_filed.trace.verdict.reason.startswith("a day no note is filed under: ")
 
 
-def test_yesterday_is_the_day_before_the_engine_s_date(index, monkeypatch) -> None:
-    import datetime
-
-    from trilium_recall.search import dates
-
-    monkeypatch.setattr(dates, "today", lambda: datetime.date(2026, 10, 22))
-    result = index.ask("what did i do yesterday?")
+def test_yesterday_is_the_day_before_the_asker_s_date(index) -> None:
+    result = index.ask("what did i do yesterday?", today=datetime.date(2026, 10, 22))
     assert titles(result) == ["21 - Wednesday"]
     assert result.trace.to_json()["dates"] == [
         {"said": "yesterday", "date": "21 oct 2026", "from_today": True}
     ]
-    monkeypatch.setattr(dates, "today", lambda: datetime.date(2026, 10, 21))
-    assert index.ask("anything from yesterday?").passages == []  # no note filed on the 20th
+    no_note = index.ask("anything from yesterday?", today=datetime.date(2026, 10, 21))
+    assert no_note.passages == []  # no note filed on the 20th
 
 
-def test_a_weekday_named_from_today_gets_that_day_not_every_day_of_its_name(
-    index, monkeypatch
-) -> None:
-    import datetime
-
-    from trilium_recall.search import dates
-
-    monkeypatch.setattr(dates, "today", lambda: datetime.date(2026, 10, 23))  # a Friday
+def test_a_weekday_named_from_today_gets_that_day_not_every_day_of_its_name(index) -> None:
+    friday = datetime.date(2026, 10, 23)
     # every Wednesday's note says "Wednesday"; only the 21st is last Wednesday
-    assert titles(index.ask("what did I do last wednesday")) == ["21 - Wednesday"]
-    monkeypatch.setattr(dates, "today", lambda: datetime.date(2026, 10, 21))
+    for prompt in ("what did I do last wednesday", "what did I do on wednesday?"):
+        assert titles(index.ask(prompt, today=friday)) == ["21 - Wednesday"], prompt
+    assert titles(index.ask("was habe ich letzten Mittwoch gemacht", today=friday)) == [
+        "21 - Wednesday"
+    ]
+    wednesday = datetime.date(2026, 10, 21)
     for chat in ("what day is it today?", "how was your day today", "what's going on today"):
-        assert index.ask(chat).passages == [], chat  # today's note exists, and says no more
+        assert index.ask(chat, today=wednesday).passages == [], chat  # today's note says no more
+
+
+def test_a_week_named_from_today_gets_its_days_notes_latest_first(index) -> None:
+    monday = datetime.date(2026, 10, 26)
+    result = index.ask("what did I work on last week?", today=monday)
+    assert titles(result)[0] == "21 - Wednesday"  # the week's only day note
+    assert result.trace.to_json()["dates"] == [
+        {"said": "last week", "date": "19 oct 2026 – 25 oct 2026", "from_today": True}
+    ]
+    assert index.ask("what did I work on last week?", today=monday.replace(month=11)).passages == []
+    two_weeks = index.ask("what did I do the week before?", today=monday)  # no day said
+    assert two_weeks.trace.keyword.dates == []
 
 
 def test_a_day_is_read_from_the_prompt_as_written_not_from_its_topic(index) -> None:

@@ -12,9 +12,13 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from . import __version__
 from .hook import main as hook_main
+
+if TYPE_CHECKING:
+    import datetime
 
 _HELP = {"-h", "--help"}
 
@@ -68,6 +72,11 @@ def _parser() -> argparse.ArgumentParser:
         sub = command(name, text)
         sub.add_argument("prompt", help="the prompt to search for")
         sub.add_argument("--instance", help="only this instance")
+        sub.add_argument(
+            "--today",
+            type=_day,
+            help='the date "yesterday" in the prompt counts from, YYYY-MM-DD (default: today)',
+        )
         sub.add_argument("--demo", action="store_true", help="use the demo notebook's index")
         sub.add_argument("--json", action="store_true", help="print JSON")
     sub = command("log", "Show what recall sent to each prompt and tool call, or why nothing.")
@@ -105,6 +114,15 @@ def _parser() -> argparse.ArgumentParser:
                 "--url", help="the engine (default: RECALL_URL, else what serve binds)"
             )
     return parser
+
+
+def _day(text: str) -> datetime.date:
+    from .search.dates import parse_day  # imported only for a command that takes a date
+
+    try:
+        return parse_day(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a date written YYYY-MM-DD") from None
 
 
 if __name__ == "__main__":

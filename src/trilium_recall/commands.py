@@ -27,6 +27,7 @@ from .index.file import index_errors
 from .index.store import Store
 from .search.answers import RecallRequest, RecallResult
 from .search.candidates import SearchTrace
+from .search.dates import as_said
 from .server.activity import parse_since
 from .server.app import create_app, refuse_unbindable, server_options
 from .server.engine import Engine
@@ -204,7 +205,8 @@ def _search(args: argparse.Namespace, explain: bool = False) -> int:
         engine = Engine(settings)
         try:
             await engine.warm()
-            return await engine.recall(RecallRequest(args.prompt, instance=args.instance))
+            asked = RecallRequest(args.prompt, instance=args.instance, today=args.today)
+            return await engine.recall(asked)
         finally:
             await engine.stop()
 
@@ -241,8 +243,8 @@ def _print_explain(result: RecallResult) -> None:
     print(f"terms: {', '.join(keyword.terms) or '(none)'}   keyword query: {keyword.fts_query}")
     if keyword.dates:
         said = ", ".join(
-            f'"{m.said}" = {m.date}' + (" (from today)" if m.relative else "")
-            for m in keyword.dates
+            f'"{d["said"]}" = {d["date"]}' + (" (from today)" if d["from_today"] else "")
+            for d in as_said(keyword.dates)
         )
         print(f"dates: {said} (matched by the notes filed then)")
     print(

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from ..index.vectors import NO_NEIGHBOURS, Neighbours
 from ..notes.records import SectionHit
-from .dates import DateMention
+from .dates import DateMention, as_said
 from .filed import NO_READING, DateReading
 from .gate import DEFAULT_SPREAD, CandidateSignals, PromptSignals, PromptVerdict
 
@@ -171,7 +171,7 @@ class SearchTrace:
             "terms": self.keyword.terms,
             "idf": {term: round(weight, 2) for term, weight in self.keyword.idf.items()},
             "fts_query": self.keyword.fts_query,
-            "dates": [mention.to_json() for mention in self.keyword.dates],
+            "dates": as_said(self.keyword.dates),
             "code_phrases": self.keyword.phrases,
             "phrase_hits": len(self.keyword.phrase_hits),
             "keyword_hits": len(self.keyword.hits),

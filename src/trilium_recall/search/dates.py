@@ -22,6 +22,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from ..index.terms import STOP_WORDS, index_term, words
+from .days_from_today import WEEKDAYS, days_from_today
 from .languages import MARKERS
 from .topic import POINTING_WORDS
 
@@ -64,14 +65,6 @@ _DAY_WORDS = _TIME_WORDS | frozenset(
 )
 _PARTS = frozenset("end start beginning middle rest".split())
 _OF = frozenset({"of", "de", "di", "del"})  # "28th of december", "21 de diciembre"
-WEEKDAYS = frozenset(
-    """monday tuesday wednesday thursday friday saturday sunday montag dienstag mittwoch
-    donnerstag freitag samstag sonntag lundi mardi mercredi jeudi vendredi samedi dimanche lunes
-    martes miercoles jueves viernes sabado domingo lunedi martedi mercoledi giovedi venerdi
-    segunda terca quarta quinta sexta""".split()
-)
-_ENGLISH_WEEKDAYS = "monday tuesday wednesday thursday friday saturday sunday".split()
-_WEEKDAY_NUMBERS = {name: n for n, name in enumerate(_ENGLISH_WEEKDAYS)}
 # Words that ask what a day held rather than name a topic ("what happened on the 22nd", "was
 # habe ich am 21. Oktober gemacht"), with each language's function words (languages.MARKERS).
 # Not "day", "today" or "going": "what day is it today?" and "what's going on today" are chat.
@@ -96,21 +89,6 @@ _TIMESTAMP = re.compile(
     r"(?<![\w-])(?:(?:19|20)\d\d-\d\d?-\d\d?|[A-Za-z]{3,9}\.?\s+\d{1,2}(?:st|nd|rd|th)?,?)"
     r"[T ]\s*\d{1,2}:\d\d"
 )
-# Days named from today, in the six languages ("hier" alone is left out: German's "here").
-# They find the day's notes and decide a prompt that is mostly that day, but match no word:
-# "why does my build fail today" is about the build, today's note is one answer.
-_RELATIVE = {
-    "today": 0, "tonight": 0, "yesterday": -1, "tomorrow": 1, "heute": 0, "gestern": -1,
-    "vorgestern": -2, "ubermorgen": 2, "aujourd": 0, "demain": 1, "hoy": 0, "ayer": -1,
-    "anteayer": -2, "hoje": 0, "ontem": -1, "anteontem": -2, "amanha": 1, "oggi": 0, "ieri": -1,
-    "domani": 1, "dopodomani": 2,
-}  # fmt: skip
-# A word before that moves the day one further: "the day before yesterday", "après-demain",
-# "l'altro ieri", "pasado mañana", "avant-hier".
-_FURTHER = {
-    ("before", "yesterday"): -1, ("after", "tomorrow"): 1, ("apres", "demain"): 1,
-    ("altro", "ieri"): -1, ("pasado", "manana"): 2, ("avant", "hier"): -2,
-}  # fmt: skip
 # Numeric dates whose order is clear: 21.10.2026 (day first, with a year), 2021/12/21 (year
 # first), and a day/month pair one of whose parts only a day can be (12/21, 21/12/2021).
 _DOTTED = re.compile(r"(?<![\w.])(\d{1,2})\.(\d{1,2})\.((?:19|20)\d\d)(?![\w.])")
@@ -159,14 +137,35 @@ class DateMention:
     said: str
     relative: bool = False  # named from today ("yesterday", "last friday")
 
-    def to_json(self) -> dict[str, object]:
-        return {"said": self.said, "date": str(self.date), "from_today": self.relative}
+
+def as_said(mentions: Sequence[DateMention]) -> list[dict[str, object]]:
+    """The dates as the prompt said them, for `explain`: a week's days as one span ("last
+    week" = "12 oct 2026 – 18 oct 2026")."""
+    said: dict[str, list[DateMention]] = {}
+    for mention in mentions:
+        said.setdefault(mention.said, []).append(mention)
+    return [
+        {
+            "said": words,
+            "date": " – ".join(dict.fromkeys([str(days[0].date), str(days[-1].date)])),
+            "from_today": days[0].relative,
+        }
+        for words, days in said.items()
+    ]
 
 
 def today() -> datetime.date:
     """The engine's local date: what "yesterday" in a prompt is counted from when the asker
     does not say what their date is."""
     return datetime.date.today()
+
+
+def parse_day(text: str) -> datetime.date:
+    """A date written YYYY-MM-DD and nothing else (`date.fromisoformat` also reads "20261206"
+    and week dates); ValueError otherwise."""
+    if len(text) != 10 or text[4] != "-" or text[7] != "-":
+        raise ValueError(text)
+    return datetime.date.fromisoformat(text)
 
 
 def prompt_dates(prompt: str, now: datetime.date | None = None) -> list[DateMention]:
@@ -178,7 +177,7 @@ def prompt_dates(prompt: str, now: datetime.date | None = None) -> list[DateMent
     tokens = words(head)
     found = numeric + spoken_dates(tokens) + _from_today(tokens, now or today())
     mentions = list({m.date: m for m in reversed(found)}.values())[::-1]  # each day once
-    return mentions if len(mentions) <= MAX_DATES else []
+    return mentions if len({m.said for m in mentions}) <= MAX_DATES else []  # a week is one
 
 
 def _numeric_dates(text: str) -> tuple[list[DateMention], str]:
@@ -217,22 +216,14 @@ def _slashed(m: re.Match[str], after_on: bool) -> Date | None:
 
 
 def _from_today(tokens: Sequence[str], now: datetime.date) -> list[DateMention]:
-    """ "yesterday", "the day before yesterday", "après-demain", "last friday", "gestern"."""
+    """ "yesterday", "the day before yesterday", "last friday", "last week" (each of its days):
+    days_from_today.py."""
     mentions = []
-    for i, word in enumerate(tokens):
-        previous = tokens[i - 1] if i else ""
-        if word in _RELATIVE or (previous, word) in _FURTHER:
-            days = _RELATIVE.get(word, 0) + _FURTHER.get((previous, word), 0)
-            start = i - 1 if (previous, word) in _FURTHER else i
-            if previous in ("before", "after"):  # "(the) day before yesterday"
-                while start > 0 and tokens[start - 1] in ("day", "the"):
-                    start -= 1
-        elif word in _WEEKDAY_NUMBERS and previous == "last" and tokens[i + 1 : i + 2] != ["of"]:
-            days, start = -((now.weekday() - _WEEKDAY_NUMBERS[word]) % 7 or 7), i - 1
-        else:
+    for day, start, end in days_from_today(tokens, now):
+        following = tokens[end] if end < len(tokens) else ""
+        if following in MONTHS or _DAY.fullmatch(following):  # "on monday dec 18": that day
             continue
-        day = now + datetime.timedelta(days=days)
-        said = tuple(tokens[start : i + 1])
+        said = tuple(tokens[start:end])
         mentions.append(DateMention(Date(day.year, day.month, day.day), said, " ".join(said), True))
     return mentions
 

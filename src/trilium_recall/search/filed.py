@@ -28,7 +28,6 @@ from ..notes.records import FiledNote
 from .dates import (
     ISO_DATE,
     MONTHS,
-    WEEKDAYS,
     YEAR,
     Date,
     DateMention,
@@ -37,6 +36,7 @@ from .dates import (
     spoken_dates,
     valid_day,
 )
+from .days_from_today import WEEKDAYS
 
 # Trilium's journal titles its month and day notes "12 - December" and "21 - Thursday".
 _NUMBERED = re.compile(r"\s*(\d{1,2})\s*-\s*(\w+)")

@@ -28,12 +28,12 @@ from ..body_limits import PROMPT_BODY_BYTES
 from ..config import LOOPBACK_HOSTS, MCP_PATH, Settings
 from ..errors import RecallError, UnknownInstance
 from ..search.answers import STATUS_TEXT, RecallRequest
+from ..search.dates import parse_day
 from ..textclean import clip, one_line
 from .activity import ActivityLog
 from .engine import Engine
 from .http_errors import BUG
 from .overview import InstanceOverview
-from .request_body import parse_day
 
 log = logging.getLogger(__name__)
 

@@ -10,6 +10,7 @@ from starlette.requests import Request
 
 from ..body_limits import PROMPT_BODY_BYTES, read_at_most
 from ..errors import BadRequest, BodyTooLarge
+from ..search.dates import parse_day
 from ..textclean import valid_utf8
 
 
@@ -54,11 +55,3 @@ def optional_date(body: dict[str, Any], name: str) -> datetime.date | None:
         return parse_day(value)
     except ValueError:
         raise BadRequest(f"'{name}' must be a date written YYYY-MM-DD") from None
-
-
-def parse_day(text: str) -> datetime.date:
-    """YYYY-MM-DD and nothing else (`date.fromisoformat` also reads "20261206" and week
-    dates); ValueError otherwise."""
-    if len(text) != 10 or text[4] != "-" or text[7] != "-":
-        raise ValueError(text)
-    return datetime.date.fromisoformat(text)

@@ -1,0 +1,170 @@
+"""Days a prompt names from today, in the six languages the prompt's language is told in:
+"yesterday", "the day before yesterday", "last friday", "vendredi dernier", "what did I do on
+friday", "next monday", "last week", "la semana pasada".
+
+A journal is looked up this way as often as by date ("what did I work on last week?"). A
+weekday alone is a day only when the prompt says which one: "last", "next", "this" or the
+like beside it, or after "on" or "from" in a question asked in the past tense ("what did I do
+on friday": the last one) or about what is coming ("what's planned on friday": the next one).
+"Friday deploys are risky" names no day. A week is its seven days, Monday first ("the past
+week": the seven before today).
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Sequence
+
+# Each language's weekday names, Monday first, without diacritics as the keyword index folds
+# them (Portuguese "sexta-feira" is read as "sexta", "feira").
+_WEEKDAY_NAMES = (
+    "monday montag lundi lunes lunedi segunda",
+    "tuesday dienstag mardi martes martedi terca",
+    "wednesday mittwoch mercredi miercoles mercoledi quarta",
+    "thursday donnerstag jeudi jueves giovedi quinta",
+    "friday freitag vendredi viernes venerdi sexta",
+    "saturday samstag samedi sabado sabato",
+    "sunday sonntag dimanche domingo domenica",
+)
+WEEKDAY_NUMBERS = {name: n for n, names in enumerate(_WEEKDAY_NAMES) for name in names.split()}
+WEEKDAYS = frozenset(WEEKDAY_NUMBERS)
+
+# Days named from today ("hier" alone is left out: German's "here"). They find the day's notes
+# and decide a prompt that is mostly that day, but match no word: "why does my build fail
+# today" is about the build, today's note is one answer.
+_RELATIVE = {
+    "today": 0, "tonight": 0, "yesterday": -1, "tomorrow": 1, "heute": 0, "gestern": -1,
+    "vorgestern": -2, "ubermorgen": 2, "aujourd": 0, "demain": 1, "hoy": 0, "ayer": -1,
+    "anteayer": -2, "hoje": 0, "ontem": -1, "anteontem": -2, "amanha": 1, "oggi": 0, "ieri": -1,
+    "domani": 1, "dopodomani": 2,
+}  # fmt: skip
+# A word before that moves the day one further: "the day before yesterday", "après-demain",
+# "l'altro ieri", "pasado mañana", "avant-hier".
+_FURTHER = {
+    ("before", "yesterday"): -1, ("after", "tomorrow"): 1, ("apres", "demain"): 1,
+    ("altro", "ieri"): -1, ("pasado", "manana"): 2, ("avant", "hier"): -2,
+}  # fmt: skip
+
+# Which weekday or week a word beside it means: the last one before today, the next one after
+# it, or the one this week (today included). Before the name ("last friday", "letzten
+# Freitag", "el pasado viernes", "ce vendredi") or after it ("vendredi dernier", "venerdì
+# scorso", "sexta-feira passada", "viernes que viene" is left out: two words).
+_LAST, _NEXT, _THIS = -1, 1, 0
+_BEFORE = {
+    **dict.fromkeys(
+        """last past previous since letzten letzter letztes vergangenen vergangener vorigen
+        voriger pasado""".split(),
+        _LAST,
+    ),
+    **dict.fromkeys(
+        "next coming upcoming nachsten nachster kommenden kommender proximo proxima prossimo "
+        "prossima".split(),
+        _NEXT,
+    ),
+    **dict.fromkeys("this diesen dieser diese ce cette esta este questa questo".split(), _THIS),
+}
+_AFTER = {
+    **dict.fromkeys(
+        "dernier derniere passe passee pasado pasada passada passado scorso scorsa".split(), _LAST
+    ),
+    **dict.fromkeys("prochain prochaine prossimo prossima proximo proxima".split(), _NEXT),
+}
+_WEEK_WORDS = frozenset("week woche semaine semana settimana".split())
+# A weekday after one of these is a day the prompt names when its tense says which one: "what
+# did I do on friday" (the last), "what's planned on friday" (the next).
+_ON = frozenset("on from since am".split())
+_PAST = frozenset(
+    """did was were had happened went wrote noted met said decided discussed talked bought
+    worked fixed finished started sent called habe hatte war waren gemacht passiert ai etait
+    fait hice hizo paso fue hecho fiz fez aconteceu foi fatto successo""".split()
+)
+_COMING = frozenset(
+    "will planned scheduled upcoming due plan agenda wird werde geplant prevu".split()
+)
+
+
+def days_from_today(
+    tokens: Sequence[str], now: datetime.date
+) -> list[tuple[datetime.date, int, int]]:
+    """(day, first token, last token + 1) for each day the tokens name from `now`; a week gives
+    each of its days, with the same tokens."""
+    found: list[tuple[datetime.date, int, int]] = []
+    for i, word in enumerate(tokens):
+        previous = tokens[i - 1] if i else ""
+        following = tokens[i + 1] if i + 1 < len(tokens) else ""
+        if word in _RELATIVE or (previous, word) in _FURTHER:
+            found.append(_relative_day(tokens, i, now))
+        elif word in WEEKDAY_NUMBERS and following != "of":  # "last friday of the month"
+            found += _weekday(tokens, i, now)
+        elif word in _WEEK_WORDS:
+            found += _week(tokens, i, now)
+    return found
+
+
+def _relative_day(
+    tokens: Sequence[str], i: int, now: datetime.date
+) -> tuple[datetime.date, int, int]:
+    """ "yesterday", "the day before yesterday", "après-demain", "gestern"."""
+    word, previous = tokens[i], tokens[i - 1] if i else ""
+    further = _FURTHER.get((previous, word))
+    days = _RELATIVE.get(word, 0) + (further or 0)
+    start = i - 1 if further is not None else i
+    if previous in ("before", "after"):  # "(the) day before yesterday"
+        while start > 0 and tokens[start - 1] in ("day", "the"):
+            start -= 1
+    return now + datetime.timedelta(days=days), start, i + 1
+
+
+def _weekday(
+    tokens: Sequence[str], i: int, now: datetime.date
+) -> list[tuple[datetime.date, int, int]]:
+    """ "last friday", "vendredi dernier", "sexta-feira passada", "this friday", "on friday"
+    asked in the past tense; nothing for a weekday no word says which one of."""
+    end = i + 2 if tokens[i + 1 : i + 2] == ["feira"] else i + 1
+    previous = tokens[i - 1] if i else ""
+    after = tokens[end] if end < len(tokens) else ""
+    if previous in _BEFORE:
+        which, start = _BEFORE[previous], i - 1
+    elif after in _AFTER:
+        which, start, end = _AFTER[after], i, end + 1
+    elif previous in _ON and (tense := _tense(tokens)) is not None:
+        which, start = tense, i
+    else:
+        return []
+    return [(_nearest(now, WEEKDAY_NUMBERS[tokens[i]], which), start, end)]
+
+
+def _nearest(now: datetime.date, weekday: int, which: int) -> datetime.date:
+    ahead = (weekday - now.weekday()) % 7
+    if which == _LAST:
+        return now - datetime.timedelta(days=(now.weekday() - weekday) % 7 or 7)
+    if which == _NEXT:
+        return now + datetime.timedelta(days=ahead or 7)
+    return now + datetime.timedelta(days=weekday - now.weekday())  # this week's
+
+
+def _tense(tokens: Sequence[str]) -> int | None:
+    """The last weekday of its name for a prompt asked in the past tense, the next one for a
+    prompt about what is coming, else None: "on friday" alone does not say which."""
+    past, coming = any(t in _PAST for t in tokens), any(t in _COMING for t in tokens)
+    return None if past == coming else (_LAST if past else _NEXT)
+
+
+def _week(
+    tokens: Sequence[str], i: int, now: datetime.date
+) -> list[tuple[datetime.date, int, int]]:
+    """ "last week", "this week", "la semaine dernière", "la settimana scorsa": its days
+    (this week's up to today)."""
+    previous = tokens[i - 1] if i else ""
+    after = tokens[i + 1] if i + 1 < len(tokens) else ""
+    if previous in _BEFORE and after != "of":  # "the last week of the sprint"
+        which, start, end = _BEFORE[previous], i - 1, i + 1
+    elif after in _AFTER:
+        which, start, end = _AFTER[after], i, i + 2
+    else:
+        return []
+    if previous == "past":  # "the past week": the seven days before today
+        first = now - datetime.timedelta(days=7)
+    else:
+        first = now - datetime.timedelta(days=now.weekday()) + datetime.timedelta(weeks=which)
+    return [(first + datetime.timedelta(days=d), start, end) for d in range(7)]
