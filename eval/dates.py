@@ -3,21 +3,21 @@
 A journal is asked by date: "what did I do on october 21st", "what happened on the 22nd of
 december". The labelled sets hold a handful of such prompts, all with a topic beside the date;
 this script makes prompts that name only the day, from the notes themselves: every day some
-note of a corpus is filed under (its breadcrumbs or title give a day and a month,
-`search/dates.py`), asked in one of six phrasings chosen by the day's place in the list. The
-answer is any note filed on that day. The same phrasings with a day no note is filed under (the
-month moved on by five, or a later day) should get silence, and so should six questions about
-something else that name a filed day ("what's the weather forecast for …"). The expected notes
-come from the breadcrumbs the product reads too (`note_dates`): a journal's day notes are the
-ground truth of what was filed when, so this measures the search, not the parsing. Scored
-with the shipped gate (`gate.FITTED`, not refitted) and the shipped ranking, and with dates
-switched off (`--without-dates`: no dated words, no filed notes, no rule for them: the
-behaviour before). The last columns name the day from today, with the engine's date set after
-each filed day: "what did i do yesterday?" the day after, "… last wednesday?" and "… on
-wednesday?" three days after, "what did i do last week?" the Tuesday of the next week
-(any note filed that week is an answer). Two groups of
-phrasings: "fitted", the six the rules were checked against, and "held out", six written after
-the rules and never changed after a run.
+note of a corpus is filed under (its journal labels, breadcrumbs or title give a day and a
+month, `search/filed.py`), asked in one of six phrasings chosen by the day's place in the list.
+The answer is any note filed on that day. The same phrasings with a day no note is filed under
+(the month moved on by five, or a later day) should get silence, and so should six questions
+about something else that name a filed day ("what's the weather forecast for …"). The expected
+notes come from what the product reads too (`note_dates`): a journal's day notes are the ground
+truth of what was filed when, so this measures the search, not the parsing. Scored with the
+shipped gate (`gate.FITTED`, not refitted) and the shipped ranking, and with dates switched off
+(`--without-dates`: no dated words, no filed notes, no rule for them: the behaviour before).
+
+The last columns name the day from today, with the engine's date set after each filed day:
+"what did i do yesterday?" the day after, "… last wednesday?" and "… on wednesday?" three days
+after, "what did i do last week?" the Tuesday of the next week (any note filed that week is an
+answer). Two groups of phrasings: "fitted", the six the rules were checked against, and "held
+out", six written after the rules and never changed after a run.
 
     python eval/dates.py [--without-dates]      # ~1 min over the cached indexes
 """
@@ -93,10 +93,10 @@ def filed_days(corpus: Corpus) -> dict[Date, set[str]]:
     """Each day (month and day known) notes are filed under, and those notes."""
     days: dict[Date, set[str]] = {}
     rows = corpus.store.db.execute(
-        "SELECT note_id, title, paths FROM notes WHERE skip_reason IS NULL"
+        "SELECT note_id, title, paths, calendar FROM notes WHERE skip_reason IS NULL"
     )
-    for note_id, title, paths in rows:
-        for date in note_dates(title, tuple(json.loads(paths))):
+    for note_id, title, paths, calendar in rows:
+        for date in note_dates(title, tuple(json.loads(paths)), calendar):
             if date.month and date.day:
                 days.setdefault(date, set()).add(note_id)
     return days

@@ -27,7 +27,7 @@ from claude_mock import CLAUDE_CODE_VERSION, MODEL_REPLY, MessagesMock, install_
 from conftest import DemoEngine
 from test_mcp import mcp_session
 from trilium_recall.claude_settings import install_hook
-from trilium_recall.server.mcp import INSTRUCTIONS, RECALL_DESCRIPTION
+from trilium_recall.server.mcp import INSTRUCTIONS, RECALL_DESCRIPTION, TODAY_DESCRIPTION
 
 pytestmark = pytest.mark.slow
 
@@ -245,7 +245,9 @@ def test_mcp_server_instructions_reach_the_model(
     # The tool list came from the server too, so the model can call it.
     [tool] = [t for t in request["tools"] if t["name"] == TOOL]
     assert tool["description"] == RECALL_DESCRIPTION
-    assert set(tool["input_schema"]["properties"]) == {"query", "limit", "instance"}
+    properties = tool["input_schema"]["properties"]
+    assert set(properties) == {"query", "limit", "instance", "today"}
+    assert properties["today"]["description"] == TODAY_DESCRIPTION  # when to give the date
 
 
 def test_model_calls_the_mcp_recall_tool(

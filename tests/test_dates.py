@@ -282,3 +282,16 @@ def test_a_weekday_or_week_that_says_no_day_is_none(prompt: str) -> None:
 def test_a_weekday_before_a_date_is_that_date_s() -> None:
     (mention,) = prompt_dates("the video I linked on monday dec 18", datetime.date(2026, 10, 22))
     assert (mention.date, mention.relative) == (Date(None, 12, 18), False)
+
+
+def test_journal_labels_date_a_note_its_title_does_not() -> None:
+    """`#dateNote`/`#monthNote` (classify.py keeps them as `calendar`) over the breadcrumbs."""
+    custom = ("Standup", ("Journal › Autumn",))
+    assert note_dates(*custom, "2026-10-21") == journal_days(*custom, "2026-10-21")
+    assert note_dates(*custom, "2026-10-21") == (Date(2026, 10, 21),)
+    assert note_dates("Autumn", ("Journal",), "2026-10") == (Date(2026, 10),)
+    assert journal_days("Autumn", ("Journal",), "2026-10") == ()  # a month note is no day
+    mentions = prompt_dates("the standup on december 21st")
+    terms, literal = ["standup", "december", "21st"], ["standup"]
+    assert read_dates(mentions, terms, literal, set(), custom, "2026-10-21").another_day
+    assert not read_dates(mentions, terms, literal, set(), custom).another_day  # no date known

@@ -19,6 +19,8 @@ from trilium_recall.notes.classify import Rules
 from trilium_recall.notes.records import text_hash
 from trilium_recall.notes.sections import Section
 from trilium_recall.notes.snippets import split_snippets
+from trilium_recall.search.dates import prompt_dates
+from trilium_recall.search.filed import filed_on
 from trilium_recall.sync.syncer import Syncer
 from trilium_recall.trilium.client import TriliumClient
 
@@ -286,6 +288,43 @@ async def test_full_comparison_catches_deletes_archives_moves_and_unarchives(
     assert all(
         t.startswith(("Tech notes\n", "Restic backups")) for t in harness.embedder.passage_calls
     )
+
+
+def calendars(harness: Harness) -> dict[str, str]:
+    rows = harness.store.db.execute("SELECT note_id, calendar FROM notes WHERE calendar NOTNULL")
+    return dict(rows)
+
+
+async def test_journal_labels_date_notes_whatever_their_titles_say(harness, trilium) -> None:
+    """A `#datePattern` can title day notes anything: the `#dateNote` and `#monthNote` labels
+    (own or an ancestor's) say where the journal files a note, and a day finds them."""
+    trilium.set_title("29dKRUxCrqvk", "Autumn")  # was "10 - October"
+    trilium.set_title("KyGxfC5ueh8v", "Standup and planning")  # was "21 - Wednesday"
+    trilium.clone("resticAAAAAA", "KyGxfC5ueh8v")  # kept under the day note too
+    trilium.set_label("techAAAAAAAA", "dateNote", "someday")  # no date: no place in time
+    await harness.syncer.full()
+    dated = calendars(harness)
+    assert (dated["29dKRUxCrqvk"], dated["KyGxfC5ueh8v"]) == ("2026-10", "2026-10-21")
+    assert dated["resticAAAAAA"] == "2026-10-21"
+    assert "techAAAAAAAA" not in dated
+    day = prompt_dates("what did I do on october 21st?")
+    filed = harness.store.section_hits(filed_on(harness.store, day, ["default"]))
+    assert {hit.note_id for hit in filed.values()} == {"KyGxfC5ueh8v", "resticAAAAAA"}
+    assert prompt_dates("what did I do on october 20th?")  # a day: nothing is filed on it
+    other_day = filed_on(harness.store, prompt_dates("on october 20th?"), ["default"])
+    assert other_day == []
+
+
+async def test_an_index_older_than_the_journal_labels_learns_them_without_embedding(
+    harness, trilium
+) -> None:
+    await harness.syncer.full()
+    with harness.store.atomic() as db:  # as migration m017 leaves an index: no labels read yet
+        db.execute("UPDATE notes SET calendar = NULL")
+    harness.embedder.passage_calls.clear()
+    await harness.syncer.full()
+    assert calendars(harness)["KyGxfC5ueh8v"] == "2026-10-21"
+    assert harness.embedder.passage_calls == []  # only the notes' rows are written again
 
 
 async def test_a_recall_area_label_overrides_every_other_rule(harness, trilium) -> None:

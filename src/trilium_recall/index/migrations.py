@@ -345,6 +345,15 @@ def m016_notes_changes(db: apsw.Connection) -> None:
         )
 
 
+def m017_note_calendar(db: apsw.Connection) -> None:
+    """Each note's place in the journal as its labels say (`#dateNote`, `#monthNote`: its own or
+    its nearest ancestor's), so a journal whose day notes are not titled "21 - Thursday" is found
+    by date too. Empty until the next full comparison writes each labelled note again (a change
+    of its metadata only: nothing is read or embedded again). Made to run again harmlessly."""
+    if "calendar" not in {row[1] for row in db.execute("PRAGMA table_info(notes)")}:
+        db.execute("ALTER TABLE notes ADD COLUMN calendar TEXT")
+
+
 MIGRATIONS: list[Callable[[apsw.Connection], None]] = [
     m001_index,
     m002_oauth,
@@ -362,4 +371,5 @@ MIGRATIONS: list[Callable[[apsw.Connection], None]] = [
     m014_snippet_hashes,
     m015_stemmed_keywords,
     m016_notes_changes,
+    m017_note_calendar,
 ]

@@ -121,7 +121,7 @@ class Store:
     def known_notes(self, instance: str) -> dict[str, NoteRecord]:
         rows = self.db.execute(
             "SELECT instance, note_id, title, type, mime, area, paths, parents, blob_id, "
-            "content_hash, utc_modified, attr_fingerprint, skip_reason FROM notes "
+            "content_hash, utc_modified, attr_fingerprint, skip_reason, calendar FROM notes "
             "WHERE instance = ?",
             (instance,),
         )
@@ -145,7 +145,7 @@ class Store:
         added: list[tuple[tuple[int, int], np.ndarray]] = []
         with self.atomic() as db:
             db.execute(
-                "INSERT OR REPLACE INTO notes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                "INSERT OR REPLACE INTO notes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     note.instance,
                     note.note_id,
@@ -160,6 +160,7 @@ class Store:
                     note.utc_modified,
                     note.attr_fingerprint,
                     note.skip_reason,
+                    note.calendar,
                 ),
             )
             if failure is not None:
@@ -317,10 +318,11 @@ class Store:
         list object while they stay the same, so what is built from it can be kept."""
         if (stamp := self._scalar("SELECT count FROM notes_changes")) != self._filed[0]:
             rows = self.db.execute(
-                "SELECT instance, note_id, title, paths FROM notes WHERE skip_reason IS NULL "
-                "AND (title GLOB '*[0-9]*' OR paths GLOB '*[0-9]*')"
+                "SELECT instance, note_id, title, paths, calendar FROM notes "
+                "WHERE skip_reason IS NULL "
+                "AND (title GLOB '*[0-9]*' OR paths GLOB '*[0-9]*' OR calendar IS NOT NULL)"
             )
-            notes = [FiledNote(i, n, title, tuple(json.loads(p))) for i, n, title, p in rows]
+            notes = [FiledNote(i, n, t, tuple(json.loads(p)), c) for i, n, t, p, c in rows]
             self._filed = (stamp, self._filed[1] if notes == self._filed[1] else notes)
         return self._filed[1]
 
@@ -329,13 +331,14 @@ class Store:
             return {}
         marks = ",".join("?" * len(ids))
         rows = self.db.execute(
-            "SELECT s.id, s.instance, s.note_id, n.title, n.area, n.paths, s.heading, s.text "
+            "SELECT s.id, s.instance, s.note_id, n.title, n.area, n.paths, s.heading, s.text, "
+            "n.calendar "
             f"FROM sections s JOIN notes n USING (instance, note_id) WHERE s.id IN ({marks})",
             tuple(ids),
         )
         return {
-            i: SectionHit(i, instance, note, title, area, tuple(json.loads(paths)), heading, text)
-            for i, instance, note, title, area, paths, heading, text in rows
+            i: SectionHit(i, instance, note, title, area, tuple(json.loads(p)), heading, text, day)
+            for i, instance, note, title, area, p, heading, text, day in rows
         }
 
     def snippet_spans(self, snippet_ids: Sequence[int]) -> dict[int, tuple[int, int]]:

@@ -6,6 +6,7 @@ Pure functions over `trilium.Note` objects: no I/O, so the sync engine and the t
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -28,6 +29,9 @@ BREADCRUMB = " › "  # between the titles of a path, as the index stores paths
 MAX_PATHS = 8  # clones can multiply paths; a handful is plenty for display and rules
 # Under the #calendarRoot note, or a day/month/year note of a journal kept elsewhere.
 JOURNAL_LABELS = ("calendarRoot", "dateNote", "monthNote", "yearNote")
+# The labels Trilium's journal dates its day and month notes with ("2026-10-21", "2026-10").
+CALENDAR_LABELS = ("dateNote", "monthNote")
+_CALENDAR_VALUE = re.compile(r"(?:19|20)\d\d-(?:0[1-9]|1[0-2])(?:-(?:0[1-9]|[12]\d|3[01]))?")
 
 
 @dataclass(frozen=True)
@@ -37,6 +41,7 @@ class Verdict:
     area: str
     paths: tuple[str, ...]
     skip_reason: str | None
+    calendar: str | None = None  # the journal labels' date: "2026-10-21", "2026-10"
 
 
 @dataclass(frozen=True)
@@ -99,7 +104,21 @@ def classify(note: Note, tree: Mapping[str, Note], rules: Rules) -> Verdict:
     chains = ancestor_chains(note.note_id, tree)
     paths = tuple(sorted({_breadcrumb(chain) for chain in chains}))[:MAX_PATHS]
     area = min((_area(note, chain, rules) for chain in chains), key=AREA_RANK.__getitem__)
-    return Verdict(area, paths, _skip_reason(note, chains, rules))
+    return Verdict(area, paths, _skip_reason(note, chains, rules), _calendar(note, chains))
+
+
+def _calendar(note: Note, chains: list[list[Note]]) -> str | None:
+    """The date the journal files the note under: its own `#dateNote`/`#monthNote`, else its
+    nearest ancestor's (a note kept under a day note is that day's). The title need not say it:
+    a `#datePattern` can title day notes "Wed 21" or "Standup"."""
+    dated = [
+        (depth, value.strip())
+        for chain in chains
+        for depth, member in enumerate([note, *chain])
+        for name in CALENDAR_LABELS
+        if (value := member.own_label(name)) and _CALENDAR_VALUE.fullmatch(value.strip())
+    ]
+    return min(dated)[1] if dated else None
 
 
 def _skip_reason(note: Note, chains: list[list[Note]], rules: Rules) -> str | None:

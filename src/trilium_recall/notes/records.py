@@ -27,6 +27,7 @@ class NoteRecord:
     utc_modified: str
     attr_fingerprint: str
     skip_reason: str | None = None
+    calendar: str | None = None  # "2026-10-21" or "2026-10": its journal labels (classify.py)
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,7 @@ class SectionHit:
     paths: tuple[str, ...]  # its breadcrumbs, one per place it is filed (clones)
     heading: str
     text: str
+    calendar: str | None = None  # where its journal labels file it (NoteRecord.calendar)
 
     @property
     def path(self) -> str:
@@ -73,12 +75,13 @@ class SectionHit:
 
 @dataclass(frozen=True)
 class FiledNote:
-    """An indexed note as where it is filed: its title and breadcrumbs."""
+    """An indexed note as where it is filed: its title, breadcrumbs and journal labels."""
 
     instance: str
     note_id: str
     title: str
     paths: tuple[str, ...]
+    calendar: str | None = None
 
 
 def text_hash(text: str) -> str:

@@ -3,13 +3,14 @@
 No section of a note filed under the day note "21 - Thursday" holds the word "21st", and none
 written in November need say "november": keyword search counted a prompt's date words as
 unknown (a sign of a prompt about something else) and the prompt decision stayed silent with the
-right note ranked first (eval/RESULTS.md, stop 39). A note's date is where Trilium files it (the
-journal's year, month and day notes in its breadcrumbs: "2021 › 12 - December › 21 - Thursday")
-or one its title gives ("postmortem (Sep 2026)", "draft 2026-09-03"). A prompt's date words
-count as matched in a section of a note dated the same (every field the prompt gives agrees:
-"the 21st" any month, "late november" any day) that also holds another of its words; the notes
-filed on a day the prompt names are candidates of their own (`filed_on`); and a note the journal
-files on another day is no answer (`DateReading.another_day`).
+right note ranked first (eval/RESULTS.md, stop 39). A note's date is where Trilium files it: the
+journal's `#dateNote` or `#monthNote` label, its own or its nearest ancestor's (classify.py), else
+the journal's year, month and day notes in its breadcrumbs ("2021 › 12 - December › 21 -
+Thursday") or a date its title gives ("postmortem (Sep 2026)", "draft 2026-09-03"). A prompt's
+date words count as matched in a section of a note dated the same (every field the prompt gives
+agrees: "the 21st" any month, "late november" any day) that also holds another of its words; the
+notes filed on a day the prompt names are candidates of their own (`filed_on`); and a note the
+journal files on another day is no answer (`DateReading.another_day`).
 """
 
 from __future__ import annotations
@@ -63,6 +64,7 @@ def read_dates(
     literal: Sequence[str],
     held: Collection[str],
     note: tuple[str, Sequence[str]],
+    calendar: str | None = None,
 ) -> DateReading:
     """What a section of the note (its title and breadcrumbs) says to the prompt's dates: the
     prompt `terms` (not already `literal`ly matched) naming a date the note is filed under;
@@ -78,7 +80,7 @@ def read_dates(
         return NO_READING
     title, paths = note[0], tuple(note[1])
     outright = [m for m in mentions if not m.relative]
-    dates = note_dates(title, paths)
+    dates = note_dates(title, paths, calendar)
     said = {
         index_term(word)
         for m in outright
@@ -89,7 +91,7 @@ def read_dates(
     topical = any(index_term(t) not in named for t in literal)
     dated = tuple(t for t in terms if topical and t not in literal and index_term(t) in said)
     days = [m.date for m in (mentions if outright else []) if m.date.day]
-    journal = journal_days(title, paths)
+    journal = journal_days(title, paths, calendar)
     holds = holds_a_day(outright, held)
     another = bool(days and journal) and all(d.contradicts(j) for d in days for j in journal)
     return DateReading(dated, another and not holds, bool(journal), holds)
@@ -127,19 +129,26 @@ def filed_on(
     return sections[:limit]
 
 
-def note_dates(title: str, paths: tuple[str, ...]) -> tuple[Date, ...]:
-    """The dates a note is filed under: one per breadcrumb path (its title last) that names
-    one."""
-    return tuple(date for date, _ in _read_note(title, paths))
+def note_dates(title: str, paths: tuple[str, ...], calendar: str | None = None) -> tuple[Date, ...]:
+    """The dates a note is filed under: the journal labels' (`calendar`, "2026-10-21"), else
+    one per breadcrumb path (its title last) that names one."""
+    return tuple(date for date, _ in _read_note(title, paths, calendar))
 
 
-def journal_days(title: str, paths: tuple[str, ...]) -> tuple[Date, ...]:
+def journal_days(
+    title: str, paths: tuple[str, ...], calendar: str | None = None
+) -> tuple[Date, ...]:
     """The days a journal files the note under: a day note's own, or its ancestor's."""
-    return tuple(date for date, journal in _read_note(title, paths) if journal)
+    return tuple(date for date, journal in _read_note(title, paths, calendar) if journal)
 
 
 @functools.lru_cache(maxsize=1 << 14)
-def _read_note(title: str, paths: tuple[str, ...]) -> tuple[tuple[Date, bool], ...]:
+def _read_note(
+    title: str, paths: tuple[str, ...], calendar: str | None
+) -> tuple[tuple[Date, bool], ...]:
+    if calendar and (labelled := ISO_DATE.fullmatch(calendar)):  # a day's label is a day note's
+        year, month, day = (int(part) if part else None for part in labelled.groups())
+        return ((Date(year, month, day), day is not None),)
     found = {_filed_date([*path.split(BREADCRUMB), title]) for path in paths or ("",)}
     return tuple(pair for pair in found if pair is not None)
 
@@ -171,7 +180,7 @@ def _latest(note: FiledNote) -> int:
     """The note's latest day as a number (2021-12-21 → 20211221), for the latest first."""
     return max(
         ((d.year or 0) * 10_000 + (d.month or 0) * 100 + (d.day or 0))
-        for d in note_dates(note.title, note.paths)
+        for d in note_dates(note.title, note.paths, note.calendar)
     )
 
 
@@ -196,7 +205,7 @@ def _filed_index(store: Store) -> FiledIndex:
     index: FiledIndex = {}
     for note in notes:
         depth = min(path.count(BREADCRUMB) for path in note.paths or ("",))
-        for date in note_dates(note.title, note.paths):
+        for date in note_dates(note.title, note.paths, note.calendar):
             if date.day:
                 for key in ((date.month, date.day), (None, date.day)):
                     index.setdefault(key, []).append((date, depth, note))

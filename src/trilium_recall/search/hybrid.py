@@ -225,7 +225,8 @@ def fuse(
         text = windows.get(section_id, hit.text)
         held = stems(hit.title, hit.heading, text)  # the dates read them as well
         literal = terms_in(keyword.terms, held)
-        dates = read_dates(keyword.dates, keyword.terms, literal, held, (hit.title, hit.paths))
+        note = (hit.title, hit.paths)
+        dates = read_dates(keyword.dates, keyword.terms, literal, held, note, hit.calendar)
         terms = tuple(t for t in keyword.terms if t in literal or t in dates.dated)
         weight = settings.area_weights[hit.area]
         candidate = Candidate(

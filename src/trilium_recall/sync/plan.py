@@ -112,6 +112,7 @@ def note_record(
         utc_modified=note.utc_date_modified,
         attr_fingerprint=attribute_fingerprint(note),
         skip_reason=verdict.skip_reason,
+        calendar=verdict.calendar,
     )
 
 
