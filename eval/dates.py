@@ -15,7 +15,7 @@ shipped gate (`gate.FITTED`, not refitted) and the shipped ranking, and with dat
 
 The last columns name the day from today, with the engine's date set after each filed day:
 "what did i do yesterday?" the day after, "… last wednesday?" and "… on wednesday?" three days
-after, "what did i do last week?" the Tuesday of the next week (any note filed that week is an
+after, "what did i work on last week?" the Tuesday of the next week (any note filed that week is an
 answer). Two groups of phrasings: "fitted", the six the rules were checked against, and "held
 out", six written after the rules and never changed after a run.
 
@@ -147,7 +147,7 @@ FROM_TODAY = (
     ("'yesterday'", "what did i do yesterday?", 1),
     ("'last {weekday}'", "what did i do last {weekday}?", 3),
     ("'on {weekday}' (past tense)", "what did i do on {weekday}?", 3),
-    ("'last week'", "what did i do last week?", None),  # the Tuesday of the next week
+    ("'last week'", "what did i work on last week?", None),  # the Tuesday of the next week
 )
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from trilium_recall.index.terms import stems
 from trilium_recall.search import dates
-from trilium_recall.search.dates import Date, prompt_dates
+from trilium_recall.search.dates import Date, asking_terms, prompt_dates
 from trilium_recall.search.filed import journal_days, note_dates, read_dates
 
 DECEMBER_21 = "Trilium Demo › Journal › 2021 › 12 - December › 21 - Thursday"
@@ -295,3 +295,11 @@ def test_journal_labels_date_a_note_its_title_does_not() -> None:
     terms, literal = ["standup", "december", "21st"], ["standup"]
     assert read_dates(mentions, terms, literal, set(), custom, "2026-10-21").another_day
     assert not read_dates(mentions, terms, literal, set(), custom).another_day  # no date known
+
+
+def test_the_verb_of_a_question_about_what_one_did_only_asks() -> None:
+    """The day's notes answer "what did I work on last week" whether or not they say "work"."""
+    assert asking_terms(["work", "week"], "what did I work on last week?") == ["work"]
+    assert asking_terms(["reading"], "what was I reading on the 3rd") == ["reading"]
+    assert asking_terms(["work", "week"], "is the work week over on friday?") == []
+    assert asking_terms(["happened"], "what happened yesterday") == ["happened"]

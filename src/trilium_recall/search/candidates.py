@@ -26,6 +26,7 @@ class KeywordHits:
     # Terms no section holds; after `hybrid.gather`, also none is dated by (dates.py).
     unknown: list[str] = field(default_factory=list)
     dates: list[DateMention] = field(default_factory=list)  # the dates it names (dates.py)
+    asking: list[str] = field(default_factory=list)  # terms that only ask what a day held
 
     def coverage(self, terms: Sequence[str]) -> float:
         """Share of the prompt's IDF weight that `terms` carry."""
@@ -172,6 +173,7 @@ class SearchTrace:
             "idf": {term: round(weight, 2) for term, weight in self.keyword.idf.items()},
             "fts_query": self.keyword.fts_query,
             "dates": as_said(self.keyword.dates),
+            "asking_terms": self.keyword.asking,  # left out of what a day's notes must match
             "code_phrases": self.keyword.phrases,
             "phrase_hits": len(self.keyword.phrase_hits),
             "keyword_hits": len(self.keyword.hits),

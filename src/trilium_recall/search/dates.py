@@ -77,6 +77,7 @@ _ASKING = (
         passiert habe hecho hice hizo paso feito fiz aconteceu fatto successo qu ai""".split()
     )
 )
+_ASKED_VERB = re.compile(r"\b(?:did|have|had|was|were)\s+(?:i|we)\s+(\w+)", re.IGNORECASE)
 _DAY = re.compile(r"(\d{1,2})(?:st|nd|rd|th|er|e)?")
 _ORDINAL = re.compile(r"(\d{1,2})(?:st|nd|rd|th|er)")
 YEAR = re.compile(r"((?:19|20)\d\d)")
@@ -243,9 +244,12 @@ def holds_a_day(mentions: Sequence[DateMention], held: Collection[str]) -> bool:
     )
 
 
-def asking_terms(terms: Sequence[str]) -> list[str]:
-    """The prompt `terms` that only ask what a day held ("happened", "noted", "entry")."""
-    return [term for term in terms if term in _ASKING]
+def asking_terms(terms: Sequence[str], prompt: str) -> list[str]:
+    """The prompt `terms` that only ask what a day held: "happened", "noted", "entry", and the
+    verb of a question about what the person did ("what did I work on last week", "what was I
+    reading on the 3rd": the day's notes answer it, whether or not they say "work")."""
+    verbs = {index_term(m[1]) for m in _ASKED_VERB.finditer(prompt[:DATE_CHARS])}
+    return [term for term in terms if term in _ASKING or index_term(term) in verbs]
 
 
 def spoken_dates(tokens: Sequence[str]) -> list[DateMention]:

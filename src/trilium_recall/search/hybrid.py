@@ -145,7 +145,11 @@ def gather(
     trace.generic = generic.closest(query_vector)
     sections = fuse(store, settings, keyword, trace.neighbours, query_vector, instance, ranking)
     matched = {term for c in sections for term in c.matched_terms}  # a date's words, by now
-    trace.keyword = replace(keyword, unknown=[t for t in keyword.unknown if t not in matched])
+    trace.keyword = replace(
+        keyword,
+        unknown=[t for t in keyword.unknown if t not in matched],
+        asking=asking_terms(keyword.terms, prompt) if dates else [],
+    )
     closest = closest_section(sections)
     trace.closest_language = text_language(closest.hit.text) if closest else None
     trace.foreign = in_another_language(
@@ -344,8 +348,7 @@ def _filed_signals(sections: Sequence[Candidate], keyword: KeywordHits) -> dict[
     days = day_terms(keyword.dates, keyword.terms)
     if not days:
         return {}
-    asking = asking_terms(keyword.terms)
-    rest = [t for t in keyword.terms if t not in days and t not in asking]
+    rest = [t for t in keyword.terms if t not in days and t not in keyword.asking]
     weight = keyword.coverage(rest)
     filed = [c for c in sections if c.filed_rank]
     held = any(c.dates.holds_day for c in sections)
