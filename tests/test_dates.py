@@ -249,6 +249,10 @@ def test_a_day_named_from_today_crosses_months_and_years(monkeypatch: pytest.Mon
         ("what did I work on last week?", Date(2026, 10, 12), "last week"),
         ("résume la semaine dernière", Date(2026, 10, 12), "semaine derniere"),
         ("was steht diese Woche an", Date(2026, 10, 19), "diese woche"),
+        ("was habe ich letzte Woche gemacht", Date(2026, 10, 12), "letzte woche"),
+        ("termine nächste Woche", Date(2026, 10, 26), "nachste woche"),
+        ("qué hice la semana pasada", Date(2026, 10, 12), "semana pasada"),
+        ("cosa ho fatto la settimana scorsa", Date(2026, 10, 12), "settimana scorsa"),
         ("anything due next week", Date(2026, 10, 26), "next week"),
     ],
 )

@@ -52,13 +52,13 @@ _FURTHER = {
 _LAST, _NEXT, _THIS = -1, 1, 0
 _BEFORE = {
     **dict.fromkeys(
-        """last past previous since letzten letzter letztes vergangenen vergangener vorigen
-        voriger pasado""".split(),
+        """last past previous since letzte letzten letzter letztes vergangene vergangenen
+        vergangener vorige vorigen voriger pasado""".split(),
         _LAST,
     ),
     **dict.fromkeys(
-        "next coming upcoming nachsten nachster kommenden kommender proximo proxima prossimo "
-        "prossima".split(),
+        """next coming upcoming nachste nachsten nachster kommende kommenden kommender proximo
+        proxima prossimo prossima""".split(),
         _NEXT,
     ),
     **dict.fromkeys("this diesen dieser diese ce cette esta este questa questo".split(), _THIS),
