@@ -183,6 +183,7 @@ def test_explain_shows_every_step(demo_engine) -> None:
         (b'{"prompt": "x", "today": "22.10.2026"}', "'today' must be a date written YYYY-MM-DD"),
         (b'{"prompt": "x", "today": "2026-02-30"}', "'today' must be a date written YYYY-MM-DD"),
         (b'{"prompt": "x", "today": "20261022"}', "'today' must be a date written YYYY-MM-DD"),
+        (b'{"prompt": "x", "today": "9999-12-31"}', "'today' must be a date written YYYY-MM-DD"),
         (b'{"prompt": "x", "today": 20261022}', "'today' must be a string"),
     ],
 )

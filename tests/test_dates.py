@@ -9,7 +9,7 @@ import pytest
 
 from trilium_recall.index.terms import stems
 from trilium_recall.search import dates
-from trilium_recall.search.dates import Date, asking_terms, prompt_dates
+from trilium_recall.search.dates import Date, as_said, asking_terms, prompt_dates
 from trilium_recall.search.filed import journal_days, note_dates, read_dates
 
 DECEMBER_21 = "Trilium Demo › Journal › 2021 › 12 - December › 21 - Thursday"
@@ -106,32 +106,32 @@ def test_words_that_only_look_like_dates_are_not_dates(prompt: str) -> None:
 
 
 def test_a_note_is_dated_by_the_journal_it_is_filed_in() -> None:
-    assert note_dates("Office party", (DECEMBER_21,)) == (Date(2021, 12, 21),)
-    assert note_dates("12 - December", ("Journal › 2021",)) == (Date(2021, 12),)
-    assert note_dates("2021", ("Journal",)) == ()  # a year alone dates nothing a prompt asks
+    assert note_dates("Office party", (DECEMBER_21,), None) == (Date(2021, 12, 21),)
+    assert note_dates("12 - December", ("Journal › 2021",), None) == (Date(2021, 12),)
+    assert note_dates("2021", ("Journal",), None) == ()  # a year alone dates nothing a prompt asks
 
 
 def test_a_note_is_dated_by_its_title_and_each_clone_by_its_own_path() -> None:
-    assert note_dates("Postmortem draft (2026-09-03)", ("Wiki › Raw",)) == (Date(2026, 9, 3),)
-    assert note_dates("Summary — DB postmortem (Sep 2026)", ("Wiki",)) == (Date(2026, 9),)
+    assert note_dates("Postmortem draft (2026-09-03)", ("Wiki › Raw",), None) == (Date(2026, 9, 3),)
+    assert note_dates("Summary — DB postmortem (Sep 2026)", ("Wiki",), None) == (Date(2026, 9),)
     clones = ("Journal › 2021 › 11 - November › 28 - Tuesday", "Journal › 2021 › Epics › Shopping")
-    assert note_dates("Christmas gift ideas", clones) == (Date(2021, 11, 28),)
-    assert note_dates("Chapter 3 - Installation", ("Manual",)) == ()
-    assert note_dates("Vacation days", ("Journal › 2021 › Epics › Christmas",)) == ()
+    assert note_dates("Christmas gift ideas", clones, None) == (Date(2021, 11, 28),)
+    assert note_dates("Chapter 3 - Installation", ("Manual",), None) == ()
+    assert note_dates("Vacation days", ("Journal › 2021 › Epics › Christmas",), None) == ()
 
 
 def test_a_dated_note_matches_the_words_that_name_its_date() -> None:
     mentions = prompt_dates("what did i buy on the shopping trip on the 21st")
     terms = ["buy", "shopping", "trip", "21st"]
     literal = ["shopping"]
-    reading = read_dates(mentions, terms, literal, set(), ("Office party", (DECEMBER_21,)))
+    reading = read_dates(mentions, terms, literal, set(), ("Office party", (DECEMBER_21,), None))
     assert reading.dated == ("21st",) and not reading.another_day and reading.journal_day
     other_day = DECEMBER_21.replace("21 - Thursday", "22 - Friday")
-    reading = read_dates(mentions, terms, literal, set(), ("Shopping", (other_day,)))
+    reading = read_dates(mentions, terms, literal, set(), ("Shopping", (other_day,), None))
     assert reading.dated == () and reading.another_day
-    assert read_dates([], terms, literal, set(), ("Office party", (DECEMBER_21,))).dated == ()
+    assert read_dates([], terms, literal, set(), ("Office party", (DECEMBER_21,), None)).dated == ()
     # the date alone says which notes, not what about: no other word, no dated word
-    alone = read_dates(mentions, terms, [], set(), ("Office party", (DECEMBER_21,)))
+    alone = read_dates(mentions, terms, [], set(), ("Office party", (DECEMBER_21,), None))
     assert alone.dated == ()
 
 
@@ -139,12 +139,12 @@ def test_only_the_journal_s_own_days_rule_a_note_out() -> None:
     # a date in a title dates the note, but is no reason to drop it for another day
     mentions = prompt_dates("what starts on 19 october")
     title = "Transcript — architecture sync 2026-10-07"
-    assert note_dates(title, ("Wiki › Raw",)) == (Date(2026, 10, 7),)
-    assert journal_days(title, ("Wiki › Raw",)) == ()
+    assert note_dates(title, ("Wiki › Raw",), None) == (Date(2026, 10, 7),)
+    assert journal_days(title, ("Wiki › Raw",), None) == ()
     terms = ["starts", "19", "october"]
-    assert not read_dates(mentions, terms, [], set(), (title, ("Wiki",))).another_day
+    assert not read_dates(mentions, terms, [], set(), (title, ("Wiki",), None)).another_day
     # a section that says the day itself is not ruled out by where it is filed
-    on_the_18th = ("Todo", ("Journal › 2021 › 12 - December › 18 - Monday",))
+    on_the_18th = ("Todo", ("Journal › 2021 › 12 - December › 18 - Monday",), None)
     asked = prompt_dates("what did i plan on december 21st")
     terms = ["plan", "december", "21st"]
     assert read_dates(asked, terms, [], set(), on_the_18th).another_day
@@ -160,7 +160,7 @@ def test_only_the_journal_s_own_days_rule_a_note_out() -> None:
 
 
 def test_a_title_that_folds_to_no_word_is_no_date() -> None:
-    assert note_dates("12 - \u037a", ("Journal › 2021",)) == ()
+    assert note_dates("12 - \u037a", ("Journal › 2021",), None) == ()
 
 
 def test_every_field_the_prompt_gives_must_agree() -> None:
@@ -207,7 +207,6 @@ def test_a_syslog_line_s_day_is_a_timestamp() -> None:
         ("what did I do on friday?", Date(2026, 10, 16), "friday"),  # asked in the past tense
         ("what's planned on friday?", Date(2026, 10, 23), "friday"),  # about what is coming
         ("what is on the agenda next monday", Date(2026, 10, 26), "next monday"),
-        ("notes since tuesday", Date(2026, 10, 20), "since tuesday"),
         ("this monday's standup", Date(2026, 10, 19), "this monday"),
     ],
 )
@@ -223,7 +222,7 @@ def test_a_day_named_from_today_matches_no_word_and_rules_no_note_out(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(dates, "today", lambda: datetime.date(2021, 12, 22))
-    on_the_18th = ("CI", ("Journal › 2021 › 12 - December › 18 - Monday",))
+    on_the_18th = ("CI", ("Journal › 2021 › 12 - December › 18 - Monday",), None)
     today = prompt_dates("why does my build fail today")
     reading = read_dates(today, ["build", "fail", "today"], ["build"], set(), on_the_18th)
     assert reading.dated == () and not reading.another_day
@@ -232,15 +231,17 @@ def test_a_day_named_from_today_matches_no_word_and_rules_no_note_out(
     assert len(both) == 2
     reading = read_dates(both, ["flaky", "test", "december", "21st"], [], set(), on_the_18th)
     assert reading.another_day
-    on_the_21st = ("CI", ("Journal › 2021 › 12 - December › 21 - Tuesday",))
+    on_the_21st = ("CI", ("Journal › 2021 › 12 - December › 21 - Tuesday",), None)
     assert not read_dates(both, ["flaky"], [], set(), on_the_21st).another_day
 
 
 def test_a_day_named_from_today_crosses_months_and_years(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(dates, "today", lambda: datetime.date(2027, 1, 1))  # a Friday
     assert [m.date for m in prompt_dates("what did i do yesterday")] == [Date(2026, 12, 31)]
-    assert [m.date for m in prompt_dates("since last saturday")] == [Date(2026, 12, 26)]
-    assert [m.date for m in prompt_dates("since last friday")] == [Date(2026, 12, 25)]
+    assert [m.date for m in prompt_dates("last saturday")] == [Date(2026, 12, 26)]
+    assert [m.date for m in prompt_dates("last friday")] == [Date(2026, 12, 25)]
+    since = [m.date.day for m in prompt_dates("what did I do since last saturday?")]
+    assert since == [26, 27, 28, 29, 30, 31, 1]  # every day from it up to today
 
 
 @pytest.mark.parametrize(
@@ -277,6 +278,10 @@ def test_the_past_week_is_the_seven_days_before_today() -> None:
         "the last week of the sprint is for bug fixes",
         "last friday of the month is payday",
         "what did I do on friday 3rd",  # a day of the month, not last friday
+        "was steht am Freitag an?",  # German "was" is "what": no tense says which Friday
+        "la segunda pasada del algoritmo falla",  # Spanish "the second pass"
+        "our AI pipeline runs on sunday",
+        "the 9 am friday standup was cancelled",  # "am" after a number is a time of day
     ],
 )
 def test_a_weekday_or_week_that_says_no_day_is_none(prompt: str) -> None:
@@ -284,7 +289,8 @@ def test_a_weekday_or_week_that_says_no_day_is_none(prompt: str) -> None:
 
 
 def test_a_weekday_before_a_date_is_that_date_s() -> None:
-    (mention,) = prompt_dates("the video I linked on monday dec 18", datetime.date(2026, 10, 22))
+    # asked in the past tense, "on monday" alone would be last Monday
+    (mention,) = prompt_dates("what did I watch on monday dec 18", datetime.date(2026, 10, 22))
     assert (mention.date, mention.relative) == (Date(None, 12, 18), False)
 
 
@@ -297,8 +303,10 @@ def test_journal_labels_date_a_note_its_title_does_not() -> None:
     assert journal_days("Autumn", ("Journal",), "2026-10") == ()  # a month note is no day
     mentions = prompt_dates("the standup on december 21st")
     terms, literal = ["standup", "december", "21st"], ["standup"]
-    assert read_dates(mentions, terms, literal, set(), custom, "2026-10-21").another_day
-    assert not read_dates(mentions, terms, literal, set(), custom).another_day  # no date known
+    assert read_dates(mentions, terms, literal, set(), (*custom, "2026-10-21")).another_day
+    assert not read_dates(
+        mentions, terms, literal, set(), (*custom, None)
+    ).another_day  # no date known
 
 
 def test_the_verb_of_a_question_about_what_one_did_only_asks() -> None:
@@ -307,3 +315,25 @@ def test_the_verb_of_a_question_about_what_one_did_only_asks() -> None:
     assert asking_terms(["reading"], "what was I reading on the 3rd") == ["reading"]
     assert asking_terms(["work", "week"], "is the work week over on friday?") == []
     assert asking_terms(["happened"], "what happened yesterday") == ["happened"]
+
+
+def test_a_day_named_from_today_before_a_number_is_still_that_day() -> None:
+    """Only a weekday before a month or a day is that date's ("monday dec 18")."""
+    for prompt in ("the test I wrote yesterday may be flaky", "yesterday 3 builds broke"):
+        (mention,) = prompt_dates(prompt, datetime.date(2026, 10, 22))
+        assert mention.said == "yesterday", prompt
+
+
+def test_since_a_day_is_every_day_up_to_today() -> None:
+    mentions = prompt_dates("notes since tuesday", datetime.date(2026, 10, 22))
+    assert [m.date.day for m in mentions] == [20, 21, 22]
+    assert {m.said for m in mentions} == {"since tuesday"}
+
+
+def test_each_day_named_from_today_is_shown_as_said() -> None:
+    monday = datetime.date(2026, 10, 26)
+    mentions = prompt_dates("what did I do last week and yesterday", monday)
+    assert as_said(mentions) == [
+        {"said": "last week", "date": "19 oct 2026 – 25 oct 2026", "from_today": True},
+        {"said": "yesterday", "date": "25 oct 2026", "from_today": True},
+    ]

@@ -247,6 +247,31 @@ def test_a_prompt_that_is_mostly_a_day_notes_are_filed_under_passes_with_only_th
     assert not judge_prompt(signals(top_cosine=0.80, filed_coverage=0.4), GATE).about_notes
 
 
+def test_a_day_beside_a_question_the_score_passes_adds_its_notes_to_what_it_found() -> None:
+    """ "how do i restore the restic backup from last week": the restic notes and the week's."""
+    asked = signals(agreement=0.25, filed_coverage=0.7, beside_the_day=0.6)  # score +3
+    verdict = judge_prompt(asked, GATE)
+    assert verdict.filed and verdict.scored and verdict.score > 0
+    assert verdict.reason.startswith("a day notes are filed under, matching 70% of the rest, and")
+    candidates = [
+        CandidateSignals(0.90, 0.6, 2),  # the how-to
+        CandidateSignals(0.80, 0.3, 1, filed=True),  # the week's journal note
+        CandidateSignals(0.70, 0.1, 1),  # weaker on both
+        CandidateSignals(0.90, 0.9, 3, journal_day=True, another_day=True),
+    ]
+    passed = [ok for ok, _ in judge_candidates(candidates, verdict, GATE)]
+    assert passed == [True, True, False, False]
+    # only the day and words that ask what it held ("what did I do last week"): its notes alone
+    only_the_day = judge_prompt(signals(agreement=0.25, filed_coverage=1.0), GATE)
+    assert only_the_day.filed and not only_the_day.scored and only_the_day.score > 0
+    assert [ok for ok, _ in judge_candidates(candidates, only_the_day, GATE)] == [
+        False,
+        True,
+        False,
+        False,
+    ]
+
+
 def test_a_prompt_that_is_only_a_day_no_note_is_filed_under_is_silent() -> None:
     verdict = judge_prompt(signals(agreement=0.25, unfiled_day_share=0.95), GATE)  # score +3
     assert not verdict.about_notes and verdict.score > 0

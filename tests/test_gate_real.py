@@ -247,9 +247,22 @@ def test_a_week_named_from_today_gets_its_days_notes_latest_first(index) -> None
     assert result.trace.to_json()["dates"] == [
         {"said": "last week", "date": "19 oct 2026 – 25 oct 2026", "from_today": True}
     ]
-    assert index.ask("what did I work on last week?", today=monday.replace(month=11)).passages == []
+    weeks_later = datetime.date(2026, 11, 30)  # last week: nothing filed
+    assert index.ask("what did I work on last week?", today=weeks_later).passages == []
     two_weeks = index.ask("what did I do the week before?", today=monday)  # no day said
     assert two_weeks.trace.keyword.dates == []
+
+
+def test_a_day_takes_nothing_from_what_the_prompt_finds_on_its_own(index) -> None:
+    """A how-to that names a week passes on its score too: the week's journal note goes along
+    with the notes it found, and does not push them out."""
+    asked = "how do i restore the restic backup from last week"
+    without_the_day = titles(index.ask(asked, today=datetime.date(2026, 11, 30)))
+    assert "Backups (restic)" in without_the_day
+    result = index.ask(asked, today=datetime.date(2026, 10, 26))
+    assert result.trace.verdict.filed and result.trace.verdict.scored
+    assert titles(result)[0] == "21 - Wednesday"  # the week's note, first
+    assert set(without_the_day) & set(titles(result)[1:])
 
 
 def test_a_day_is_read_from_the_prompt_as_written_not_from_its_topic(index) -> None:

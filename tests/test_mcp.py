@@ -121,6 +121,7 @@ async def test_days_from_today_count_from_the_date_the_model_gives(demo_engine) 
         ({"query": "restic", "instance": "nope"}, "unknown instance 'nope'"),
         ({"query": "restic", "today": "22.10.2026"}, "today"),
         ({"query": "restic", "today": "2026-02-30"}, "today: 2026-02-30 is no calendar date"),
+        ({"query": "restic", "today": "9999-12-31"}, "today"),
     ],
 )
 async def test_bad_arguments_are_tool_errors_not_crashes(demo_engine, arguments, message) -> None:

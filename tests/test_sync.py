@@ -300,16 +300,21 @@ async def test_journal_labels_date_notes_whatever_their_titles_say(harness, tril
     (own or an ancestor's) say where the journal files a note, and a day finds them."""
     trilium.set_title("29dKRUxCrqvk", "Autumn")  # was "10 - October"
     trilium.set_title("KyGxfC5ueh8v", "Standup and planning")  # was "21 - Wednesday"
-    trilium.clone("resticAAAAAA", "KyGxfC5ueh8v")  # kept under the day note too
+    trilium.clone("resticAAAAAA", "KyGxfC5ueh8v")  # kept under two day notes too
+    trilium.clone("resticAAAAAA", "W5uBsye7b60B")  # "14 - Wednesday"
     trilium.set_label("techAAAAAAAA", "dateNote", "someday")  # no date: no place in time
     await harness.syncer.full()
     dated = calendars(harness)
     assert (dated["29dKRUxCrqvk"], dated["KyGxfC5ueh8v"]) == ("2026-10", "2026-10-21")
-    assert dated["resticAAAAAA"] == "2026-10-21"
+    assert dated["resticAAAAAA"] == "2026-10-14,2026-10-21"
     assert "techAAAAAAAA" not in dated
     day = prompt_dates("what did I do on october 21st?")
     filed = harness.store.section_hits(filed_on(harness.store, day, ["default"]))
     assert {hit.note_id for hit in filed.values()} == {"KyGxfC5ueh8v", "resticAAAAAA"}
+    fortnight = harness.store.section_hits(
+        filed_on(harness.store, prompt_dates("on october 14th?"), ["default"])
+    )
+    assert {hit.note_id for hit in fortnight.values()} == {"W5uBsye7b60B", "resticAAAAAA"}
     assert prompt_dates("what did I do on october 20th?")  # a day: nothing is filed on it
     other_day = filed_on(harness.store, prompt_dates("on october 20th?"), ["default"])
     assert other_day == []

@@ -138,7 +138,8 @@ def _read_payload() -> dict[str, object]:
 
 
 def _request_body(payload: dict[str, object]) -> bytes:
-    """The part of Claude Code's hook input the engine uses, checked; nothing else.
+    """The part of Claude Code's hook input the engine uses, checked, and this machine's date;
+    nothing else.
 
     ``cwd`` and ``transcript_path`` are the user's local paths: the engine has no use for them.
     """

@@ -9,6 +9,7 @@ migrations) is `file.py`.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from collections.abc import Iterable, Iterator, Sequence
@@ -30,6 +31,10 @@ from .vectors import Match, VectorIndex
 SKIP_REASONS = (
     "archived", "hidden", "protected", "plumbing", "type", "unknown type", "error",
 )  # fmt: skip
+
+
+# The notes table's columns in NoteRecord's order: written by name, read back into the record.
+_NOTE_COLUMNS = ", ".join(field.name for field in dataclasses.fields(NoteRecord))
 
 
 @own_errors
@@ -119,12 +124,7 @@ class Store:
     # -- notes -------------------------------------------------------------------------------
 
     def known_notes(self, instance: str) -> dict[str, NoteRecord]:
-        rows = self.db.execute(
-            "SELECT instance, note_id, title, type, mime, area, paths, parents, blob_id, "
-            "content_hash, utc_modified, attr_fingerprint, skip_reason, calendar FROM notes "
-            "WHERE instance = ?",
-            (instance,),
-        )
+        rows = self.db.execute(f"SELECT {_NOTE_COLUMNS} FROM notes WHERE instance = ?", (instance,))
         known = {}
         for row in rows:
             fields = list(row)
@@ -144,24 +144,12 @@ class Store:
         removed: list[int] = []
         added: list[tuple[tuple[int, int], np.ndarray]] = []
         with self.atomic() as db:
+            paths, parents = json.dumps(note.paths, ensure_ascii=False), json.dumps(note.parents)
+            values = {**dataclasses.asdict(note), "paths": paths, "parents": parents}
+            marks = ",".join("?" * len(values))
             db.execute(
-                "INSERT OR REPLACE INTO notes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (
-                    note.instance,
-                    note.note_id,
-                    note.title,
-                    note.type,
-                    note.mime,
-                    note.area,
-                    json.dumps(note.paths, ensure_ascii=False),
-                    json.dumps(note.parents),
-                    note.blob_id,
-                    note.content_hash,
-                    note.utc_modified,
-                    note.attr_fingerprint,
-                    note.skip_reason,
-                    note.calendar,
-                ),
+                f"INSERT OR REPLACE INTO notes ({_NOTE_COLUMNS}) VALUES ({marks})",
+                tuple(values.values()),
             )
             if failure is not None:
                 db.execute(

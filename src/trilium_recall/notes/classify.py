@@ -41,7 +41,7 @@ class Verdict:
     area: str
     paths: tuple[str, ...]
     skip_reason: str | None
-    calendar: str | None = None  # the journal labels' date: "2026-10-21", "2026-10"
+    calendar: str | None = None  # the journal labels' dates: "2026-10-21", "2026-10,2026-11"
 
 
 @dataclass(frozen=True)
@@ -108,17 +108,21 @@ def classify(note: Note, tree: Mapping[str, Note], rules: Rules) -> Verdict:
 
 
 def _calendar(note: Note, chains: list[list[Note]]) -> str | None:
-    """The date the journal files the note under: its own `#dateNote`/`#monthNote`, else its
-    nearest ancestor's (a note kept under a day note is that day's). The title need not say it:
-    a `#datePattern` can title day notes "Wed 21" or "Standup"."""
-    dated = [
-        (depth, value.strip())
-        for chain in chains
-        for depth, member in enumerate([note, *chain])
-        for name in CALENDAR_LABELS
-        if (value := member.own_label(name)) and _CALENDAR_VALUE.fullmatch(value.strip())
-    ]
-    return min(dated)[1] if dated else None
+    """The dates the journal files the note under, comma-separated: on each of its paths its
+    own `#dateNote`/`#monthNote`, else its nearest ancestor's (a note kept under a day note is
+    that day's; a clone under two day notes is both days'). The title need not say it: a
+    `#datePattern` can title day notes "Wed 21" or "Standup"."""
+    dated = {label for chain in chains if (label := _nearest_calendar_label([note, *chain]))}
+    return ",".join(sorted(dated)) or None
+
+
+def _nearest_calendar_label(lineage: list[Note]) -> str | None:
+    for member in lineage:
+        for name in CALENDAR_LABELS:
+            value = (member.own_label(name) or "").strip()
+            if _CALENDAR_VALUE.fullmatch(value):
+                return value
+    return None
 
 
 def _skip_reason(note: Note, chains: list[list[Note]], rules: Rules) -> str | None:

@@ -27,7 +27,8 @@ class NoteRecord:
     utc_modified: str
     attr_fingerprint: str
     skip_reason: str | None = None
-    calendar: str | None = None  # "2026-10-21" or "2026-10": its journal labels (classify.py)
+    # Its journal labels' dates, comma-separated ("2026-10-21", "2026-10"; classify.py)
+    calendar: str | None = None
 
 
 @dataclass(frozen=True)

@@ -203,6 +203,7 @@ class SearchTrace:
                 "fused_top": round(signals.fused_top, 4),
                 "filed_coverage": round(signals.filed_coverage, 3),
                 "unfiled_day_share": round(signals.unfiled_day_share, 3),
+                "beside_the_day": round(signals.beside_the_day, 3),
                 "score": round(self.verdict.score, 3),
                 "parts": {k: round(v, 3) for k, v in self.verdict.parts.items()},
                 "about_notes": self.verdict.about_notes,

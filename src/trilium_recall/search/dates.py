@@ -81,6 +81,8 @@ _ASKED_VERB = re.compile(r"\b(?:did|have|had|was|were)\s+(?:i|we)\s+(\w+)", re.I
 _DAY = re.compile(r"(\d{1,2})(?:st|nd|rd|th|er|e)?")
 _ORDINAL = re.compile(r"(\d{1,2})(?:st|nd|rd|th|er)")
 YEAR = re.compile(r"((?:19|20)\d\d)")
+# A day as a client sends it (`today`): the shape the MCP tool's schema gives too.
+DAY_WRITTEN = re.compile(r"(?:19|20)\d\d-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])")
 ISO_DATE = re.compile(
     r"(?<![\w-])((?:19|20)\d\d)-(0?[1-9]|1[0-2])(?:-(0?[1-9]|[12]\d|3[01]))?(?![\w-])"
 )
@@ -146,13 +148,15 @@ def as_said(mentions: Sequence[DateMention]) -> list[dict[str, object]]:
     for mention in mentions:
         said.setdefault(mention.said, []).append(mention)
     return [
-        {
-            "said": words,
-            "date": " – ".join(dict.fromkeys([str(days[0].date), str(days[-1].date)])),
-            "from_today": days[0].relative,
-        }
+        {"said": words, "date": _span(days), "from_today": days[0].relative}
         for words, days in said.items()
     ]
+
+
+def _span(mentions: Sequence[DateMention]) -> str:
+    """ "21 oct 2026", or the first and last day: "12 oct 2026 – 18 oct 2026"."""
+    days = sorted(mentions, key=lambda m: (m.date.year or 0, m.date.month or 0, m.date.day or 0))
+    return " – ".join(dict.fromkeys([str(days[0].date), str(days[-1].date)]))
 
 
 def today() -> datetime.date:
@@ -162,9 +166,10 @@ def today() -> datetime.date:
 
 
 def parse_day(text: str) -> datetime.date:
-    """A date written YYYY-MM-DD and nothing else (`date.fromisoformat` also reads "20261206"
-    and week dates); ValueError otherwise."""
-    if len(text) != 10 or text[4] != "-" or text[7] != "-":
+    """A date written YYYY-MM-DD in the years dates are read in, and nothing else
+    (`date.fromisoformat` also reads "20261206" and week dates, and "next week" from
+    9999-12-31 is no date); ValueError otherwise."""
+    if not DAY_WRITTEN.fullmatch(text):
         raise ValueError(text)
     return datetime.date.fromisoformat(text)
 
@@ -177,7 +182,10 @@ def prompt_dates(prompt: str, now: datetime.date | None = None) -> list[DateMent
     numeric, head = _numeric_dates(head)
     tokens = words(head)
     found = numeric + spoken_dates(tokens) + _from_today(tokens, now or today())
-    mentions = list({m.date: m for m in reversed(found)}.values())[::-1]  # each day once
+    # Each day once ("2026-10-21 (october 21st)"); a day named from today keeps its own words,
+    # so "last week and yesterday" shows both.
+    kept = {(m.date, m.said if m.relative else None): m for m in reversed(found)}
+    mentions = list(kept.values())[::-1]
     return mentions if len({m.said for m in mentions}) <= MAX_DATES else []  # a week is one
 
 
@@ -222,7 +230,8 @@ def _from_today(tokens: Sequence[str], now: datetime.date) -> list[DateMention]:
     mentions = []
     for day, start, end in days_from_today(tokens, now):
         following = tokens[end] if end < len(tokens) else ""
-        if following in MONTHS or _DAY.fullmatch(following):  # "on monday dec 18": that day
+        before_a_date = following in MONTHS or _DAY.fullmatch(following)
+        if before_a_date and tokens[end - 1] in WEEKDAYS:  # "on monday dec 18": that day's
             continue
         said = tuple(tokens[start:end])
         mentions.append(DateMention(Date(day.year, day.month, day.day), said, " ".join(said), True))

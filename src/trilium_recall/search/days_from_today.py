@@ -4,10 +4,11 @@ friday", "next monday", "last week", "la semana pasada".
 
 A journal is looked up this way as often as by date ("what did I work on last week?"). A
 weekday alone is a day only when the prompt says which one: "last", "next", "this" or the
-like beside it, or after "on" or "from" in a question asked in the past tense ("what did I do
-on friday": the last one) or about what is coming ("what's planned on friday": the next one).
-"Friday deploys are risky" names no day. A week is its seven days, Monday first ("the past
-week": the seven before today).
+like beside it, or after "on" ("from", "am", "el", "na") in a question asked in the past tense
+("what did I do on friday": the last one) or about what is coming ("what's planned on friday":
+the next one); "friday deploys are risky" names no day. "Next friday" asked on a Thursday is
+tomorrow. A week is its seven days, Monday first ("the past week": the seven before today);
+"since" a day is every day from it up to today.
 """
 
 from __future__ import annotations
@@ -46,14 +47,15 @@ _FURTHER = {
 }  # fmt: skip
 
 # Which weekday or week a word beside it means: the last one before today, the next one after
-# it, or the one this week (today included). Before the name ("last friday", "letzten
-# Freitag", "el pasado viernes", "ce vendredi") or after it ("vendredi dernier", "venerdì
-# scorso", "sexta-feira passada", "viernes que viene" is left out: two words).
+# it, or the one this week (today included); as a number, also how many weeks from this one.
+# Before the name ("last friday", "letzte Woche", "el pasado viernes", "ce vendredi") or after
+# it ("vendredi dernier", "venerdì scorso", "sexta-feira passada"; "viernes que viene" is left
+# out: two words).
 _LAST, _NEXT, _THIS = -1, 1, 0
 _BEFORE = {
     **dict.fromkeys(
-        """last past previous since letzte letzten letzter letztes vergangene vergangenen
-        vergangener vorige vorigen voriger pasado""".split(),
+        """last past previous letzte letzten letzter letztes vergangene vergangenen vergangener
+        vorige vorigen voriger pasado""".split(),
         _LAST,
     ),
     **dict.fromkeys(
@@ -61,7 +63,9 @@ _BEFORE = {
         proxima prossimo prossima""".split(),
         _NEXT,
     ),
-    **dict.fromkeys("this diesen dieser diese ce cette esta este questa questo".split(), _THIS),
+    **dict.fromkeys(
+        "this diesen dieser diese ce cette esta este nesta neste questa questo".split(), _THIS
+    ),
 }
 _AFTER = {
     **dict.fromkeys(
@@ -70,24 +74,27 @@ _AFTER = {
     **dict.fromkeys("prochain prochaine prossimo prossima proximo proxima".split(), _NEXT),
 }
 _WEEK_WORDS = frozenset("week woche semaine semana settimana".split())
+# Portuguese weekday names that are also ordinals ("la segunda pasada": the second pass): a day
+# only as "segunda-feira" or after a word that puts it in time ("na sexta").
+_ORDINAL_NAMES = frozenset("segunda terca quarta quinta sexta".split())
+_PORTUGUESE_ON = frozenset("na nesta proxima ultima".split())
 # A weekday after one of these is a day the prompt names when its tense says which one: "what
-# did I do on friday" (the last), "what's planned on friday" (the next).
-_ON = frozenset("on from since am".split())
+# did I do on friday" (the last), "what's planned on friday" (the next), "¿qué hice el viernes?",
+# "was habe ich am Freitag gemacht". French "le vendredi" is every Friday, and is left out.
+_ON = frozenset("on from am el na".split())
 _PAST = frozenset(
     """did was were had happened went wrote noted met said decided discussed talked bought
-    worked fixed finished started sent called habe hatte war waren gemacht passiert ai etait
-    fait hice hizo paso fue hecho fiz fez aconteceu foi fatto successo""".split()
+    worked fixed finished started sent called habe hatte war waren gemacht passiert etait fait
+    hice hizo paso fue hecho fiz fez aconteceu foi fatto successo""".split()
 )
-_COMING = frozenset(
-    "will planned scheduled upcoming due plan agenda wird werde geplant prevu".split()
-)
+_COMING = frozenset("will planned scheduled upcoming agenda wird werde geplant prevu".split())
 
 
 def days_from_today(
     tokens: Sequence[str], now: datetime.date
 ) -> list[tuple[datetime.date, int, int]]:
-    """(day, first token, last token + 1) for each day the tokens name from `now`; a week gives
-    each of its days, with the same tokens."""
+    """(day, first token, last token + 1) for each day the tokens name from `now`; a week, or
+    "since" a day, gives each of its days, with the same tokens."""
     found: list[tuple[datetime.date, int, int]] = []
     for i, word in enumerate(tokens):
         previous = tokens[i - 1] if i else ""
@@ -95,9 +102,9 @@ def days_from_today(
         if word in _RELATIVE or (previous, word) in _FURTHER:
             found.append(_relative_day(tokens, i, now))
         elif word in WEEKDAY_NUMBERS and following != "of":  # "last friday of the month"
-            found += _weekday(tokens, i, now)
+            found += _since(tokens, _weekday(tokens, i, now), now)
         elif word in _WEEK_WORDS:
-            found += _week(tokens, i, now)
+            found += _since(tokens, _week(tokens, i, now), now)
     return found
 
 
@@ -118,43 +125,65 @@ def _relative_day(
 def _weekday(
     tokens: Sequence[str], i: int, now: datetime.date
 ) -> list[tuple[datetime.date, int, int]]:
-    """ "last friday", "vendredi dernier", "sexta-feira passada", "this friday", "on friday"
-    asked in the past tense; nothing for a weekday no word says which one of."""
-    end = i + 2 if tokens[i + 1 : i + 2] == ["feira"] else i + 1
+    """ "last friday", "vendredi dernier", "sexta-feira passada", "this friday", "since
+    tuesday", "on friday" asked in the past tense; nothing for a weekday no word says which one
+    of, or a Portuguese name read as an ordinal."""
+    feira = tokens[i + 1 : i + 2] == ["feira"]
+    end = i + 2 if feira else i + 1
     previous = tokens[i - 1] if i else ""
     after = tokens[end] if end < len(tokens) else ""
+    if tokens[i] in _ORDINAL_NAMES and not (feira or previous in _PORTUGUESE_ON):
+        return []
     if previous in _BEFORE:
         which, start = _BEFORE[previous], i - 1
     elif after in _AFTER:
         which, start, end = _AFTER[after], i, end + 1
-    elif previous in _ON and (tense := _tense(tokens)) is not None:
+    elif previous == "since":
+        which, start = _LAST, i
+    elif _on(tokens, i) and (tense := _tense(tokens)) is not None:
         which, start = tense, i
     else:
         return []
     return [(_nearest(now, WEEKDAY_NUMBERS[tokens[i]], which), start, end)]
 
 
+def _on(tokens: Sequence[str], i: int) -> bool:
+    """Whether the weekday at `i` follows a word saying when ("on friday", "am Freitag"; not
+    "9 am friday")."""
+    previous = tokens[i - 1] if i else ""
+    return previous in _ON and not (previous == "am" and i > 1 and tokens[i - 2].isdigit())
+
+
 def _nearest(now: datetime.date, weekday: int, which: int) -> datetime.date:
-    ahead = (weekday - now.weekday()) % 7
     if which == _LAST:
         return now - datetime.timedelta(days=(now.weekday() - weekday) % 7 or 7)
     if which == _NEXT:
-        return now + datetime.timedelta(days=ahead or 7)
+        return now + datetime.timedelta(days=(weekday - now.weekday()) % 7 or 7)
     return now + datetime.timedelta(days=weekday - now.weekday())  # this week's
 
 
 def _tense(tokens: Sequence[str]) -> int | None:
     """The last weekday of its name for a prompt asked in the past tense, the next one for a
     prompt about what is coming, else None: "on friday" alone does not say which."""
-    past, coming = any(t in _PAST for t in tokens), any(t in _COMING for t in tokens)
+    past = any(t in _PAST for t in tokens if t != "was") or _english_was(tokens)
+    coming = any(t in _COMING for t in tokens)
     return None if past == coming else (_LAST if past else _NEXT)
+
+
+def _english_was(tokens: Sequence[str]) -> bool:
+    """Whether "was" is English's past ("what was on friday", "was I off on friday") and not
+    German's "what" opening a question ("was steht am Freitag an")."""
+    return any(
+        word == "was" and (i > 0 or tokens[1:2] in (["i"], ["it"], ["there"], ["we"]))
+        for i, word in enumerate(tokens)
+    )
 
 
 def _week(
     tokens: Sequence[str], i: int, now: datetime.date
 ) -> list[tuple[datetime.date, int, int]]:
-    """ "last week", "this week", "la semaine dernière", "la settimana scorsa": its days
-    (this week's up to today)."""
+    """ "last week", "this week", "la semaine dernière", "la settimana scorsa": its seven
+    days, Monday first; "the past week": the seven days before today."""
     previous = tokens[i - 1] if i else ""
     after = tokens[i + 1] if i + 1 < len(tokens) else ""
     if previous in _BEFORE and after != "of":  # "the last week of the sprint"
@@ -163,8 +192,20 @@ def _week(
         which, start, end = _AFTER[after], i, i + 2
     else:
         return []
-    if previous == "past":  # "the past week": the seven days before today
+    if previous == "past":
         first = now - datetime.timedelta(days=7)
     else:
         first = now - datetime.timedelta(days=now.weekday()) + datetime.timedelta(weeks=which)
     return [(first + datetime.timedelta(days=d), start, end) for d in range(7)]
+
+
+def _since(
+    tokens: Sequence[str], days: list[tuple[datetime.date, int, int]], now: datetime.date
+) -> list[tuple[datetime.date, int, int]]:
+    """ "since tuesday", "since last week": every day from the first one named up to today."""
+    if not days or days[0][1] == 0 or tokens[days[0][1] - 1] != "since":
+        return days
+    first, start, end = days[0]
+    return [
+        (first + datetime.timedelta(days=d), start - 1, end) for d in range((now - first).days + 1)
+    ]

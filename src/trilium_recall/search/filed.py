@@ -63,13 +63,13 @@ def read_dates(
     terms: Sequence[str],
     literal: Sequence[str],
     held: Collection[str],
-    note: tuple[str, Sequence[str]],
-    calendar: str | None = None,
+    note: tuple[str, Sequence[str], str | None],
 ) -> DateReading:
-    """What a section of the note (its title and breadcrumbs) says to the prompt's dates: the
-    prompt `terms` (not already `literal`ly matched) naming a date the note is filed under;
-    whether the journal files it on another day than every day the prompt names (unless its
-    own words, the stems it `held`, name the day: "from 19 October" in a transcript).
+    """What a section of the note (its title, breadcrumbs and journal labels' dates) says to
+    the prompt's dates: the prompt `terms` (not already `literal`ly matched) naming a date the
+    note is filed under; whether the journal files it on another day than every day the
+    prompt names (unless its own words, the stems it `held`, name the day: "from 19 October"
+    in a transcript).
 
     A date counts as matched only in a section that also holds another word of the prompt:
     the date says which of the notes about the topic, not what the prompt is about ("book a
@@ -78,7 +78,7 @@ def read_dates(
     beside a day named outright: "why does my build fail today" is about the build."""
     if not mentions:
         return NO_READING
-    title, paths = note[0], tuple(note[1])
+    title, paths, calendar = note[0], tuple(note[1]), note[2]
     outright = [m for m in mentions if not m.relative]
     dates = note_dates(title, paths, calendar)
     said = {
@@ -129,15 +129,13 @@ def filed_on(
     return sections[:limit]
 
 
-def note_dates(title: str, paths: tuple[str, ...], calendar: str | None = None) -> tuple[Date, ...]:
+def note_dates(title: str, paths: tuple[str, ...], calendar: str | None) -> tuple[Date, ...]:
     """The dates a note is filed under: the journal labels' (`calendar`, "2026-10-21"), else
     one per breadcrumb path (its title last) that names one."""
     return tuple(date for date, _ in _read_note(title, paths, calendar))
 
 
-def journal_days(
-    title: str, paths: tuple[str, ...], calendar: str | None = None
-) -> tuple[Date, ...]:
+def journal_days(title: str, paths: tuple[str, ...], calendar: str | None) -> tuple[Date, ...]:
     """The days a journal files the note under: a day note's own, or its ancestor's."""
     return tuple(date for date, journal in _read_note(title, paths, calendar) if journal)
 
@@ -146,9 +144,9 @@ def journal_days(
 def _read_note(
     title: str, paths: tuple[str, ...], calendar: str | None
 ) -> tuple[tuple[Date, bool], ...]:
-    if calendar and (labelled := ISO_DATE.fullmatch(calendar)):  # a day's label is a day note's
-        year, month, day = (int(part) if part else None for part in labelled.groups())
-        return ((Date(year, month, day), day is not None),)
+    if labelled := [m for value in (calendar or "").split(",") if (m := ISO_DATE.fullmatch(value))]:
+        dates = [Date(*(int(part) if part else None for part in m.groups())) for m in labelled]
+        return tuple((date, date.day is not None) for date in dates)  # a day's is a day note's
     found = {_filed_date([*path.split(BREADCRUMB), title]) for path in paths or ("",)}
     return tuple(pair for pair in found if pair is not None)
 

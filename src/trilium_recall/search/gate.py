@@ -180,6 +180,9 @@ class PromptSignals:
     filed_coverage: float = 0.0
     # The share of the weight in words naming a day that no note is filed on or holds.
     unfiled_day_share: float = 0.0
+    # The share of the weight beside the day and the words that only ask what it held
+    # ("restore the restic backup" of "… from last week"; 0 for "what did I do yesterday").
+    beside_the_day: float = 0.0
 
     @property
     def margin(self) -> float:
@@ -199,6 +202,9 @@ class PromptVerdict:
     parts: dict[str, float]  # each signal's share of the score
     reason: str
     filed: bool = False  # passed as naming a day notes are filed under: those notes answer
+    # with `filed`: the score passes it too, so what it found goes along with the day's notes
+    # ("how do i restore the restic backup from last week": the restic notes and the journal)
+    scored: bool = False
 
 
 @dataclass(frozen=True)
@@ -255,7 +261,10 @@ def judge_prompt(signals: PromptSignals, t: GateThresholds) -> PromptVerdict:
     score = math.fsum(parts.values())
     if signals.filed_coverage >= t.filed_coverage:
         reason = f"a day notes are filed under, matching {signals.filed_coverage:.0%} of the rest"
-        return PromptVerdict(True, score, parts, reason, filed=True)
+        scored = score >= 0 and signals.beside_the_day > 0  # it asks about more than the day
+        if scored:
+            reason += f", and about the notes: score {score:+.2f}"
+        return PromptVerdict(True, score, parts, reason, filed=True, scored=scored)
     if signals.unfiled_day_share >= t.day_only:
         share = signals.unfiled_day_share
         reason = f"a day no note is filed under: {share:.0%} of the weight names it"
@@ -273,13 +282,28 @@ def judge_candidates(
 ) -> list[tuple[bool, str]]:
     """(passed, reason) per candidate (given in the order they are judged: fused, or learned),
     relative to the best of them; with `keep_ranked_above`, a candidate ranked above a passing one
-    is not dropped. A note filed on another day than the prompt names never passes."""
+    is not dropped. A note filed on another day than the prompt names never passes. A prompt
+    passed as a day gets that day's notes, and what the score finds too if it passes as well."""
     if not candidates:
         return []
     if not prompt.about_notes:
         return [(False, "prompt is not about the notes")] * len(candidates)
-    if prompt.filed:
+    if prompt.filed and not prompt.scored:
         return _filed_candidates(candidates)
+    verdicts = _related_candidates(candidates, t)
+    if prompt.filed:  # the day's notes go along with what the prompt found
+        verdicts = [
+            (True, "filed on the day") if c.filed else v
+            for c, v in zip(candidates, verdicts, strict=True)
+        ]
+    return verdicts
+
+
+def _related_candidates(
+    candidates: Sequence[CandidateSignals], t: GateThresholds
+) -> list[tuple[bool, str]]:
+    """The best candidate, each about as strong on meaning or keywords, and (with
+    `keep_ranked_above`) any ranked above one that passed; never another day's journal note."""
     best_cosine = max(c.cosine for c in candidates)
     best_coverage = max(c.coverage for c in candidates)
     verdicts = []

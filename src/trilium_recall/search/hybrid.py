@@ -229,8 +229,8 @@ def fuse(
         text = windows.get(section_id, hit.text)
         held = stems(hit.title, hit.heading, text)  # the dates read them as well
         literal = terms_in(keyword.terms, held)
-        note = (hit.title, hit.paths)
-        dates = read_dates(keyword.dates, keyword.terms, literal, held, note, hit.calendar)
+        note = (hit.title, hit.paths, hit.calendar)
+        dates = read_dates(keyword.dates, keyword.terms, literal, held, note)
         terms = tuple(t for t in keyword.terms if t in literal or t in dates.dated)
         weight = settings.area_weights[hit.area]
         candidate = Candidate(
@@ -356,6 +356,7 @@ def _filed_signals(sections: Sequence[Candidate], keyword: KeywordHits) -> dict[
     return {
         "filed_coverage": max((s / weight if weight else 1.0 for s in shares), default=0.0),
         "unfiled_day_share": 0.0 if filed or held else keyword.coverage(days),
+        "beside_the_day": weight,
     }
 
 

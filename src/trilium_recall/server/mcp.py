@@ -28,7 +28,7 @@ from ..body_limits import PROMPT_BODY_BYTES
 from ..config import LOOPBACK_HOSTS, MCP_PATH, Settings
 from ..errors import RecallError, UnknownInstance
 from ..search.answers import STATUS_TEXT, RecallRequest
-from ..search.dates import parse_day
+from ..search.dates import DAY_WRITTEN, parse_day
 from ..textclean import clip, one_line
 from .activity import ActivityLog
 from .engine import Engine
@@ -71,7 +71,7 @@ TODAY_DESCRIPTION = (
     '("yesterday", "last friday"); otherwise the server\'s date is used.'
 )
 # The shape of a date; the tool refuses 2026-02-30 itself (a ToolError the model reads).
-DAY_PATTERN = r"^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$"
+DAY_PATTERN = f"^{DAY_WRITTEN.pattern}$"
 
 
 def build_mcp(engine: Engine, activity: ActivityLog | None = None) -> MCPServer:
