@@ -337,3 +337,36 @@ def test_each_day_named_from_today_is_shown_as_said() -> None:
         {"said": "last week", "date": "19 oct 2026 – 25 oct 2026", "from_today": True},
         {"said": "yesterday", "date": "25 oct 2026", "from_today": True},
     ]
+
+
+@pytest.mark.parametrize(
+    ("prompt", "days", "named"),
+    [
+        ("the tests passed before yesterday's deploy", [25], "yesterday"),  # not the 24th
+        ("ship it after tomorrow's standup", [27], "tomorrow"),
+        ("o que eu fiz na última quarta-feira", [21], "ultima quarta feira"),
+        ("¿qué hice el último viernes?", [23], "ultimo viernes"),
+        ("the job failed last friday 3 times", [23], "last friday"),  # a count, not a date
+        ("what did I do since yesterday", [25, 26], "since yesterday"),
+        ("depuis lundi dernier", [19, 20, 21, 22, 23, 24, 25, 26], "depuis lundi dernier"),
+        ("what happened monday", [19], "monday"),  # a weekday ending a past-tense question
+        ("qu'est-ce que j'ai fait mercredi", [21], "mercredi"),
+        ("what did I do last weekend", [24, 25], "last weekend"),
+        ("what did I do today", [26], "today"),
+    ],
+)
+def test_more_ways_of_naming_days_from_today(prompt: str, days: list[int], named: str) -> None:
+    mentions = prompt_dates(prompt, datetime.date(2026, 10, 26))  # a Monday
+    assert [m.date.day for m in mentions] == days
+    assert {m.said for m in mentions} == {named}
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "kannst du mir sagen, was am Mittwoch ansteht",  # German "was": no tense
+        "summarize what we did today",  # "we" and today: the session with the assistant
+    ],
+)
+def test_days_that_are_not_the_journal_s(prompt: str) -> None:
+    assert prompt_dates(prompt, datetime.date(2026, 10, 26)) == []

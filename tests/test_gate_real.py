@@ -265,6 +265,20 @@ def test_a_day_takes_nothing_from_what_the_prompt_finds_on_its_own(index) -> Non
     assert set(without_the_day) & set(titles(result)[1:])
 
 
+def test_a_day_asked_about_rules_other_days_out_and_is_silent_without_notes(index) -> None:
+    # "happened" only asks: the prompt is all day, and no note is filed on the 23rd
+    friday = index.ask("what happened on friday", today=datetime.date(2026, 10, 26))
+    assert friday.trace.keyword.dates and friday.passages == []
+    # "did I note" asks about the day even though the topic leaves it out: the other
+    # Wednesdays' journal notes (each says "Wednesday") stay out
+    nginx = titles(index.ask("did I note anything about nginx on wednesday", today=_WED_21))
+    assert "07 - Wednesday" not in nginx and "21 - Wednesday" not in nginx
+    assert "nginx reverse proxy (LXC 102)" in nginx
+
+
+_WED_21 = datetime.date(2026, 10, 21)
+
+
 def test_a_day_is_read_from_the_prompt_as_written_not_from_its_topic(index) -> None:
     # read for its topic, "did I take notes on the 22nd?" is "the 22nd?": no longer a day
     result = index.ask("did i take notes on the 22nd?")

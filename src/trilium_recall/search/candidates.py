@@ -27,6 +27,7 @@ class KeywordHits:
     unknown: list[str] = field(default_factory=list)
     dates: list[DateMention] = field(default_factory=list)  # the dates it names (dates.py)
     asking: list[str] = field(default_factory=list)  # terms that only ask what a day held
+    asks_the_day: bool = False  # the prompt as written has such words ("did I note …")
 
     def coverage(self, terms: Sequence[str]) -> float:
         """Share of the prompt's IDF weight that `terms` carry."""

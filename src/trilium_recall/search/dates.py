@@ -181,7 +181,9 @@ def prompt_dates(prompt: str, now: datetime.date | None = None) -> list[DateMent
     head = _TIMESTAMP.sub(" ", prompt[:DATE_CHARS])
     numeric, head = _numeric_dates(head)
     tokens = words(head)
-    found = numeric + spoken_dates(tokens) + _from_today(tokens, now or today())
+    spoken = spoken_dates(tokens)
+    dated_weekdays = {m.words[0] for m in spoken if m.words[0] in WEEKDAYS}  # "monday dec 18"
+    found = numeric + spoken + _from_today(tokens, now or today(), dated_weekdays)
     # Each day once ("2026-10-21 (october 21st)"); a day named from today keeps its own words,
     # so "last week and yesterday" shows both.
     kept = {(m.date, m.said if m.relative else None): m for m in reversed(found)}
@@ -224,14 +226,16 @@ def _slashed(m: re.Match[str], after_on: bool) -> Date | None:
     return Date(int(last_year) if last_year else None, *orders[0])
 
 
-def _from_today(tokens: Sequence[str], now: datetime.date) -> list[DateMention]:
+def _from_today(
+    tokens: Sequence[str], now: datetime.date, dated_weekdays: Collection[str]
+) -> list[DateMention]:
     """ "yesterday", "the day before yesterday", "last friday", "last week" (each of its days):
-    days_from_today.py."""
+    days_from_today.py; not a weekday a date the prompt names already holds."""
     mentions = []
     for day, start, end in days_from_today(tokens, now):
-        following = tokens[end] if end < len(tokens) else ""
-        before_a_date = following in MONTHS or _DAY.fullmatch(following)
-        if before_a_date and tokens[end - 1] in WEEKDAYS:  # "on monday dec 18": that day's
+        after = [t for t in tokens[end : end + 2] if t != "the"][:1]
+        of_a_date = tokens[end - 1] in dated_weekdays or (after and _ORDINAL.fullmatch(after[0]))
+        if of_a_date:  # "on monday dec 18", "friday the 3rd": that date, not last friday
             continue
         said = tuple(tokens[start:end])
         mentions.append(DateMention(Date(day.year, day.month, day.day), said, " ".join(said), True))

@@ -40,7 +40,8 @@ _RELATIVE = {
     "domani": 1, "dopodomani": 2,
 }  # fmt: skip
 # A word before that moves the day one further: "the day before yesterday", "après-demain",
-# "l'altro ieri", "pasado mañana", "avant-hier".
+# "l'altro ieri", "pasado mañana", "avant-hier" (English only after "day": "before
+# yesterday's deploy" is yesterday).
 _FURTHER = {
     ("before", "yesterday"): -1, ("after", "tomorrow"): 1, ("apres", "demain"): 1,
     ("altro", "ieri"): -1, ("pasado", "manana"): 2, ("avant", "hier"): -2,
@@ -55,7 +56,7 @@ _LAST, _NEXT, _THIS = -1, 1, 0
 _BEFORE = {
     **dict.fromkeys(
         """last past previous letzte letzten letzter letztes vergangene vergangenen vergangener
-        vorige vorigen voriger pasado""".split(),
+        vorige vorigen voriger pasado ultimo ultima""".split(),
         _LAST,
     ),
     **dict.fromkeys(
@@ -74,6 +75,11 @@ _AFTER = {
     **dict.fromkeys("prochain prochaine prossimo prossima proximo proxima".split(), _NEXT),
 }
 _WEEK_WORDS = frozenset("week woche semaine semana settimana".split())
+_WEEKEND_WORDS = frozenset("weekend wochenende".split())  # its Saturday and Sunday
+# "since tuesday", "seit letzter Woche", "depuis lundi", "desde ayer": every day up to today.
+_SINCE = frozenset("since seit depuis desde".split())
+# Words of a conversation with the assistant: "summarize what we did today" is the session.
+_WE = frozenset("we us our wir".split())
 # Portuguese weekday names that are also ordinals ("la segunda pasada": the second pass): a day
 # only as "segunda-feira" or after a word that puts it in time ("na sexta").
 _ORDINAL_NAMES = frozenset("segunda terca quarta quinta sexta".split())
@@ -97,15 +103,24 @@ def days_from_today(
     "since" a day, gives each of its days, with the same tokens."""
     found: list[tuple[datetime.date, int, int]] = []
     for i, word in enumerate(tokens):
-        previous = tokens[i - 1] if i else ""
         following = tokens[i + 1] if i + 1 < len(tokens) else ""
-        if word in _RELATIVE or (previous, word) in _FURTHER:
-            found.append(_relative_day(tokens, i, now))
+        if word in _RELATIVE or _further(tokens, i) is not None:
+            if not (_RELATIVE.get(word) == 0 and _WE.intersection(tokens)):
+                found += _since(tokens, [_relative_day(tokens, i, now)], now)
         elif word in WEEKDAY_NUMBERS and following != "of":  # "last friday of the month"
             found += _since(tokens, _weekday(tokens, i, now), now)
-        elif word in _WEEK_WORDS:
+        elif word in _WEEK_WORDS or word in _WEEKEND_WORDS:
             found += _since(tokens, _week(tokens, i, now), now)
     return found
+
+
+def _further(tokens: Sequence[str], i: int) -> int | None:
+    """How much further the word before moves the day at `i` ("the day before yesterday",
+    "avant-hier"), or None."""
+    pair = (tokens[i - 1] if i else "", tokens[i])
+    if pair[0] in ("before", "after") and tokens[i - 2 : i - 1] != ["day"]:
+        return None
+    return _FURTHER.get(pair)
 
 
 def _relative_day(
@@ -113,7 +128,7 @@ def _relative_day(
 ) -> tuple[datetime.date, int, int]:
     """ "yesterday", "the day before yesterday", "après-demain", "gestern"."""
     word, previous = tokens[i], tokens[i - 1] if i else ""
-    further = _FURTHER.get((previous, word))
+    further = _further(tokens, i)
     days = _RELATIVE.get(word, 0) + (further or 0)
     start = i - 1 if further is not None else i
     if previous in ("before", "after"):  # "(the) day before yesterday"
@@ -138,7 +153,7 @@ def _weekday(
         which, start = _BEFORE[previous], i - 1
     elif after in _AFTER:
         which, start, end = _AFTER[after], i, end + 1
-    elif previous == "since":
+    elif previous in _SINCE:
         which, start = _LAST, i
     elif _on(tokens, i) and (tense := _tense(tokens)) is not None:
         which, start = tense, i
@@ -149,8 +164,10 @@ def _weekday(
 
 def _on(tokens: Sequence[str], i: int) -> bool:
     """Whether the weekday at `i` follows a word saying when ("on friday", "am Freitag"; not
-    "9 am friday")."""
+    "9 am friday") or ends the prompt ("what happened monday", "cosa ho fatto mercoledì")."""
     previous = tokens[i - 1] if i else ""
+    if i == len(tokens) - 1:
+        return True
     return previous in _ON and not (previous == "am" and i > 1 and tokens[i - 2].isdigit())
 
 
@@ -170,12 +187,14 @@ def _tense(tokens: Sequence[str]) -> int | None:
     return None if past == coming else (_LAST if past else _NEXT)
 
 
+_AFTER_WAS = [[word] for word in "i it there we he she the on my that this a in at".split()]
+
+
 def _english_was(tokens: Sequence[str]) -> bool:
     """Whether "was" is English's past ("what was on friday", "was I off on friday") and not
-    German's "what" opening a question ("was steht am Freitag an")."""
+    German's "what" ("was steht am Freitag an", "sag mir, was am Mittwoch ansteht")."""
     return any(
-        word == "was" and (i > 0 or tokens[1:2] in (["i"], ["it"], ["there"], ["we"]))
-        for i, word in enumerate(tokens)
+        word == "was" and tokens[i + 1 : i + 2] in _AFTER_WAS for i, word in enumerate(tokens)
     )
 
 
@@ -183,7 +202,8 @@ def _week(
     tokens: Sequence[str], i: int, now: datetime.date
 ) -> list[tuple[datetime.date, int, int]]:
     """ "last week", "this week", "la semaine dernière", "la settimana scorsa": its seven
-    days, Monday first; "the past week": the seven days before today."""
+    days, Monday first; "the past week": the seven days before today; "last weekend": its
+    Saturday and Sunday."""
     previous = tokens[i - 1] if i else ""
     after = tokens[i + 1] if i + 1 < len(tokens) else ""
     if previous in _BEFORE and after != "of":  # "the last week of the sprint"
@@ -192,6 +212,13 @@ def _week(
         which, start, end = _AFTER[after], i, i + 2
     else:
         return []
+    if tokens[i] in _WEEKEND_WORDS:  # the last one ends before today
+        saturday = (
+            _nearest(now, 5, which)
+            if which != _THIS
+            else now + datetime.timedelta(days=5 - now.weekday())
+        )
+        return [(saturday + datetime.timedelta(days=d), start, end) for d in range(2)]
     if previous == "past":
         first = now - datetime.timedelta(days=7)
     else:
@@ -203,7 +230,7 @@ def _since(
     tokens: Sequence[str], days: list[tuple[datetime.date, int, int]], now: datetime.date
 ) -> list[tuple[datetime.date, int, int]]:
     """ "since tuesday", "since last week": every day from the first one named up to today."""
-    if not days or days[0][1] == 0 or tokens[days[0][1] - 1] != "since":
+    if not days or days[0][1] == 0 or tokens[days[0][1] - 1] not in _SINCE:
         return days
     first, start, end = days[0]
     return [

@@ -64,6 +64,7 @@ def read_dates(
     literal: Sequence[str],
     held: Collection[str],
     note: tuple[str, Sequence[str], str | None],
+    asks_the_day: bool = False,
 ) -> DateReading:
     """What a section of the note (its title, breadcrumbs and journal labels' dates) says to
     the prompt's dates: the prompt `terms` (not already `literal`ly matched) naming a date the
@@ -75,7 +76,9 @@ def read_dates(
     the date says which of the notes about the topic, not what the prompt is about ("book a
     table for two on december 20" is not about the journal's 20th of December). A day named
     from today matches no word ("today" is no word a note holds), and rules notes out only
-    beside a day named outright: "why does my build fail today" is about the build."""
+    beside a day named outright or in a prompt that `asks_the_day` ("what happened on friday",
+    "did I note anything about nginx on wednesday"): "why does my build fail today" is about
+    the build."""
     if not mentions:
         return NO_READING
     title, paths, calendar = note[0], tuple(note[1]), note[2]
@@ -90,7 +93,7 @@ def read_dates(
     named = {index_term(word) for m in outright for word in m.words}
     topical = any(index_term(t) not in named for t in literal)
     dated = tuple(t for t in terms if topical and t not in literal and index_term(t) in said)
-    days = [m.date for m in (mentions if outright else []) if m.date.day]
+    days = [m.date for m in (mentions if outright or asks_the_day else []) if m.date.day]
     journal = journal_days(title, paths, calendar)
     holds = holds_a_day(outright, held)
     another = bool(days and journal) and all(d.contradicts(j) for d in days for j in journal)

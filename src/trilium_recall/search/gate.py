@@ -117,7 +117,8 @@ class GateThresholds:
 # nodedocs: the Node.js 18 API docs, eval/nodedocs.py; their sets in eval/sets/), 2026-12-06,
 # on snippets of 48 tokens, a stemmed keyword index, prompts read for their topic (words that
 # only say where to look left out, search/topic.py) and the dates a prompt names matched to where
-# notes are filed (search/dates.py). The candidates' learned order (a
+# notes are filed (search/dates.py; a day named from today is no unknown word). The
+# candidates' learned order (a
 # logistic over the first ten candidates of every answerable prompt: is this the expected
 # note?). Logistic weights (`SCORE_INPUTS`: the margin read in this notebook's spread, agreement
 # unless the prompt is in another language than the notebook or its closest note, that case's
@@ -135,22 +136,22 @@ class GateThresholds:
 # In-sample; the same procedure fitted on eight corpora and scored on the ninth is what
 # eval/RESULTS.md reports.
 FITTED = GateThresholds(
-    bias=-5.8766,
-    margin_weight=85.7214,
-    agreement_weight=3.6559,
-    zscore_weight=0.3429,
+    bias=-5.8684,
+    margin_weight=85.8538,
+    agreement_weight=3.6454,
+    zscore_weight=0.3413,
     keyword_terms=3,
     keyword_coverage=1.05,
     neighbour_cosine_gap=0.03,
     neighbour_coverage=0.5,
-    foreign_weight=4.3084,
-    phrase_weight=-0.1493,
-    stack_weight=-3.7961,
+    foreign_weight=4.3269,
+    phrase_weight=-0.1536,
+    stack_weight=-3.7969,
     keep_ranked_above=True,
     calibrated_margin=True,
     order=CandidateOrder(rank_weight=42.1694, cosine_weight=74.3752, coverage_weight=3.5181),
-    unknown_weight=-2.9876,
-    fused_weight=4.8579,
+    unknown_weight=-3.0168,
+    fused_weight=4.8741,
     filed_coverage=0.5,
     day_only=0.9,
 )

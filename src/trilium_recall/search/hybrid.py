@@ -18,7 +18,7 @@ import numpy as np
 from ..config import Settings
 from ..index.embed import Embedder
 from ..index.store import Store
-from ..index.terms import stems, terms_in
+from ..index.terms import prompt_terms, stems, terms_in
 from ..index.vectors import Match, Neighbours
 from ..notes.records import SectionHit
 from .candidates import (
@@ -132,6 +132,10 @@ def gather(
     # 3rd?", and a bare ordinal is a day only after "on".
     dates = prompt_dates(prompt, today) if ranking.dates else []
     keyword = keyword_hits(store, asked, with_phrases=bool(ranking.phrase_weight), dates=dates)
+    if dates:  # read from the prompt as written: "did I note" is left out of its topic
+        asking = asking_terms(keyword.terms, prompt)
+        asks = bool(asking_terms(prompt_terms(prompt), prompt))
+        keyword = replace(keyword, asking=asking, asks_the_day=asks)
     trace = SearchTrace(keyword=keyword, reference=generic.reference)
     trace.searched_as = None if asked == prompt else asked
     trace.language = prompt_language(asked)
@@ -144,12 +148,10 @@ def gather(
     trace.neighbours = meaning_hits(store, query_vector)
     trace.generic = generic.closest(query_vector)
     sections = fuse(store, settings, keyword, trace.neighbours, query_vector, instance, ranking)
-    matched = {term for c in sections for term in c.matched_terms}  # a date's words, by now
-    trace.keyword = replace(
-        keyword,
-        unknown=[t for t in keyword.unknown if t not in matched],
-        asking=asking_terms(keyword.terms, prompt) if dates else [],
-    )
+    # A date's words are matched by now; a day named from today is no word a note need hold.
+    known = {term for c in sections for term in c.matched_terms}
+    known.update(day_terms([m for m in dates if m.relative], keyword.terms))
+    trace.keyword = replace(keyword, unknown=[t for t in keyword.unknown if t not in known])
     closest = closest_section(sections)
     trace.closest_language = text_language(closest.hit.text) if closest else None
     trace.foreign = in_another_language(
@@ -230,7 +232,7 @@ def fuse(
         held = stems(hit.title, hit.heading, text)  # the dates read them as well
         literal = terms_in(keyword.terms, held)
         note = (hit.title, hit.paths, hit.calendar)
-        dates = read_dates(keyword.dates, keyword.terms, literal, held, note)
+        dates = read_dates(keyword.dates, keyword.terms, literal, held, note, keyword.asks_the_day)
         terms = tuple(t for t in keyword.terms if t in literal or t in dates.dated)
         weight = settings.area_weights[hit.area]
         candidate = Candidate(
@@ -355,9 +357,14 @@ def _filed_signals(sections: Sequence[Candidate], keyword: KeywordHits) -> dict[
     shares = [keyword.coverage([t for t in c.matched_terms if t in rest]) for c in filed]
     return {
         "filed_coverage": max((s / weight if weight else 1.0 for s in shares), default=0.0),
-        "unfiled_day_share": 0.0 if filed or held else keyword.coverage(days),
+        # against the day and the rest: "what happened on friday" is all day
+        "unfiled_day_share": 0.0 if filed or held else _share(keyword.coverage(days), weight),
         "beside_the_day": weight,
     }
+
+
+def _share(part: float, rest: float) -> float:
+    return part / (part + rest) if part + rest else 0.0
 
 
 def _judge(gathered: Gathered, trace: SearchTrace, gate: GateThresholds) -> list[Candidate]:
