@@ -338,11 +338,13 @@ class Store:
         return {row[0]: (row[1], row[2]) for row in rows}
 
     def section_ids_of(self, instance: str, note_ids: Sequence[str]) -> list[int]:
+        """Their sections, each note's in its order (filed.py sends a long note's first few)."""
         marks = ",".join("?" * len(note_ids))
         return [
             row[0]
             for row in self.db.execute(
-                f"SELECT id FROM sections WHERE instance = ? AND note_id IN ({marks})",
+                f"SELECT id FROM sections WHERE instance = ? AND note_id IN ({marks}) "
+                "ORDER BY note_id, ordinal",
                 (instance, *note_ids),
             )
         ]

@@ -120,6 +120,11 @@ class Date:
         pairs = self._pairs(other)
         return any(None not in (mine, theirs) and mine != theirs for mine, theirs in pairs)
 
+    @property
+    def number(self) -> int:
+        """The date as a number that orders dates (2021-12-21 → 20211221; a missing field 0)."""
+        return (self.year or 0) * 10_000 + (self.month or 0) * 100 + (self.day or 0)
+
     def _pairs(self, other: Date) -> tuple[tuple[int | None, int | None], ...]:
         return ((self.year, other.year), (self.month, other.month), (self.day, other.day))
 
@@ -155,7 +160,7 @@ def as_said(mentions: Sequence[DateMention]) -> list[dict[str, object]]:
 
 def _span(mentions: Sequence[DateMention]) -> str:
     """ "21 oct 2026", or the first and last day: "12 oct 2026 – 18 oct 2026"."""
-    days = sorted(mentions, key=lambda m: (m.date.year or 0, m.date.month or 0, m.date.day or 0))
+    days = sorted(mentions, key=lambda m: m.date.number)
     return " – ".join(dict.fromkeys([str(days[0].date), str(days[-1].date)]))
 
 

@@ -178,11 +178,8 @@ def _filed_date(segments: Sequence[str]) -> tuple[Date, bool] | None:
 
 
 def _latest(note: FiledNote) -> int:
-    """The note's latest day as a number (2021-12-21 → 20211221), for the latest first."""
-    return max(
-        ((d.year or 0) * 10_000 + (d.month or 0) * 100 + (d.day or 0))
-        for d in note_dates(note.title, note.paths, note.calendar)
-    )
+    """The note's latest day as a number, for the latest first."""
+    return max(d.number for d in note_dates(note.title, note.paths, note.calendar))
 
 
 # The filed notes of each open store by (month, day), rebuilt when the store reads its filed

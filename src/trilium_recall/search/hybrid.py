@@ -133,9 +133,9 @@ def gather(
     dates = prompt_dates(prompt, today) if ranking.dates else []
     keyword = keyword_hits(store, asked, with_phrases=bool(ranking.phrase_weight), dates=dates)
     if dates:  # read from the prompt as written: "did I note" is left out of its topic
-        asking = asking_terms(keyword.terms, prompt)
-        asks = bool(asking_terms(prompt_terms(prompt), prompt))
-        keyword = replace(keyword, asking=asking, asks_the_day=asks)
+        asking = set(asking_terms(prompt_terms(prompt), prompt))
+        topical_asking = [t for t in keyword.terms if t in asking]
+        keyword = replace(keyword, asking=topical_asking, asks_the_day=bool(asking))
     trace = SearchTrace(keyword=keyword, reference=generic.reference)
     trace.searched_as = None if asked == prompt else asked
     trace.language = prompt_language(asked)
