@@ -14,10 +14,11 @@ shipped gate (`gate.FITTED`, not refitted) and the shipped ranking, and with dat
 (`--without-dates`: no dated words, no filed notes, no rule for them: the behaviour before).
 
 The last columns name the day from today, with the engine's date set after each filed day:
-"what did i do yesterday?" the day after, "… last wednesday?" and "… on wednesday?" three days
-after, "what did i work on last week?" the Tuesday of the next week (any note filed that week is an
-answer). Two groups of phrasings: "fitted", the six the rules were checked against, and "held
-out", six written after the rules and never changed after a run.
+"what did i do yesterday?" the day after, "… last wednesday?", "… on wednesday?" and "… 3 days
+ago?" three days after, "what did i work on last week?" the Tuesday of the next week (any note
+filed that week is an answer), "anything in my notes from last month?" the 5th of the next month
+(any note filed that month). Two groups of phrasings: "fitted", the six the rules were checked
+against, and "held out", six written after the rules and never changed after a run.
 
     python eval/dates.py [--without-dates]      # ~1 min over the cached indexes
 """
@@ -28,7 +29,9 @@ import argparse
 import datetime
 import json
 import statistics
+from collections.abc import Callable
 from dataclasses import replace
+from typing import Literal
 
 from evaluate import Corpus, load_all, product, score
 
@@ -141,13 +144,18 @@ def measure(
     )
 
 
+When = int | Literal["week", "month"]
 # Days named from today, each asked with the engine's date set after a filed day: (column,
-# prompt, days from the filed day to the engine's date). "{weekday}" is the filed day's.
-FROM_TODAY = (
+# prompt, when it is asked). "{weekday}" is the filed day's. An int: that many days after the
+# filed day; "week": the Tuesday of the next week, "month": the 5th of the next month, and any
+# note filed in that week or month is an answer.
+FROM_TODAY: tuple[tuple[str, str, When], ...] = (
     ("'yesterday'", "what did i do yesterday?", 1),
     ("'last {weekday}'", "what did i do last {weekday}?", 3),
     ("'on {weekday}' (past tense)", "what did i do on {weekday}?", 3),
-    ("'last week'", "what did i work on last week?", None),  # the Tuesday of the next week
+    ("'3 days ago'", "what did i do 3 days ago?", 3),
+    ("'last week'", "what did i work on last week?", "week"),
+    ("'last month'", "anything in my notes from last month?", "month"),
 )
 
 
@@ -157,27 +165,36 @@ def from_today(
     gate: GateThresholds,
     ranking: Ranking,
     prompt: str,
-    after: int | None,
+    after: When,
 ) -> float:
-    """hit@3 of `prompt` with the engine's date set `after` days after each filed day (a day
-    with a year: "yesterday" is always one); with `after` None, to the Tuesday after the day's
-    week, and any note filed that week is an answer."""
+    """hit@3 of `prompt` asked `after` each filed day (a day with a year: "yesterday" is always
+    one); for a week or a month, any note filed in it is an answer."""
     found = []
     for day in (d for d in days if d.year and d.month and d.day):
         assert day.year and day.month and day.day
         filed = datetime.date(day.year, day.month, day.day)
-        expected = set(days[day])
-        if after is None:
-            now = filed + datetime.timedelta(days=8 - filed.weekday())
-            expected.update(*(days[d] for d in days if _week_of(d) == _week_of(day)))
-        else:
-            now = filed + datetime.timedelta(days=after)
+        now, span = _asked(filed, after)
+        expected = set().union(*(days[d] for d in days if span(d)))
         dates.today = lambda now=now: now  # type: ignore[misc]
         asked = prompt.format(weekday=filed.strftime("%A").lower())
         corpus.answerable = [{"prompt": asked, "expected": sorted(expected), "lang": "en"}]
         corpus.unrelated, corpus.gathered = [], {}
         found.append(float(score([corpus], product(gate, ranking))["hit@3"] or 0.0))
     return statistics.fmean(found) if found else float("nan")
+
+
+def _asked(filed: datetime.date, after: When) -> tuple[datetime.date, Callable[[Date], bool]]:
+    """The engine's date for a prompt asked `after` the `filed` day, and which filed days answer."""
+    if after == "week":
+        week = filed.isocalendar()[:2]
+        return filed + datetime.timedelta(days=8 - filed.weekday()), lambda d: _week_of(d) == week
+    if after == "month":
+        first_next = (filed.replace(day=28) + datetime.timedelta(days=4)).replace(day=1)
+        month = (filed.year, filed.month)
+        return first_next.replace(day=5), lambda d: (d.year, d.month) == month and bool(d.day)
+    assert isinstance(after, int)
+    day = Date(filed.year, filed.month, filed.day)
+    return filed + datetime.timedelta(days=after), lambda d: d == day
 
 
 def _week_of(day: Date) -> tuple[int, int] | None:

@@ -255,21 +255,43 @@ def test_a_day_beside_a_question_the_score_passes_adds_its_notes_to_what_it_foun
     assert verdict.reason.startswith("a day notes are filed under, matching 70% of the rest, and")
     candidates = [
         CandidateSignals(0.90, 0.6, 2),  # the how-to
-        CandidateSignals(0.80, 0.3, 1, filed=True),  # the week's journal note
+        CandidateSignals(0.80, 0.3, 1, filed=True, filed_share=0.7),  # the week's restic note
         CandidateSignals(0.70, 0.1, 1),  # weaker on both
         CandidateSignals(0.90, 0.9, 3, journal_day=True, another_day=True),
+        CandidateSignals(0.60, 0.0, 0, filed=True, filed_share=0.0),  # that week, not restic
     ]
     passed = [ok for ok, _ in judge_candidates(candidates, verdict, GATE)]
-    assert passed == [True, True, False, False]
+    assert passed == [True, True, False, False, False]
     # only the day and words that ask what it held ("what did I do last week"): its notes alone
     only_the_day = judge_prompt(signals(agreement=0.25, filed_coverage=1.0), GATE)
     assert only_the_day.filed and not only_the_day.scored and only_the_day.score > 0
-    assert [ok for ok, _ in judge_candidates(candidates, only_the_day, GATE)] == [
+    only_the_day_candidates = [replace(c, filed_share=1.0) for c in candidates]
+    assert [ok for ok, _ in judge_candidates(only_the_day_candidates, only_the_day, GATE)] == [
         False,
         True,
         False,
         False,
+        True,
     ]
+
+
+def test_a_day_s_notes_on_another_topic_do_not_crowd_out_the_answer() -> None:
+    """ "what did I note about postgres tuning last month": of the month's many notes, those on
+    postgres tuning, then what the score found; not every note filed that month."""
+    verdict = judge_prompt(signals(agreement=0.25, filed_coverage=0.6, beside_the_day=0.8), GATE)
+    assert verdict.filed and verdict.scored
+    candidates = [
+        CandidateSignals(0.90, 0.8, 3),  # the postgres tuning note
+        CandidateSignals(0.85, 0.6, 2, filed=True, filed_share=0.6),  # a day's note on it
+        *[CandidateSignals(0.70, 0.0, 0, filed=True, filed_share=0.0)] * 3,  # other days
+    ]
+    passed = [ok for ok, _ in judge_candidates(candidates, verdict, GATE)]
+    assert passed == [True, True, False, False, False]
+    # a prompt the score does not pass: the filed notes on its topic alone
+    weak = judge_prompt(signals(top_cosine=0.80, filed_coverage=0.6, beside_the_day=0.8), GATE)
+    assert weak.filed and not weak.scored
+    passed = [ok for ok, _ in judge_candidates(candidates, weak, GATE)]
+    assert passed == [False, True, False, False, False]
 
 
 def test_a_prompt_that_is_only_a_day_no_note_is_filed_under_is_silent() -> None:

@@ -105,12 +105,15 @@ class Candidate:
     def key(self) -> tuple[str, str]:
         return (self.hit.instance, self.hit.note_id)
 
-    def signals(self) -> CandidateSignals:
+    def signals(self, filed_share: float = 1.0) -> CandidateSignals:
+        """What the gate reads; `filed_share`: of the prompt's weight beside the day it names,
+        the share this note matches (hybrid)."""
         return CandidateSignals(
             self.cosine,
             self.coverage,
             len(self.matched_terms),
             filed=self.filed_rank is not None,
+            filed_share=filed_share,
             another_day=self.dates.another_day,
             journal_day=self.dates.journal_day,
             holds_day=self.dates.holds_day,

@@ -8,7 +8,8 @@ also other words ("may", "march", "mars", "dec" as in RA/Dec, "jan", "julio") ar
 beside an ordinal or a year, after a word of time ("in may", "during the sept outage"), or with
 a day after a word such as "from" or "on" ("from may 19"): "python 3 may be slower" and "email
 from jan" name no date. A bare ordinal is a day only after "on" ("on the 21st"): "the 3rd
-argument", "the 1st or the 2nd" are not. A numeric date is read only when its order is clear.
+argument", "the 1st or the 2nd" are not. A numeric date is read only when its order is clear,
+or as both dates when it has a year ("3/4/2026").
 A time of day makes a date a log's timestamp, and a prompt naming more than a few dates is a
 pasted log or table: neither says which notes to look in.
 """
@@ -18,11 +19,13 @@ from __future__ import annotations
 import calendar
 import datetime
 import re
+from collections import Counter
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from ..index.terms import STOP_WORDS, index_term, words
-from .days_from_today import WEEKDAYS, days_from_today
+from .day_words import TENSE_WORDS, WEEKDAYS
+from .days_from_today import days_from_today
 from .languages import MARKERS
 from .topic import POINTING_WORDS
 
@@ -71,10 +74,10 @@ _OF = frozenset({"of", "de", "di", "del"})  # "28th of december", "21 de diciemb
 _ASKING = (
     POINTING_WORDS
     | frozenset().union(*MARKERS.values())
+    | TENSE_WORDS
     | frozenset(
-        """happened happen happening went entry entries journal diary remind reminder planned
-        plan plans agenda schedule summarize summary recap todo list did done doing fait gemacht
-        passiert habe hecho hice hizo paso feito fiz aconteceu fatto successo qu ai""".split()
+        """happen happening entry entries journal diary remind reminder plan plans schedule
+        summarize summary recap todo list done doing feito qu ai""".split()
     )
 )
 _ASKED_VERB = re.compile(r"\b(?:did|have|had|was|were)\s+(?:i|we)\s+(\w+)", re.IGNORECASE)
@@ -92,8 +95,8 @@ _TIMESTAMP = re.compile(
     r"(?<![\w-])(?:(?:19|20)\d\d-\d\d?-\d\d?|[A-Za-z]{3,9}\.?\s+\d{1,2}(?:st|nd|rd|th)?,?)"
     r"[T ]\s*\d{1,2}:\d\d"
 )
-# Numeric dates whose order is clear: 21.10.2026 (day first, with a year), 2021/12/21 (year
-# first), and a day/month pair one of whose parts only a day can be (12/21, 21/12/2021).
+# Numeric dates: 21.10.2026 (day first, with a year), 2021/12/21 (year first), and a day/month
+# pair (12/21, 21/12/2021; 3/4/2026 is both readings, `_slashed`).
 _DOTTED = re.compile(r"(?<![\w.])(\d{1,2})\.(\d{1,2})\.((?:19|20)\d\d)(?![\w.])")
 _SLASHED = re.compile(
     r"(?<![\w/])(?:((?:19|20)\d\d)/)?(\d{1,2})/(\d{1,2})(?:/((?:19|20)\d\d))?(?![\w/])"
@@ -144,6 +147,7 @@ class DateMention:
     words: tuple[str, ...]
     said: str
     relative: bool = False  # named from today ("yesterday", "last friday")
+    either: bool = False  # one of the two readings of a date written either way ("3/4/2026")
 
 
 def as_said(mentions: Sequence[DateMention]) -> list[dict[str, object]]:
@@ -159,9 +163,25 @@ def as_said(mentions: Sequence[DateMention]) -> list[dict[str, object]]:
 
 
 def _span(mentions: Sequence[DateMention]) -> str:
-    """ "21 oct 2026", or the first and last day: "12 oct 2026 – 18 oct 2026"."""
+    """ "21 oct 2026"; the days of a span named from today as the first and last ("12 oct 2026 –
+    18 oct 2026"); the two readings of a date written either way round ("4 mar 2026 or 3 apr
+    2026")."""
     days = sorted(mentions, key=lambda m: m.date.number)
+    if days[0].either:
+        return " or ".join(str(m.date) for m in days)
     return " – ".join(dict.fromkeys([str(days[0].date), str(days[-1].date)]))
+
+
+# The longest span named from today that says which days closely enough to rule the journal's
+# other days out (a week: "what did I work on last week").
+CLOSE_SPAN = 7
+
+
+def close_days(mentions: Sequence[DateMention]) -> list[DateMention]:
+    """The dates named outright and the days named from today in a span of at most CLOSE_SPAN
+    days: "last month" and "since two weeks ago" are said loosely."""
+    spans = Counter(m.said for m in mentions if m.relative)
+    return [m for m in mentions if not m.relative or spans[m.said] <= CLOSE_SPAN]
 
 
 def today() -> datetime.date:
@@ -197,38 +217,41 @@ def prompt_dates(prompt: str, now: datetime.date | None = None) -> list[DateMent
 
 
 def _numeric_dates(text: str) -> tuple[list[DateMention], str]:
-    """ISO dates and the numeric dates whose order is clear, and the text without them."""
-    found: list[tuple[int, Date, str]] = []
+    """ISO dates and numeric dates (`_slashed` says which are read), and the text without them."""
+    found: list[tuple[int, Date, str, bool]] = []  # (where, date, as written, one of two)
     for m in ISO_DATE.finditer(text):
         if m[3]:  # "2011-12" is as often a season or a version as a month
-            found.append((m.start(), Date(int(m[1]), int(m[2]), int(m[3])), m[0]))
+            found.append((m.start(), Date(int(m[1]), int(m[2]), int(m[3])), m[0], False))
     for m in _DOTTED.finditer(text):
-        found.append((m.start(), Date(int(m[3]), int(m[2]), int(m[1])), m[0]))
+        found.append((m.start(), Date(int(m[3]), int(m[2]), int(m[1])), m[0], False))
     for m in _SLASHED.finditer(text):
-        if date := _slashed(m, words(text[: m.start()])[-1:] == ["on"]):
-            found.append((m.start(), date, m[0]))
+        readings = _slashed(m, words(text[: m.start()])[-1:] == ["on"])
+        found += [(m.start(), date, m[0], len(readings) > 1) for date in readings]
     for pattern in (ISO_DATE, _DOTTED, _SLASHED):
         text = pattern.sub(" ", text)
     mentions = [
-        DateMention(date, tuple(words(said)), said)
-        for _, date, said in sorted(found, key=lambda f: f[0])
+        DateMention(date, tuple(words(said)), said, either=either)
+        for _, date, said, either in sorted(found, key=lambda f: f[0])
         if date.month and date.day and valid_day(date.month, date.day)
     ]
     return mentions, text
 
 
-def _slashed(m: re.Match[str], after_on: bool) -> Date | None:
+def _slashed(m: re.Match[str], after_on: bool) -> list[Date]:
     """2021/12/21; 12/21/2021 or 21/12/2021 (the part over 12 is the day); 12/21 only after
-    "on" ("24/7 support" is no date)."""
+    "on" ("24/7 support" is no date). A pair either part of which can be the month is both
+    dates with a year ("3/4/2026": 4 March in Europe, 3 April in the US) and none without
+    ("on 3/4 of the nodes")."""
     first_year, a, b, last_year = m[1], int(m[2]), int(m[3]), m[4]
     if first_year:
-        return Date(int(first_year), a, b) if not last_year else None
+        return [Date(int(first_year), a, b)] if not last_year else []
     if not (last_year or after_on):
-        return None
-    orders = [(month, day) for month, day in ((a, b), (b, a)) if 1 <= month <= 12]
-    if len(orders) != 1 or not 1 <= orders[0][1] <= 31:
-        return None
-    return Date(int(last_year) if last_year else None, *orders[0])
+        return []
+    orders = [(month, day) for month, day in dict.fromkeys([(a, b), (b, a)]) if 1 <= month <= 12]
+    if not orders or (len(orders) > 1 and not last_year):
+        return []
+    year = int(last_year) if last_year else None
+    return [Date(year, month, day) for month, day in orders if 1 <= day <= 31]
 
 
 def _from_today(
@@ -260,6 +283,12 @@ def holds_a_day(mentions: Sequence[DateMention], held: Collection[str]) -> bool:
         m.date.day and not m.relative and all(index_term(w) in held for w in m.words)
         for m in mentions
     )
+
+
+def asks_the_day(asking: Sequence[str], prompt: str) -> bool:
+    """Whether the prompt asks what a day held: it has `asking` terms, or asks what the person
+    did ("what did I do", whose verb is no term)."""
+    return bool(asking) or _ASKED_VERB.search(prompt[:DATE_CHARS]) is not None
 
 
 def asking_terms(terms: Sequence[str], prompt: str) -> list[str]:

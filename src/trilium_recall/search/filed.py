@@ -32,12 +32,13 @@ from .dates import (
     YEAR,
     Date,
     DateMention,
+    close_days,
     first_word,
     holds_a_day,
     spoken_dates,
     valid_day,
 )
-from .days_from_today import WEEKDAYS
+from .day_words import WEEKDAYS
 
 # Trilium's journal titles its month and day notes "12 - December" and "21 - Thursday".
 _NUMBERED = re.compile(r"\s*(\d{1,2})\s*-\s*(\w+)")
@@ -78,7 +79,8 @@ def read_dates(
     from today matches no word ("today" is no word a note holds), and rules notes out only
     beside a day named outright or in a prompt that `asks_the_day` ("what happened on friday",
     "did I note anything about nginx on wednesday"): "why does my build fail today" is about
-    the build."""
+    the build. A span longer than a week ("last month", "since two weeks ago") rules none out:
+    "what index did I add last month" may mean a note of six weeks ago."""
     if not mentions:
         return NO_READING
     title, paths, calendar = note[0], tuple(note[1]), note[2]
@@ -93,7 +95,8 @@ def read_dates(
     named = {index_term(word) for m in outright for word in m.words}
     topical = any(index_term(t) not in named for t in literal)
     dated = tuple(t for t in terms if topical and t not in literal and index_term(t) in said)
-    days = [m.date for m in (mentions if outright or asks_the_day else []) if m.date.day]
+    ruling = close_days(mentions) if outright or asks_the_day else []
+    days = [m.date for m in ruling if m.date.day]
     journal = journal_days(title, paths, calendar)
     holds = holds_a_day(outright, held)
     another = bool(days and journal) and all(d.contradicts(j) for d in days for j in journal)

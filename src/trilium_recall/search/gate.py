@@ -214,6 +214,10 @@ class CandidateSignals:
     coverage: float
     terms: int
     filed: bool = False  # filed on a day the prompt names (filed.py)
+    # Of the prompt's weight beside the day it names, the share this note matches (1: the prompt
+    # is only the day). Filed notes answer only when it reaches `filed_coverage`: a month holds
+    # many notes, and "what did I note about postgres tuning last month" asks for one of them.
+    filed_share: float = 1.0
     another_day: bool = False  # the journal files it on a day, and none the prompt names
     journal_day: bool = False  # the journal files it on a day
     holds_day: bool = False  # its own text names a whole day the prompt names
@@ -290,11 +294,11 @@ def judge_candidates(
     if not prompt.about_notes:
         return [(False, "prompt is not about the notes")] * len(candidates)
     if prompt.filed and not prompt.scored:
-        return _filed_candidates(candidates)
+        return _filed_candidates(candidates, t)
     verdicts = _related_candidates(candidates, t)
-    if prompt.filed:  # the day's notes go along with what the prompt found
+    if prompt.filed:  # the day's notes on the topic go along with what the prompt found
         verdicts = [
-            (True, "filed on the day") if c.filed else v
+            (True, "filed on the day") if _filed_answer(c, t) else v
             for c, v in zip(candidates, verdicts, strict=True)
         ]
     return verdicts
@@ -333,19 +337,27 @@ def _related_candidates(
     return verdicts
 
 
-def _filed_candidates(candidates: Sequence[CandidateSignals]) -> list[tuple[bool, str]]:
+def _filed_candidates(
+    candidates: Sequence[CandidateSignals], t: GateThresholds
+) -> list[tuple[bool, str]]:
     """For a prompt that is a day: the notes filed on it, and any other whose own text names
     the day and that matches as much of the prompt ("the restore test on 2026-10-21" in the
     backup note); never another day's journal note ("last wednesday" is not every Wednesday)."""
     best = max((c.coverage for c in candidates if c.filed), default=0.0)
     return [
         (True, "filed on the day")
-        if c.filed
+        if _filed_answer(c, t)
         else (True, f"names the day, {c.coverage:.0%} of the weight as the day's notes")
         if c.holds_day and not c.journal_day and c.coverage >= best
         else (False, "not filed on the day")
         for c in candidates
     ]
+
+
+def _filed_answer(c: CandidateSignals, t: GateThresholds) -> bool:
+    """Filed on a day the prompt names, and about what else it asks (all of it, for a prompt
+    that is only the day)."""
+    return c.filed and c.filed_share >= t.filed_coverage
 
 
 def _strong_keywords(terms: int, coverage: float, t: GateThresholds) -> bool:

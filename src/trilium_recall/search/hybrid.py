@@ -27,7 +27,7 @@ from .candidates import (
     SearchResult,
     SearchTrace,
 )
-from .dates import asking_terms, day_terms, prompt_dates
+from .dates import asking_terms, asks_the_day, day_terms, prompt_dates
 from .filed import filed_on, read_dates
 from .gate import (
     FITTED,
@@ -135,7 +135,8 @@ def gather(
     if dates:  # read from the prompt as written: "did I note" is left out of its topic
         asking = set(asking_terms(prompt_terms(prompt), prompt))
         topical_asking = [t for t in keyword.terms if t in asking]
-        keyword = replace(keyword, asking=topical_asking, asks_the_day=bool(asking))
+        asks = asks_the_day(sorted(asking), prompt)
+        keyword = replace(keyword, asking=topical_asking, asks_the_day=asks)
     trace = SearchTrace(keyword=keyword, reference=generic.reference)
     trace.searched_as = None if asked == prompt else asked
     trace.language = prompt_language(asked)
@@ -350,17 +351,30 @@ def _filed_signals(sections: Sequence[Candidate], keyword: KeywordHits) -> dict[
     days = day_terms(keyword.dates, keyword.terms)
     if not days:
         return {}
-    rest = [t for t in keyword.terms if t not in days and t not in keyword.asking]
+    rest = _beside_the_day(keyword)
     weight = keyword.coverage(rest)
     filed = [c for c in sections if c.filed_rank]
     held = any(c.dates.holds_day for c in sections)
-    shares = [keyword.coverage([t for t in c.matched_terms if t in rest]) for c in filed]
     return {
-        "filed_coverage": max((s / weight if weight else 1.0 for s in shares), default=0.0),
+        "filed_coverage": max((_matched_share(c, keyword, rest) for c in filed), default=0.0),
         # against the day and the rest: "what happened on friday" is all day
         "unfiled_day_share": 0.0 if filed or held else _share(keyword.coverage(days), weight),
         "beside_the_day": weight,
     }
+
+
+def _beside_the_day(keyword: KeywordHits) -> list[str]:
+    """The prompt's terms beside the days it names and the words that only ask what they held."""
+    days = day_terms(keyword.dates, keyword.terms)
+    return [t for t in keyword.terms if t not in days and t not in keyword.asking]
+
+
+def _matched_share(candidate: Candidate, keyword: KeywordHits, rest: Sequence[str]) -> float:
+    """The share of the weight of `rest` that `candidate` matches; 1 when `rest` weighs
+    nothing."""
+    weight = keyword.coverage(rest)
+    matched = keyword.coverage([t for t in candidate.matched_terms if t in rest])
+    return matched / weight if weight else 1.0
 
 
 def _share(part: float, rest: float) -> float:
@@ -373,7 +387,9 @@ def _judge(gathered: Gathered, trace: SearchTrace, gate: GateThresholds) -> list
     candidates = in_order(gathered.candidates, gate.order)
     trace.signals = prompt_signals(gathered.sections, gathered.candidates, trace)
     trace.verdict = judge_prompt(trace.signals, gate)
-    verdicts = judge_candidates([c.signals() for c in candidates], trace.verdict, gate)
+    rest = _beside_the_day(trace.keyword) if trace.keyword.dates else []
+    signals = [c.signals(_matched_share(c, trace.keyword, rest)) for c in candidates]
+    verdicts = judge_candidates(signals, trace.verdict, gate)
     judged = [
         replace(c, passed=passed, reason=reason)
         for c, (passed, reason) in zip(candidates, verdicts, strict=True)

@@ -1,0 +1,149 @@
+"""The words six languages name days with, counted from today (days_from_today.py reads them):
+weekdays, "yesterday", "last", "next", "week", "month", counts, "ago". Folded as the keyword
+index folds words: lower case, no diacritics ("übernächsten" → "ubernachsten")."""
+
+from __future__ import annotations
+
+# Each language's weekday names, Monday first (Portuguese "sexta-feira" is read as "sexta",
+# "feira").
+_WEEKDAY_NAMES = (
+    "monday montag lundi lunes lunedi segunda",
+    "tuesday dienstag mardi martes martedi terca",
+    "wednesday mittwoch mercredi miercoles mercoledi quarta",
+    "thursday donnerstag jeudi jueves giovedi quinta",
+    "friday freitag vendredi viernes venerdi sexta",
+    "saturday samstag samedi sabado sabato",
+    "sunday sonntag dimanche domingo domenica",
+)
+WEEKDAY_NUMBERS = {name: n for n, names in enumerate(_WEEKDAY_NAMES) for name in names.split()}
+WEEKDAYS = frozenset(WEEKDAY_NUMBERS)
+# English abbreviations. Kept apart from WEEKDAYS, which make "sun may" a date: "mon", "sat",
+# "sun" and "wed" are other words too.
+ABBREVIATED = {
+    "mon": 0, "tue": 1, "tues": 1, "wed": 2, "thu": 3, "thur": 3, "thurs": 3, "fri": 4,
+    "sat": 5, "sun": 6,
+}  # fmt: skip
+# Those that are no other word: a day after "on" too ("what did I do on tues").
+ONLY_DAYS = frozenset("tue tues thu thur thurs fri".split())
+DAY_NUMBERS = {**WEEKDAY_NUMBERS, **ABBREVIATED}
+# What may follow an abbreviation that is a day ("last fri", "last fri i shipped", "last sat
+# morning"; "s" of "last fri's standup"); "when I last sat down" is no Saturday.
+AFTER_ABBREVIATION = frozenset("i we and or at morning afternoon evening night s".split())
+# Before "last": it is an adverb ("when I last sat down"), not the last one.
+PRONOUNS = frozenset("i we you he she they it".split())
+
+# Days named from today ("hier" alone is left out: German's "here").
+RELATIVE = {
+    "today": 0, "tonight": 0, "yesterday": -1, "tomorrow": 1, "heute": 0, "gestern": -1,
+    "vorgestern": -2, "ubermorgen": 2, "aujourd": 0, "demain": 1, "hoy": 0, "ayer": -1,
+    "anteayer": -2, "hoje": 0, "ontem": -1, "anteontem": -2, "amanha": 1, "oggi": 0, "ieri": -1,
+    "domani": 1, "dopodomani": 2,
+}  # fmt: skip
+# A word before that moves the day one further: "the day before yesterday", "après-demain",
+# "l'altro ieri", "pasado mañana", "avant-hier" (English only after "day": "before
+# yesterday's deploy" is yesterday).
+FURTHER = {
+    ("before", "yesterday"): -1, ("after", "tomorrow"): 1, ("apres", "demain"): 1,
+    ("altro", "ieri"): -1, ("pasado", "manana"): 2, ("avant", "hier"): -2,
+}  # fmt: skip
+
+# Which weekday, week or month a word beside it means: the last one before today, the next one
+# after it, or this one (today included); as a number, also how many from this one. Before the
+# name ("last friday", "letzte Woche", "el pasado viernes", "ce vendredi") or after it
+# ("vendredi dernier", "venerdì scorso", "sexta-feira passada", "viernes que viene").
+LAST, NEXT, THIS = -1, 1, 0
+BEFORE = {
+    **dict.fromkeys(
+        """last past previous letzte letzten letzter letztes vergangene vergangenen vergangener
+        vorige vorigen voriger pasado ultimo ultima""".split(),
+        LAST,
+    ),
+    **dict.fromkeys(
+        """next coming upcoming nachste nachsten nachster kommende kommenden kommender proximo
+        proxima prossimo prossima""".split(),
+        NEXT,
+    ),
+    **dict.fromkeys(
+        "this diesen dieser diese ce cette esta este nesta neste questa questo".split(), THIS
+    ),
+    # "vorletzte Woche", "übernächsten Freitag": one further
+    **dict.fromkeys("vorletzte vorletzten vorletzter vorletztes".split(), 2 * LAST),
+    **dict.fromkeys("ubernachste ubernachsten ubernachster ubernachstes".split(), 2 * NEXT),
+}
+AFTER = {
+    **dict.fromkeys(
+        "dernier derniere passe passee pasado pasada passada passado scorso scorsa".split(), LAST
+    ),
+    **dict.fromkeys("prochain prochaine prossimo prossima proximo proxima".split(), NEXT),
+}
+COMING_AFTER = ("que", "viene")  # "el viernes que viene": two words
+
+WEEK_WORDS = frozenset("week woche semaine semana settimana".split())
+WEEKEND_WORDS = frozenset("weekend wochenende".split())  # its Saturday and Sunday
+MONTH_WORDS = frozenset("month monat mois mes mese".split())
+# Spanish and Portuguese "mes" is French "my" ("mes passe-temps"): a month only after one of
+# these ("el mes pasado", "o mês passado", "este mes").
+MES_AFTER = frozenset(BEFORE) | frozenset("el o no do del al".split())
+
+# A count of days, weeks or months back from today: "3 days ago", "two weeks ago", "vor 3
+# Tagen", "il y a deux jours", "hace una semana", "há três dias", "tre giorni fa", "dos meses
+# atrás". The days in each unit (a month is the month it falls in; 30 for "the past month").
+UNIT_DAYS = {
+    **dict.fromkeys("day days tag tage tagen jour jours dia dias giorno giorni".split(), 1),
+    **dict.fromkeys(WEEK_WORDS | set("weeks wochen semaines semanas settimane".split()), 7),
+    **dict.fromkeys(MONTH_WORDS | set("months monate monaten meses mesi".split()), 30),
+}
+AGO_AFTER = frozenset("ago fa atras".split())
+AGO_BEFORE = frozenset("vor hace ha".split())  # and French "il y a"
+IL_Y_A = ("il", "y", "a")
+# After the unit these say "there are three days of delay" ("il y a 3 jours de retard", "ha due
+# settimane di ritardo", Italian "il team ha una settimana per finire"), not "ago".
+OF_WORDS = frozenset("de di d of per".split())
+_COUNT_WORDS = (
+    "a an one ein eine einem einer un une una uno um uma",
+    "two zwei deux dos dois duas due couple",
+    "three drei trois tres tre",
+    "four vier quatre cuatro quatro quattro",
+    "five funf cinq cinco cinque",
+    "six sechs seis sei",
+    "seven sieben sept siete sete sette",
+    "eight acht huit ocho oito otto",
+    "nine neun neuf nueve nove",
+    "ten zehn dix diez dez dieci",
+)
+COUNTS = {word: n for n, names in enumerate(_COUNT_WORDS, 1) for word in names.split()}
+MOST_COUNTED = 99  # "100 days ago" is read as no day
+
+# "since tuesday", "seit letzter Woche", "depuis lundi", "desde ayer": every day up to today,
+# at most LONGEST_SINCE of them ("since 99 weeks ago" is that week alone).
+SINCE = frozenset("since seit depuis desde".split())
+LONGEST_SINCE = 92
+# Words of a conversation with the assistant: "summarize what we did today" is the session.
+WE = frozenset("we us our wir".split())
+# Portuguese weekday names that are also ordinals ("la segunda pasada": the second pass): a day
+# only as "segunda-feira" or after a word that puts it in time ("na sexta").
+ORDINAL_NAMES = frozenset("segunda terca quarta quinta sexta".split())
+PORTUGUESE_ON = frozenset("na nesta proxima ultima".split())
+# A weekday after one of these is a day the prompt names when its tense says which one: "what
+# did I do on friday" (the last), "what's planned on friday" (the next), "¿qué hice el viernes?",
+# "was habe ich am Freitag gemacht". French "le vendredi" is every Friday, and is left out.
+ON = frozenset("on from am el na".split())
+PAST = frozenset(
+    """did was were had happened went wrote noted met said decided discussed talked bought
+    worked fixed finished started sent called habe hatte war waren gemacht passiert etait fait
+    hice hizo paso fue hecho fiz fez aconteceu foi fatto successo""".split()
+)
+COMING = frozenset(
+    "will planned scheduled upcoming agenda wird werde geplant prevu ansteht anstehen".split()
+)
+# German verbs whose particle ends the sentence: "was steht am Freitag an?", "was habe ich am
+# Montag vor?" (what is coming).
+COMING_SEPARATED = {
+    "an": frozenset("steht stehen".split()),
+    "vor": frozenset("habe hast haben".split()),
+}
+# Words that say when what is asked about happens, and no topic: a day's notes need not hold
+# them (dates.asking_terms).
+TENSE_WORDS = PAST | COMING | frozenset(COMING_SEPARATED).union(*COMING_SEPARATED.values())
+# After "was", English's past ("what was on friday"), not German's "what" ("was steht an").
+AFTER_WAS = frozenset("i it there we he she the on my that this a in at".split())
