@@ -300,6 +300,7 @@ def test_words_that_only_say_when_ask_what_the_day_held() -> None:
     assert asking_terms(["steht", "freitag", "an"], "was steht am Freitag an?") == ["steht", "an"]
     assert asking_terms(["geplant"], "was ist am Montag geplant?") == ["geplant"]
     assert asks_the_day([], "what did I do last sat morning?")  # "do" is no term
+    assert asking_terms(["morning", "deploy"], "the deploy yesterday morning") == ["morning"]
     assert not asks_the_day([], "why does my build fail today")
 
 

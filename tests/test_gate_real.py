@@ -289,3 +289,36 @@ def test_a_day_is_read_from_the_prompt_as_written_not_from_its_topic(index) -> N
 def test_a_day_asked_in_another_language_gets_its_notes(index) -> None:
     for prompt in ("was habe ich am 21. Oktober gemacht", "qu'est-ce que j'ai fait le 21 octobre"):
         assert titles(index.ask(prompt)) == ["21 - Wednesday"], prompt
+
+
+def test_a_month_finds_its_notes_and_the_topic_beside_it_finds_its_own(index) -> None:
+    """The month's notes for a prompt that is only the month; beside a topic, the month's
+    notes on another topic do not push the answer out of the three sent."""
+    friday = datetime.date(2026, 10, 23)
+    month = titles(index.ask("what did I do last month?", today=friday))
+    assert {"22 - Tuesday", "03 - Thursday"} <= set(month)  # September's day notes
+    asked = "what did I note about postgres tuning in the last month?"
+    tuning = titles(index.ask(asked, today=friday))
+    assert "Postgres tuning — db-prod-1" in tuning
+    assert not {"21 - Wednesday", "14 - Wednesday"} & set(tuning)  # that month, not on it
+
+
+def test_more_days_named_from_today_reach_the_journal(index) -> None:
+    assert titles(index.ask("was steht am Freitag an?", today=datetime.date(2026, 10, 8))) == [
+        "09 - Friday"
+    ]
+    assert "21 - Wednesday" in titles(index.ask("what did I do 2 days ago?", today=_FRI_23))
+    # a morning is when, not what: no note filed on the 19th, so nothing
+    assert index.ask("what did I do yesterday morning?", today=_WED_21 - _DAY).passages == []
+
+
+def test_a_day_in_figures_no_note_is_filed_on_is_silent(index) -> None:
+    """ "2026" and "05" in a note are a year and a time as often as a day: only a note that
+    writes the day in figures holds it."""
+    result = index.ask("what did I do on 2026-05-05?")
+    assert result.passages == []
+    assert result.trace.verdict is not None
+    assert result.trace.verdict.reason.startswith("a day no note is filed under: ")
+
+
+_FRI_23, _DAY = datetime.date(2026, 10, 23), datetime.timedelta(days=1)

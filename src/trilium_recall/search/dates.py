@@ -24,7 +24,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from ..index.terms import STOP_WORDS, index_term, words
-from .day_words import TENSE_WORDS, WEEKDAYS
+from .day_words import WEEKDAYS, WHEN_WORDS
 from .days_from_today import days_from_today
 from .languages import MARKERS
 from .topic import POINTING_WORDS
@@ -74,7 +74,7 @@ _OF = frozenset({"of", "de", "di", "del"})  # "28th of december", "21 de diciemb
 _ASKING = (
     POINTING_WORDS
     | frozenset().union(*MARKERS.values())
-    | TENSE_WORDS
+    | WHEN_WORDS
     | frozenset(
         """happen happening entry entries journal diary remind reminder plan plans schedule
         summarize summary recap todo list done doing feito qu ai""".split()
@@ -276,13 +276,23 @@ def day_terms(mentions: Sequence[DateMention], terms: Sequence[str]) -> list[str
     return [term for term in terms if index_term(term) in said]
 
 
-def holds_a_day(mentions: Sequence[DateMention], held: Collection[str]) -> bool:
+def holds_a_day(mentions: Sequence[DateMention], held: Collection[str], text: str = "") -> bool:
     """Whether a section's own words (their stems, `held`) name a whole day the prompt names
-    outright: "may" and "9" of "may 9" in one section, not "may" alone."""
-    return any(
-        m.date.day and not m.relative and all(index_term(w) in held for w in m.words)
-        for m in mentions
-    )
+    outright: "may" and "9" of "may 9" in one section, not "may" alone. A day written in figures
+    ("2026-05-05", "5.5.2026") only as a date its `text` writes in figures too: "2026" and "05"
+    in a section are a version and a time as often as a day."""
+    written: list[Date] | None = None
+    for m in mentions:
+        if not m.date.day or m.relative:
+            continue
+        if not all(word.isdigit() for word in m.words):
+            if all(index_term(w) in held for w in m.words):
+                return True
+            continue
+        written = [d.date for d in _numeric_dates(text)[0]] if written is None else written
+        if any(m.date.agrees(date) for date in written):
+            return True
+    return False
 
 
 def asks_the_day(asking: Sequence[str], prompt: str) -> bool:

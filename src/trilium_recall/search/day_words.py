@@ -142,8 +142,17 @@ COMING_SEPARATED = {
     "an": frozenset("steht stehen".split()),
     "vor": frozenset("habe hast haben".split()),
 }
+# Times of day ("what did I do yesterday morning"; German "Morgen" and Spanish "mañana" are
+# also "tomorrow", and left out).
+_TIMES_OF_DAY = frozenset(
+    """morning afternoon evening night noon midnight vormittag nachmittag abend nacht mittag
+    matin soir soiree nuit midi tarde noche madrugada manha noite mattina pomeriggio sera
+    notte""".split()
+)
 # Words that say when what is asked about happens, and no topic: a day's notes need not hold
 # them (dates.asking_terms).
-TENSE_WORDS = PAST | COMING | frozenset(COMING_SEPARATED).union(*COMING_SEPARATED.values())
+WHEN_WORDS = (
+    PAST | COMING | _TIMES_OF_DAY | frozenset(COMING_SEPARATED).union(*COMING_SEPARATED.values())
+)
 # After "was", English's past ("what was on friday"), not German's "what" ("was steht an").
 AFTER_WAS = frozenset("i it there we he she the on my that this a in at".split())

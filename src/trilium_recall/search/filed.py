@@ -66,12 +66,13 @@ def read_dates(
     held: Collection[str],
     note: tuple[str, Sequence[str], str | None],
     asks_the_day: bool = False,
+    text: str = "",
 ) -> DateReading:
     """What a section of the note (its title, breadcrumbs and journal labels' dates) says to
     the prompt's dates: the prompt `terms` (not already `literal`ly matched) naming a date the
     note is filed under; whether the journal files it on another day than every day the
     prompt names (unless its own words, the stems it `held`, name the day: "from 19 October"
-    in a transcript).
+    in a transcript; a day written in figures, as its title or `text` writes one).
 
     A date counts as matched only in a section that also holds another word of the prompt:
     the date says which of the notes about the topic, not what the prompt is about ("book a
@@ -98,7 +99,7 @@ def read_dates(
     ruling = close_days(mentions) if outright or asks_the_day else []
     days = [m.date for m in ruling if m.date.day]
     journal = journal_days(title, paths, calendar)
-    holds = holds_a_day(outright, held)
+    holds = holds_a_day(outright, held, f"{title}\n{text}")
     another = bool(days and journal) and all(d.contradicts(j) for d in days for j in journal)
     return DateReading(dated, another and not holds, bool(journal), holds)
 

@@ -233,7 +233,8 @@ def fuse(
         held = stems(hit.title, hit.heading, text)  # the dates read them as well
         literal = terms_in(keyword.terms, held)
         note = (hit.title, hit.paths, hit.calendar)
-        dates = read_dates(keyword.dates, keyword.terms, literal, held, note, keyword.asks_the_day)
+        asks = keyword.asks_the_day
+        dates = read_dates(keyword.dates, keyword.terms, literal, held, note, asks, text)
         terms = tuple(t for t in keyword.terms if t in literal or t in dates.dated)
         weight = settings.area_weights[hit.area]
         candidate = Candidate(
