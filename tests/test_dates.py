@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from trilium_recall.index.terms import stems
-from trilium_recall.search.dates import Date, asking_terms, holds_a_day, prompt_dates
-from trilium_recall.search.filed import journal_days, note_dates, read_dates
+from trilium_recall.search.dates import Date, asking_terms, prompt_dates
+from trilium_recall.search.filed import holds_a_day, journal_days, note_dates, read_dates
 
 DECEMBER_21 = "Trilium Demo › Journal › 2021 › 12 - December › 21 - Thursday"
 
@@ -212,7 +212,7 @@ def test_a_day_in_figures_is_held_only_where_it_is_written_in_figures() -> None:
     asked = prompt_dates("what did I do on 2026-05-05?")
     held = set(stems("release 2026 went out at 05:05"))
     assert not holds_a_day(asked, held, "release 2026 went out at 05:05")
-    for text in ("restore test on 2026-05-05", "Protokoll vom 5.5.2026"):
+    for text in ("restore test on 2026-05-05", "Protokoll vom 5.5.2026.", "restic-2026-05-05.tar"):
         assert holds_a_day(asked, set(stems(text)), text), text
     spoken = prompt_dates("what did I do on may 5th 2026?")
     assert holds_a_day(spoken, set(stems("on may 5th 2026 we")), "")

@@ -9,7 +9,15 @@ import datetime
 import pytest
 
 from trilium_recall.search import dates
-from trilium_recall.search.dates import Date, as_said, asking_terms, asks_the_day, prompt_dates
+from trilium_recall.search.dates import (
+    Date,
+    as_said,
+    asking_terms,
+    asks_the_day,
+    close_days,
+    prompt_dates,
+    said_loosely,
+)
 from trilium_recall.search.filed import read_dates
 
 
@@ -308,3 +316,21 @@ def test_italian_has_is_no_ago() -> None:
     now = datetime.date(2026, 10, 22)
     assert prompt_dates("il team ha una settimana per finire il rilascio", now) == []
     assert [m.said for m in prompt_dates("o que fiz há uma semana", now)] == ["ha uma semana"] * 7
+
+
+@pytest.mark.parametrize(
+    ("prompt", "loose"),
+    [
+        ("what did I do yesterday", False),
+        ("what did I work on last week", False),
+        ("notes since tuesday", False),
+        ("what did I do last month", True),  # a span longer than a week
+        ("what did I change 3 days ago", True),  # a count back is said roughly
+        ("since two weeks ago", True),
+    ],
+)
+def test_days_said_loosely_rule_no_other_day_out(prompt: str, loose: bool) -> None:
+    mentions = prompt_dates(prompt, datetime.date(2026, 10, 22))
+    assert mentions and all(m.loose == loose for m in mentions)
+    assert said_loosely(mentions) == loose
+    assert close_days(mentions) == ([] if loose else mentions)

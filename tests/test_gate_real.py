@@ -322,3 +322,15 @@ def test_a_day_in_figures_no_note_is_filed_on_is_silent(index) -> None:
 
 
 _FRI_23, _DAY = datetime.date(2026, 10, 23), datetime.timedelta(days=1)
+
+
+def test_a_day_said_roughly_or_closely_keeps_its_own_notes(index) -> None:
+    """ "3 days ago" is said roughly: the note from two days ago still answers. A day in
+    figures keeps its own journal note beside the notes about it; a past tense in the prompt
+    is still a topic ("called")."""
+    changed = titles(index.ask("what did I change in wireguard 3 days ago?", today=_FRI_23))
+    assert {"WireGuard VPN", "21 - Wednesday"} <= set(changed)
+    assert titles(index.ask("who called me in on 2026-09-03?"))[0] == "03 - Thursday"
+    assert "03 - Thursday" in titles(
+        index.ask("what was the root cause of the 2026-09-03 incident?")
+    )

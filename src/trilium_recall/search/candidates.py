@@ -105,7 +105,7 @@ class Candidate:
     def key(self) -> tuple[str, str]:
         return (self.hit.instance, self.hit.note_id)
 
-    def signals(self, filed_share: float = 1.0) -> CandidateSignals:
+    def signals(self, filed_share: float) -> CandidateSignals:
         """What the gate reads; `filed_share`: of the prompt's weight beside the day it names,
         the share this note matches (hybrid)."""
         return CandidateSignals(

@@ -19,7 +19,6 @@ from __future__ import annotations
 import calendar
 import datetime
 import re
-from collections import Counter
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
@@ -76,11 +75,13 @@ _ASKING = (
     | frozenset().union(*MARKERS.values())
     | WHEN_WORDS
     | frozenset(
-        """happen happening entry entries journal diary remind reminder plan plans schedule
-        summarize summary recap todo list done doing feito qu ai""".split()
+        """happened happen happening went entry entries journal diary remind reminder planned
+        plan plans agenda schedule summarize summary recap todo list did done doing fait gemacht
+        passiert habe hecho hice hizo paso feito fiz aconteceu fatto successo qu ai""".split()
     )
 )
 _ASKED_VERB = re.compile(r"\b(?:did|have|had|was|were)\s+(?:i|we)\s+(\w+)", re.IGNORECASE)
+_ASKED_DOING = re.compile(r"\b(?:did|have|had)\s+(?:i|we)\s+(?:do|done)\b", re.IGNORECASE)
 _DAY = re.compile(r"(\d{1,2})(?:st|nd|rd|th|er|e)?")
 _ORDINAL = re.compile(r"(\d{1,2})(?:st|nd|rd|th|er)")
 YEAR = re.compile(r"((?:19|20)\d\d)")
@@ -147,6 +148,8 @@ class DateMention:
     words: tuple[str, ...]
     said: str
     relative: bool = False  # named from today ("yesterday", "last friday")
+    # said loosely ("last month", "3 days ago"): finds its days' notes, rules no other day out
+    loose: bool = False
     either: bool = False  # one of the two readings of a date written either way ("3/4/2026")
 
 
@@ -172,16 +175,15 @@ def _span(mentions: Sequence[DateMention]) -> str:
     return " – ".join(dict.fromkeys([str(days[0].date), str(days[-1].date)]))
 
 
-# The longest span named from today that says which days closely enough to rule the journal's
-# other days out (a week: "what did I work on last week").
-CLOSE_SPAN = 7
-
-
 def close_days(mentions: Sequence[DateMention]) -> list[DateMention]:
-    """The dates named outright and the days named from today in a span of at most CLOSE_SPAN
-    days: "last month" and "since two weeks ago" are said loosely."""
-    spans = Counter(m.said for m in mentions if m.relative)
-    return [m for m in mentions if not m.relative or spans[m.said] <= CLOSE_SPAN]
+    """The dates that say which days closely enough to rule the journal's other days out: not
+    those said loosely ("last month", "3 days ago": days_from_today.CLOSE_SPAN)."""
+    return [m for m in mentions if not m.loose]
+
+
+def said_loosely(mentions: Sequence[DateMention]) -> bool:
+    """Whether the prompt names days only loosely: their notes must be on its topic too."""
+    return bool(mentions) and not close_days(mentions)
 
 
 def today() -> datetime.date:
@@ -260,13 +262,14 @@ def _from_today(
     """ "yesterday", "the day before yesterday", "last friday", "last week" (each of its days):
     days_from_today.py; not a weekday a date the prompt names already holds."""
     mentions = []
-    for day, start, end in days_from_today(tokens, now):
+    for day, start, end, loose in days_from_today(tokens, now):
         after = [t for t in tokens[end : end + 2] if t != "the"][:1]
         of_a_date = tokens[end - 1] in dated_weekdays or (after and _ORDINAL.fullmatch(after[0]))
         if of_a_date:  # "on monday dec 18", "friday the 3rd": that date, not last friday
             continue
         said = tuple(tokens[start:end])
-        mentions.append(DateMention(Date(day.year, day.month, day.day), said, " ".join(said), True))
+        date = Date(day.year, day.month, day.day)
+        mentions.append(DateMention(date, said, " ".join(said), relative=True, loose=loose))
     return mentions
 
 
@@ -276,29 +279,10 @@ def day_terms(mentions: Sequence[DateMention], terms: Sequence[str]) -> list[str
     return [term for term in terms if index_term(term) in said]
 
 
-def holds_a_day(mentions: Sequence[DateMention], held: Collection[str], text: str = "") -> bool:
-    """Whether a section's own words (their stems, `held`) name a whole day the prompt names
-    outright: "may" and "9" of "may 9" in one section, not "may" alone. A day written in figures
-    ("2026-05-05", "5.5.2026") only as a date its `text` writes in figures too: "2026" and "05"
-    in a section are a version and a time as often as a day."""
-    written: list[Date] | None = None
-    for m in mentions:
-        if not m.date.day or m.relative:
-            continue
-        if not all(word.isdigit() for word in m.words):
-            if all(index_term(w) in held for w in m.words):
-                return True
-            continue
-        written = [d.date for d in _numeric_dates(text)[0]] if written is None else written
-        if any(m.date.agrees(date) for date in written):
-            return True
-    return False
-
-
-def asks_the_day(asking: Sequence[str], prompt: str) -> bool:
+def asks_the_day(asking: Collection[str], prompt: str) -> bool:
     """Whether the prompt asks what a day held: it has `asking` terms, or asks what the person
-    did ("what did I do", whose verb is no term)."""
-    return bool(asking) or _ASKED_VERB.search(prompt[:DATE_CHARS]) is not None
+    did ("what did I do", "what have we done": the verb is a stop word, no term)."""
+    return bool(asking) or _ASKED_DOING.search(prompt[:DATE_CHARS]) is not None
 
 
 def asking_terms(terms: Sequence[str], prompt: str) -> list[str]:

@@ -150,9 +150,13 @@ _TIMES_OF_DAY = frozenset(
     notte""".split()
 )
 # Words that say when what is asked about happens, and no topic: a day's notes need not hold
-# them (dates.asking_terms).
+# them (dates.asking_terms). Not every past tense: "who called me in on the 3rd" asks who
+# called, and the note that says so answers.
 WHEN_WORDS = (
-    PAST | COMING | _TIMES_OF_DAY | frozenset(COMING_SEPARATED).union(*COMING_SEPARATED.values())
+    COMING
+    | _TIMES_OF_DAY
+    | frozenset(COMING_SEPARATED).union(*COMING_SEPARATED.values())
+    | frozenset(("war", "waren"))  # "was war am Mittwoch?"
 )
 # After "was", English's past ("what was on friday"), not German's "what" ("was steht an").
 AFTER_WAS = frozenset("i it there we he she the on my that this a in at".split())

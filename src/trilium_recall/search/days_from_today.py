@@ -19,6 +19,7 @@ from __future__ import annotations
 import calendar
 import datetime
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from .day_words import (
     ABBREVIATED,
@@ -59,22 +60,38 @@ from .day_words import (
 )
 
 Days = list[tuple[datetime.date, int, int]]  # (day, first token, last token + 1)
+# The longest span that says which days closely enough to rule the journal's other days out
+# ("what did I work on last week"); "last month" and "3 days ago" are said loosely.
+CLOSE_SPAN = 7
 
 
-def days_from_today(tokens: Sequence[str], now: datetime.date) -> Days:
-    """(day, first token, last token + 1) for each day the tokens name from `now`; a week, a
-    month, or "since" a day, gives each of its days, with the same tokens."""
-    found: Days = []
+class NamedDay(NamedTuple):
+    day: datetime.date
+    start: int  # the first token naming it
+    end: int  # the last token + 1
+    loose: bool  # a span longer than CLOSE_SPAN, or a count back from today
+
+
+def days_from_today(tokens: Sequence[str], now: datetime.date) -> list[NamedDay]:
+    """Each day the tokens name from `now`; a week, a month, or "since" a day, gives each of
+    its days, with the same tokens."""
+    found: list[NamedDay] = []
     for i, word in enumerate(tokens):
+        counted: Days = []
         if word in RELATIVE or _further(tokens, i) is not None:
-            if not (RELATIVE.get(word) == 0 and WE.intersection(tokens)):
-                found += _since(tokens, [_relative_day(tokens, i, now)], now)
+            if RELATIVE.get(word) == 0 and WE.intersection(tokens):
+                continue  # "what we did today" is the session
+            days = _since(tokens, [_relative_day(tokens, i, now)], now)
         elif _may_be_a_weekday(tokens, i):
-            found += _since(tokens, _weekday(tokens, i, now), now)
+            days = _since(tokens, _weekday(tokens, i, now), now)
         elif word in UNIT_DAYS and (counted := _counted(tokens, i, now)):
-            found += _since(tokens, counted, now)
+            days = _since(tokens, counted, now)
         elif word in WEEK_WORDS or word in WEEKEND_WORDS or word in MONTH_WORDS:
-            found += _since(tokens, _period(tokens, i, now), now)
+            days = _since(tokens, _period(tokens, i, now), now)
+        else:
+            continue
+        loose = bool(counted) or len(days) > CLOSE_SPAN
+        found += [NamedDay(day, start, end, loose) for day, start, end in days]
     return found
 
 

@@ -34,7 +34,6 @@ from .dates import (
     DateMention,
     close_days,
     first_word,
-    holds_a_day,
     spoken_dates,
     valid_day,
 )
@@ -42,6 +41,9 @@ from .day_words import WEEKDAYS
 
 # Trilium's journal titles its month and day notes "12 - December" and "21 - Thursday".
 _NUMBERED = re.compile(r"\s*(\d{1,2})\s*-\s*(\w+)")
+# A day as a note writes it, looser at the edges than in a prompt (no version numbers there).
+_WRITTEN_YMD = re.compile(r"(?<!\d)((?:19|20)\d\d)[-_./](\d\d?)[-_./](\d\d?)(?!\d)")
+_WRITTEN_DMY = re.compile(r"(?<!\d)(\d\d?)[-./](\d\d?)[-./]((?:19|20)\d\d)(?!\d)")
 FILED_K = 40
 SECTIONS_A_NOTE = 5
 
@@ -102,6 +104,34 @@ def read_dates(
     holds = holds_a_day(outright, held, f"{title}\n{text}")
     another = bool(days and journal) and all(d.contradicts(j) for d in days for j in journal)
     return DateReading(dated, another and not holds, bool(journal), holds)
+
+
+def holds_a_day(mentions: Sequence[DateMention], held: Collection[str], text: str) -> bool:
+    """Whether a section's own words (their stems, `held`) name a whole day the prompt names
+    outright: "may" and "9" of "may 9" in one section, not "may" alone. A day written in figures
+    ("2026-05-05", "5.5.2026") only as a date its `text` writes in figures too: "2026" and "05"
+    in a section are a version and a time as often as a day."""
+    written: list[Date] | None = None
+    for m in mentions:
+        if not m.date.day or m.relative:
+            continue
+        if not all(word.isdigit() for word in m.words):
+            if all(index_term(w) in held for w in m.words):
+                return True
+            continue
+        written = _written_days(text) if written is None else written
+        if any(m.date.agrees(date) for date in written):
+            return True
+    return False
+
+
+def _written_days(text: str) -> list[Date]:
+    """The days a note's text writes in figures, however it is cut around them ("last one
+    21.10.2026.", "restic-2026-10-21.tar"), a day and month pair each way round."""
+    days = [Date(int(y), int(m), int(d)) for y, m, d in _WRITTEN_YMD.findall(text)]
+    for a, b, year in _WRITTEN_DMY.findall(text):
+        days += [Date(int(year), int(a), int(b)), Date(int(year), int(b), int(a))]
+    return days
 
 
 def filed_on(

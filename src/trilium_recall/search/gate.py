@@ -214,9 +214,10 @@ class CandidateSignals:
     coverage: float
     terms: int
     filed: bool = False  # filed on a day the prompt names (filed.py)
-    # Of the prompt's weight beside the day it names, the share this note matches (1: the prompt
-    # is only the day). Filed notes answer only when it reaches `filed_coverage`: a month holds
-    # many notes, and "what did I note about postgres tuning last month" asks for one of them.
+    # Of the prompt's weight beside the days it names loosely, the share this note matches (1:
+    # the prompt is only the days, or names them closely). Filed notes answer only when it
+    # reaches `filed_coverage`: a month holds many notes, and "what did I note about postgres
+    # tuning last month" asks for one of them.
     filed_share: float = 1.0
     another_day: bool = False  # the journal files it on a day, and none the prompt names
     journal_day: bool = False  # the journal files it on a day
@@ -343,12 +344,14 @@ def _filed_candidates(
     """For a prompt that is a day: the notes filed on it, and any other whose own text names
     the day and that matches as much of the prompt ("the restore test on 2026-10-21" in the
     backup note); never another day's journal note ("last wednesday" is not every Wednesday)."""
-    best = max((c.coverage for c in candidates if c.filed), default=0.0)
+    best = max((c.coverage for c in candidates if _filed_answer(c, t)), default=0.0)
     return [
         (True, "filed on the day")
         if _filed_answer(c, t)
         else (True, f"names the day, {c.coverage:.0%} of the weight as the day's notes")
         if c.holds_day and not c.journal_day and c.coverage >= best
+        else (False, "filed then, but not on the prompt's topic")
+        if c.filed
         else (False, "not filed on the day")
         for c in candidates
     ]

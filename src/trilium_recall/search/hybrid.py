@@ -27,7 +27,7 @@ from .candidates import (
     SearchResult,
     SearchTrace,
 )
-from .dates import asking_terms, asks_the_day, day_terms, prompt_dates
+from .dates import asking_terms, asks_the_day, day_terms, prompt_dates, said_loosely
 from .filed import filed_on, read_dates
 from .gate import (
     FITTED,
@@ -135,7 +135,7 @@ def gather(
     if dates:  # read from the prompt as written: "did I note" is left out of its topic
         asking = set(asking_terms(prompt_terms(prompt), prompt))
         topical_asking = [t for t in keyword.terms if t in asking]
-        asks = asks_the_day(sorted(asking), prompt)
+        asks = asks_the_day(asking, prompt)
         keyword = replace(keyword, asking=topical_asking, asks_the_day=asks)
     trace = SearchTrace(keyword=keyword, reference=generic.reference)
     trace.searched_as = None if asked == prompt else asked
@@ -176,7 +176,9 @@ def decide(
     trace.candidates = candidates
     summarised = summaries_for_sources(store, settings, gathered.query_vector, candidates, trace)
     chosen = in_order(summarised, gate.order)  # a source kept as wiki moves by its new score
-    if trace.verdict is not None and trace.verdict.filed:  # the day's own notes, latest first
+    verdict = trace.verdict
+    if verdict and verdict.filed and not (verdict.scored and said_loosely(trace.keyword.dates)):
+        # the day's own notes, latest first; beside a topic, a month's are ranked as found
         chosen.sort(key=lambda c: (not c.passed, c.filed_rank is None, c.filed_rank or 0))
     trace.total_ms = (time.perf_counter() - gathered.started) * 1000
     passages = [c for c in chosen if c.passed and c.key not in exclude]
@@ -232,9 +234,9 @@ def fuse(
         text = windows.get(section_id, hit.text)
         held = stems(hit.title, hit.heading, text)  # the dates read them as well
         literal = terms_in(keyword.terms, held)
-        note = (hit.title, hit.paths, hit.calendar)
-        asks = keyword.asks_the_day
-        dates = read_dates(keyword.dates, keyword.terms, literal, held, note, asks, text)
+        note, asks = (hit.title, hit.paths, hit.calendar), keyword.asks_the_day
+        written = f"{hit.heading}\n{text}"  # where a day in figures counts as held
+        dates = read_dates(keyword.dates, keyword.terms, literal, held, note, asks, written)
         terms = tuple(t for t in keyword.terms if t in literal or t in dates.dated)
         weight = settings.area_weights[hit.area]
         candidate = Candidate(
@@ -353,13 +355,13 @@ def _filed_signals(sections: Sequence[Candidate], keyword: KeywordHits) -> dict[
     if not days:
         return {}
     rest = _beside_the_day(keyword)
-    weight = keyword.coverage(rest)
+    weight, day_weight = keyword.coverage(rest), keyword.coverage(days)
     filed = [c for c in sections if c.filed_rank]
-    held = any(c.dates.holds_day for c in sections)
+    unfiled = not (filed or any(c.dates.holds_day for c in sections)) and day_weight > 0
     return {
         "filed_coverage": max((_matched_share(c, keyword, rest) for c in filed), default=0.0),
         # against the day and the rest: "what happened on friday" is all day
-        "unfiled_day_share": 0.0 if filed or held else _share(keyword.coverage(days), weight),
+        "unfiled_day_share": day_weight / (day_weight + weight) if unfiled else 0.0,
         "beside_the_day": weight,
     }
 
@@ -373,13 +375,9 @@ def _beside_the_day(keyword: KeywordHits) -> list[str]:
 def _matched_share(candidate: Candidate, keyword: KeywordHits, rest: Sequence[str]) -> float:
     """The share of the weight of `rest` that `candidate` matches; 1 when `rest` weighs
     nothing."""
-    weight = keyword.coverage(rest)
+    weight = keyword.coverage(rest)  # a sum over a few terms: cheap beside the match
     matched = keyword.coverage([t for t in candidate.matched_terms if t in rest])
     return matched / weight if weight else 1.0
-
-
-def _share(part: float, rest: float) -> float:
-    return part / (part + rest) if part + rest else 0.0
 
 
 def _judge(gathered: Gathered, trace: SearchTrace, gate: GateThresholds) -> list[Candidate]:
@@ -388,8 +386,10 @@ def _judge(gathered: Gathered, trace: SearchTrace, gate: GateThresholds) -> list
     candidates = in_order(gathered.candidates, gate.order)
     trace.signals = prompt_signals(gathered.sections, gathered.candidates, trace)
     trace.verdict = judge_prompt(trace.signals, gate)
-    rest = _beside_the_day(trace.keyword) if trace.keyword.dates else []
-    signals = [c.signals(_matched_share(c, trace.keyword, rest)) for c in candidates]
+    # Days said loosely hold many notes: those go with the prompt only when on its topic.
+    rest = _beside_the_day(trace.keyword) if said_loosely(trace.keyword.dates) else None
+    shares = [1.0 if rest is None else _matched_share(c, trace.keyword, rest) for c in candidates]
+    signals = [c.signals(share) for c, share in zip(candidates, shares, strict=True)]
     verdicts = judge_candidates(signals, trace.verdict, gate)
     judged = [
         replace(c, passed=passed, reason=reason)
