@@ -211,8 +211,8 @@ def test_a_day_in_figures_is_held_only_where_it_is_written_in_figures() -> None:
     """ "2026" and "05" apart are a year and a time; "may" and "5" apart are no day either."""
     asked = prompt_dates("what did I do on 2026-05-05?")
     held = set(stems("release 2026 went out at 05:05"))
-    assert not holds_a_day(asked, held, "release 2026 went out at 05:05")
+    assert not holds_a_day(asked, held, ("release 2026 went out at 05:05",))
     for text in ("restore test on 2026-05-05", "Protokoll vom 5.5.2026.", "restic-2026-05-05.tar"):
-        assert holds_a_day(asked, set(stems(text)), text), text
+        assert holds_a_day(asked, set(stems(text)), ("Log", text)), text
     spoken = prompt_dates("what did I do on may 5th 2026?")
-    assert holds_a_day(spoken, set(stems("on may 5th 2026 we")), "")
+    assert holds_a_day(spoken, set(stems("on may 5th 2026 we")), ())

@@ -68,13 +68,15 @@ def read_dates(
     held: Collection[str],
     note: tuple[str, Sequence[str], str | None],
     asks_the_day: bool = False,
-    text: str = "",
+    *,
+    written: Sequence[str] = (),
 ) -> DateReading:
     """What a section of the note (its title, breadcrumbs and journal labels' dates) says to
     the prompt's dates: the prompt `terms` (not already `literal`ly matched) naming a date the
     note is filed under; whether the journal files it on another day than every day the
     prompt names (unless its own words, the stems it `held`, name the day: "from 19 October"
-    in a transcript; a day written in figures, as its title or `text` writes one).
+    in a transcript; a day in figures, as its title or the `written` parts, its heading and
+    text, write one).
 
     A date counts as matched only in a section that also holds another word of the prompt:
     the date says which of the notes about the topic, not what the prompt is about ("book a
@@ -101,17 +103,20 @@ def read_dates(
     ruling = close_days(mentions) if outright or asks_the_day else []
     days = [m.date for m in ruling if m.date.day]
     journal = journal_days(title, paths, calendar)
-    holds = holds_a_day(outright, held, f"{title}\n{text}")
+    holds = holds_a_day(outright, held, (title, *written))
     another = bool(days and journal) and all(d.contradicts(j) for d in days for j in journal)
     return DateReading(dated, another and not holds, bool(journal), holds)
 
 
-def holds_a_day(mentions: Sequence[DateMention], held: Collection[str], text: str) -> bool:
+def holds_a_day(
+    mentions: Sequence[DateMention], held: Collection[str], written: Sequence[str]
+) -> bool:
     """Whether a section's own words (their stems, `held`) name a whole day the prompt names
     outright: "may" and "9" of "may 9" in one section, not "may" alone. A day written in figures
-    ("2026-05-05", "5.5.2026") only as a date its `text` writes in figures too: "2026" and "05"
-    in a section are a version and a time as often as a day."""
-    written: list[Date] | None = None
+    ("2026-05-05", "5.5.2026") only as a date its `written` parts (title, heading, text) write
+    in figures too: "2026" and "05" in a section are a version and a time as often as a day.
+    They are read only for such a day, which few prompts name."""
+    days: list[Date] | None = None
     for m in mentions:
         if not m.date.day or m.relative:
             continue
@@ -119,8 +124,8 @@ def holds_a_day(mentions: Sequence[DateMention], held: Collection[str], text: st
             if all(index_term(w) in held for w in m.words):
                 return True
             continue
-        written = _written_days(text) if written is None else written
-        if any(m.date.agrees(date) for date in written):
+        days = _written_days("\n".join(written)) if days is None else days
+        if any(m.date.agrees(date) for date in days):
             return True
     return False
 

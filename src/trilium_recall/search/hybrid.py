@@ -234,9 +234,9 @@ def fuse(
         text = windows.get(section_id, hit.text)
         held = stems(hit.title, hit.heading, text)  # the dates read them as well
         literal = terms_in(keyword.terms, held)
-        note, asks = (hit.title, hit.paths, hit.calendar), keyword.asks_the_day
-        written = f"{hit.heading}\n{text}"  # where a day in figures counts as held
-        dates = read_dates(keyword.dates, keyword.terms, literal, held, note, asks, written)
+        note = (hit.title, hit.paths, hit.calendar)
+        asks, written = keyword.asks_the_day, (hit.heading, text)  # no copy of the text
+        dates = read_dates(keyword.dates, keyword.terms, literal, held, note, asks, written=written)
         terms = tuple(t for t in keyword.terms if t in literal or t in dates.dated)
         weight = settings.area_weights[hit.area]
         candidate = Candidate(
