@@ -17,8 +17,11 @@ The last columns name the day from today, with the engine's date set after each 
 "what did i do yesterday?" the day after, "… last wednesday?", "… on wednesday?" and "… 3 days
 ago?" three days after, "what did i work on last week?" the Tuesday of the next week (any note
 filed that week is an answer), "anything in my notes from last month?" the 5th of the next month
-(any note filed that month). Two groups of phrasings: "fitted", the six the rules were checked
-against, and "held out", six written after the rules and never changed after a run.
+(any note filed that month), "… a few days ago?" three days after (any note filed two to five days
+before), "… from {weekday} to {the next weekday}?" three days after (the filed day or the next),
+and, naming the days outright, "what did i do between sep 2 and 4?" around the filed day (any
+note filed on one of the three days). Two groups of phrasings: "fitted", the six the rules were
+checked against, and "held out", six written after the rules and never changed after a run.
 
     python eval/dates.py [--without-dates]      # ~1 min over the cached indexes
 """
@@ -35,9 +38,9 @@ from typing import Literal
 
 from evaluate import Corpus, load_all, product, score
 
-from trilium_recall.search import dates
-from trilium_recall.search.dates import Date
-from trilium_recall.search.filed import note_dates
+from trilium_recall.search.dates import prompt as dates
+from trilium_recall.search.dates.filed import note_dates
+from trilium_recall.search.dates.mentions import Date
 from trilium_recall.search.gate import FITTED, GateThresholds
 from trilium_recall.search.hybrid import RANKING, Ranking
 
@@ -144,11 +147,14 @@ def measure(
     )
 
 
-When = int | Literal["week", "month"]
+When = int | Literal["week", "month", "few", "weekdays", "span"]
 # Days named from today, each asked with the engine's date set after a filed day: (column,
-# prompt, when it is asked). "{weekday}" is the filed day's. An int: that many days after the
-# filed day; "week": the Tuesday of the next week, "month": the 5th of the next month, and any
-# note filed in that week or month is an answer.
+# prompt, when it is asked). "{weekday}" is the filed day's, "{following}" the next day's. An
+# int: that many days after the filed day; "week": the Tuesday of the next week, "month": the
+# 5th of the next month, and any note filed in that week or month is an answer; "few": three
+# days after, any note filed two to five days before then; "weekdays": three days after, any
+# note of the filed day or the next. "span" names the filed day's month and the days before and
+# after it ("between sep 2 and 4"; any note filed on one of the three days, in any year).
 FROM_TODAY: tuple[tuple[str, str, When], ...] = (
     ("'yesterday'", "what did i do yesterday?", 1),
     ("'last {weekday}'", "what did i do last {weekday}?", 3),
@@ -156,6 +162,13 @@ FROM_TODAY: tuple[tuple[str, str, When], ...] = (
     ("'3 days ago'", "what did i do 3 days ago?", 3),
     ("'last week'", "what did i work on last week?", "week"),
     ("'last month'", "anything in my notes from last month?", "month"),
+    ("'a few days ago'", "what did i do a few days ago?", "few"),
+    ("'from {weekday} to {following}'", "what did i do from {weekday} to {following}?", "weekdays"),
+    (
+        "'between {mon} {first} and {last}'",
+        "what did i do between {mon} {first} and {last}?",
+        "span",
+    ),
 )
 
 
@@ -176,7 +189,14 @@ def from_today(
         now, span = _asked(filed, after)
         expected = set().union(*(days[d] for d in days if span(d)))
         dates.today = lambda now=now: now  # type: ignore[misc]
-        asked = prompt.format(weekday=filed.strftime("%A").lower())
+        previous, following = (filed + datetime.timedelta(days=d) for d in (-1, 1))
+        asked = prompt.format(
+            weekday=filed.strftime("%A").lower(),
+            following=following.strftime("%A").lower(),
+            mon=previous.strftime("%b").lower(),
+            first=previous.day,
+            last=following.day,
+        )
         corpus.answerable = [{"prompt": asked, "expected": sorted(expected), "lang": "en"}]
         corpus.unrelated, corpus.gathered = [], {}
         found.append(float(score([corpus], product(gate, ranking))["hit@3"] or 0.0))
@@ -192,15 +212,28 @@ def _asked(filed: datetime.date, after: When) -> tuple[datetime.date, Callable[[
         first_next = (filed.replace(day=28) + datetime.timedelta(days=4)).replace(day=1)
         month = (filed.year, filed.month)
         return first_next.replace(day=5), lambda d: (d.year, d.month) == month and bool(d.day)
+    if after in ("few", "weekdays", "span"):
+        now = filed + datetime.timedelta(days=3)
+        back = {"few": range(2, 6), "weekdays": range(2, 4), "span": range(2, 5)}[after]
+        days = {now - datetime.timedelta(days=n) for n in back}
+        if after == "span":  # the days of the month named, in any year
+            within = {(d.month, d.day) for d in days}
+            return now, lambda d: (d.month, d.day) in within
+        return now, lambda d: d.year is not None and _as_date(d) in days
     assert isinstance(after, int)
     day = Date(filed.year, filed.month, filed.day)
     return filed + datetime.timedelta(days=after), lambda d: d == day
 
 
-def _week_of(day: Date) -> tuple[int, int] | None:
+def _as_date(day: Date) -> datetime.date | None:
     if not (day.year and day.month and day.day):
         return None
-    return datetime.date(day.year, day.month, day.day).isocalendar()[:2]
+    return datetime.date(day.year, day.month, day.day)
+
+
+def _week_of(day: Date) -> tuple[int, int] | None:
+    date = _as_date(day)
+    return date.isocalendar()[:2] if date else None
 
 
 def main() -> None:

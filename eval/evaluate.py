@@ -35,8 +35,8 @@ from fit import TRAIN_SILENCE, Variant, fit_gate, logistic
 from trilium_recall.config import Settings
 from trilium_recall.index.embed import E5Embedder, Embedder
 from trilium_recall.index.store import Store
-from trilium_recall.search import dates
 from trilium_recall.search.calibration import calibrate
+from trilium_recall.search.dates import prompt as dates
 from trilium_recall.search.gate import CandidateOrder, GateThresholds, PromptSignals
 from trilium_recall.search.hybrid import (
     ORDER_DEPTH,

@@ -1,4 +1,4 @@
-"""Dates in prompts and in where notes are filed (search/dates.py): what counts as a date, what
+"""Dates in prompts and in where notes are filed (search/dates/): what counts as a date, what
 does not, and which prompt words a dated note then matches."""
 
 from __future__ import annotations
@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 
 from trilium_recall.index.terms import stems
-from trilium_recall.search.dates import Date, asking_terms, prompt_dates
-from trilium_recall.search.filed import holds_a_day, journal_days, note_dates, read_dates
+from trilium_recall.search.dates.filed import holds_a_day, journal_days, note_dates, read_dates
+from trilium_recall.search.dates.mentions import Date
+from trilium_recall.search.dates.prompt import asking_terms, prompt_dates
 
 DECEMBER_21 = "Trilium Demo › Journal › 2021 › 12 - December › 21 - Thursday"
 

@@ -1,6 +1,6 @@
-"""Days a prompt names from today (search/days_from_today.py, its words in day_words.py):
-"yesterday", "last friday", "on friday" by the tense, weeks, months, counts back from today,
-and how they find or rule out the journal's notes."""
+"""Days a prompt names from today (search/dates/from_today.py and counted.py, their words in
+words.py): "yesterday", "last friday", "on friday" by the tense, weeks, months, counts back from
+today, and how they find or rule out the journal's notes."""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ import datetime
 
 import pytest
 
-from trilium_recall.search import dates
-from trilium_recall.search.dates import (
-    Date,
+from trilium_recall.search.dates import prompt as dates
+from trilium_recall.search.dates.filed import read_dates
+from trilium_recall.search.dates.mentions import Date
+from trilium_recall.search.dates.prompt import (
     as_said,
     asking_terms,
     asks_the_day,
@@ -18,7 +19,6 @@ from trilium_recall.search.dates import (
     prompt_dates,
     said_loosely,
 )
-from trilium_recall.search.filed import read_dates
 
 
 @pytest.mark.parametrize(
@@ -243,6 +243,105 @@ def test_days_that_are_not_the_journal_s(prompt: str) -> None:
             "viernes que viene",
         ),
         ("since last month", Date(2026, 9, 1), Date(2026, 10, 22), "since last month"),
+        # two weekdays: the second read as a weekday alone is, or by the tense
+        (
+            "what did I do from monday to wednesday?",
+            Date(2026, 10, 19),
+            Date(2026, 10, 21),
+            "from monday to wednesday",
+        ),
+        (
+            "what happened between friday and monday",
+            Date(2026, 10, 16),
+            Date(2026, 10, 19),
+            "between friday and monday",
+        ),
+        (
+            "was habe ich von Montag bis Mittwoch gemacht?",
+            Date(2026, 10, 19),
+            Date(2026, 10, 21),
+            "von montag bis mittwoch",
+        ),
+        (
+            "what's planned from monday to wednesday?",
+            Date(2026, 10, 26),
+            Date(2026, 10, 28),
+            "from monday to wednesday",
+        ),
+        (
+            "what did I do from monday to thursday?",  # today is the last of them
+            Date(2026, 10, 19),
+            Date(2026, 10, 22),
+            "from monday to thursday",
+        ),
+        (
+            "what did I do from monday to wednesday last week?",
+            Date(2026, 10, 12),
+            Date(2026, 10, 14),
+            "from monday to wednesday last week",
+        ),
+        (
+            "what did I do from last monday to wednesday?",
+            Date(2026, 10, 19),
+            Date(2026, 10, 21),
+            "from last monday to wednesday",
+        ),
+        (
+            "¿qué hice entre el lunes y el miércoles?",
+            Date(2026, 10, 19),
+            Date(2026, 10, 21),
+            "entre el lunes y el miercoles",
+        ),
+        (
+            "o que fiz de segunda-feira a quarta-feira?",
+            Date(2026, 10, 19),
+            Date(2026, 10, 21),
+            "de segunda feira a quarta feira",
+        ),
+        # days of a month named from today, and a span up to today
+        (
+            "what did I do between the 1st and the 10th of last month",
+            Date(2026, 9, 1),
+            Date(2026, 9, 10),
+            "between the 1st and the 10th of last month",
+        ),
+        (
+            "wireguard mtu change the 21st-23rd of last month",
+            Date(2026, 9, 21),
+            Date(2026, 9, 23),
+            "the 21st to 23rd of last month",
+        ),
+        (
+            "what did I do from the 9th of last month to today",
+            Date(2026, 9, 9),
+            Date(2026, 10, 22),
+            "from the 9th of last month to today",
+        ),
+        # a few: two to five days back
+        ("what did I do a few days ago", Date(2026, 10, 17), Date(2026, 10, 20), "a few days ago"),
+        ("vor ein paar Tagen", Date(2026, 10, 17), Date(2026, 10, 20), "vor ein paar tagen"),
+        ("il y a quelques jours", Date(2026, 10, 17), Date(2026, 10, 20), "il y a quelques jours"),
+        ("hace unos días", Date(2026, 10, 17), Date(2026, 10, 20), "hace unos dias"),
+        ("qualche giorno fa", Date(2026, 10, 17), Date(2026, 10, 20), "qualche giorno fa"),
+        # "seit" and "depuis" before a count: the days up to today
+        ("vor einigen Tagen", Date(2026, 10, 17), Date(2026, 10, 20), "vor einigen tagen"),
+        ("há poucos dias", Date(2026, 10, 17), Date(2026, 10, 20), "ha poucos dias"),
+        ("seit 3 Tagen hängt der Build", Date(2026, 10, 19), Date(2026, 10, 22), "seit 3 tagen"),
+        ("seit ein paar Tagen", Date(2026, 10, 17), Date(2026, 10, 22), "seit ein paar tagen"),
+        ("depuis deux semaines", Date(2026, 10, 8), Date(2026, 10, 22), "depuis deux semaines"),
+        # a day of a month named from today
+        (
+            "what did I do on the 3rd of last month",
+            Date(2026, 9, 3),
+            Date(2026, 9, 3),
+            "the 3rd of last month",
+        ),
+        (
+            "the 15th of next month",
+            Date(2026, 11, 15),
+            Date(2026, 11, 15),
+            "the 15th of next month",
+        ),
     ],
 )
 def test_spans_counted_from_today(prompt: str, first: Date, last: Date, named: str) -> None:
@@ -262,7 +361,11 @@ def test_spans_counted_from_today(prompt: str, first: Date, last: Date, named: s
         "did it run on sun hardware",  # an abbreviation before a content word
         "this sun is bright",  # "this sun" is the sun
         "on sat?",  # no tense says which Saturday
-        "a few days ago",  # no count
+        "a few days of work",  # no "ago"
+        "a few months ago",  # a few months is too long to look in
+        "notes between monday and wednesday",  # no tense says which week
+        "o que aconteceu da segunda à quarta tentativa?",  # the second to the fourth attempt
+        "seit 200 Tagen",  # longer than a span is read
         "the last 2 weeks of the year are quiet",
         "in the last month of the year",
         "the sun may set late",  # an abbreviation never makes "may" a month

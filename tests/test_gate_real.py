@@ -334,3 +334,25 @@ def test_a_day_said_roughly_or_closely_keeps_its_own_notes(index) -> None:
     assert "03 - Thursday" in titles(
         index.ask("what was the root cause of the 2026-09-03 incident?")
     )
+
+
+def test_a_span_of_days_gets_the_notes_filed_inside_it(index) -> None:
+    """ "between october 19 and 22" was read as the 19th alone (no note: silence), and "vom
+    20. bis 23. Oktober" as the 23rd: each day of the span now counts, in each way of saying one."""
+    for asked, today in [
+        ("what did I do between october 19 and 22?", None),
+        ("was habe ich vom 20. bis 23. Oktober gemacht?", None),
+        ("what did I do from tuesday to wednesday?", _FRI_23),
+        ("what did I do a few days ago?", _FRI_23 + _DAY),
+    ]:
+        assert titles(index.ask(asked, today=today)) == ["21 - Wednesday"], asked
+    assert index.ask("what did I do between october 1 and 5?").passages == []  # no note then
+
+
+def test_numbers_that_only_look_like_a_span_rule_no_note_out(index) -> None:
+    """ "runs 1-2 may fail" is no span of May: the journal note about the flaky test is not
+    ruled out as filed on another day (the reviewer's regression of this change's first
+    version)."""
+    assert "22 - Tuesday" in titles(index.ask("the flaky refund test in CI: runs 1-2 may fail"))
+    asked = "restic check 1-2 may fail with read-data-subset"
+    assert "21 - Wednesday" in titles(index.ask(asked))

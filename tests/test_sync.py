@@ -19,8 +19,8 @@ from trilium_recall.notes.classify import Rules
 from trilium_recall.notes.records import text_hash
 from trilium_recall.notes.sections import Section
 from trilium_recall.notes.snippets import split_snippets
-from trilium_recall.search.dates import prompt_dates
-from trilium_recall.search.filed import filed_on
+from trilium_recall.search.dates.filed import filed_on
+from trilium_recall.search.dates.prompt import prompt_dates
 from trilium_recall.sync.syncer import Syncer
 from trilium_recall.trilium.client import TriliumClient
 

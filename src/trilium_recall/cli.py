@@ -117,7 +117,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _day(text: str) -> datetime.date:
-    from .search.dates import parse_day  # imported only for a command that takes a date
+    from .search.dates.prompt import parse_day  # imported only for a command that takes a date
 
     try:
         return parse_day(text)

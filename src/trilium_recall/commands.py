@@ -27,7 +27,7 @@ from .index.file import index_errors
 from .index.store import Store
 from .search.answers import RecallRequest, RecallResult
 from .search.candidates import SearchTrace
-from .search.dates import as_said
+from .search.dates.prompt import as_said
 from .server.activity import parse_since
 from .server.app import create_app, refuse_unbindable, server_options
 from .server.engine import Engine

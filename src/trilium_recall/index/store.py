@@ -338,7 +338,8 @@ class Store:
         return {row[0]: (row[1], row[2]) for row in rows}
 
     def section_ids_of(self, instance: str, note_ids: Sequence[str]) -> list[int]:
-        """Their sections, each note's in its order (filed.py sends a long note's first few)."""
+        """Their sections, each note's in its order (search/dates/filed.py sends a long note's
+        first few)."""
         marks = ",".join("?" * len(note_ids))
         return [
             row[0]

@@ -8,8 +8,9 @@ from dataclasses import dataclass, field
 
 from ..index.vectors import NO_NEIGHBOURS, Neighbours
 from ..notes.records import SectionHit
-from .dates import DateMention, as_said
-from .filed import NO_READING, DateReading
+from .dates.filed import NO_READING, DateReading
+from .dates.mentions import DateMention
+from .dates.prompt import as_said
 from .gate import DEFAULT_SPREAD, CandidateSignals, PromptSignals, PromptVerdict
 
 
@@ -23,9 +24,9 @@ class KeywordHits:
     hits: list[tuple[int, float]]  # (section id, bm25), best first
     phrases: list[str] = field(default_factory=list)  # the prompt's code as FTS5 phrases
     phrase_hits: list[tuple[int, float]] = field(default_factory=list)  # sections holding one
-    # Terms no section holds; after `hybrid.gather`, also none is dated by (dates.py).
+    # Terms no section holds; after `hybrid.gather`, also none is dated by (dates/filed.py).
     unknown: list[str] = field(default_factory=list)
-    dates: list[DateMention] = field(default_factory=list)  # the dates it names (dates.py)
+    dates: list[DateMention] = field(default_factory=list)  # the dates it names (dates/)
     asking: list[str] = field(default_factory=list)  # terms that only ask what a day held
     asks_the_day: bool = False  # the prompt as written has such words ("did I note …")
 
@@ -98,8 +99,8 @@ class Candidate:
     stands_for: str | None = None  # note id of the source this summary stands in for
     windowed: bool = False  # a long section: keywords counted around its best snippet only
     order_value: float | None = None  # its learned order's value (first ten candidates only)
-    filed_rank: int | None = None  # among sections filed on a day the prompt names (dates.py)
-    dates: DateReading = NO_READING  # what its note's dates say to the prompt's (filed.py)
+    filed_rank: int | None = None  # among sections filed on a day the prompt names (dates/filed.py)
+    dates: DateReading = NO_READING  # what its note's dates say to the prompt's (dates/filed.py)
 
     @property
     def key(self) -> tuple[str, str]:

@@ -117,7 +117,7 @@ class GateThresholds:
 # nodedocs: the Node.js 18 API docs, eval/nodedocs.py; their sets in eval/sets/), 2026-12-06,
 # on snippets of 48 tokens, a stemmed keyword index, prompts read for their topic (words that
 # only say where to look left out, search/topic.py) and the dates a prompt names matched to where
-# notes are filed (search/dates.py; a day named from today is no unknown word). The
+# notes are filed (search/dates/; a day named from today is no unknown word). The
 # candidates' learned order (a
 # logistic over the first ten candidates of every answerable prompt: is this the expected
 # note?). Logistic weights (`SCORE_INPUTS`: the margin read in this notebook's spread, agreement
@@ -177,7 +177,7 @@ class PromptSignals:
     fused_top: float = 0.0  # the best note's fused score (before its area weight)
     # The best share of the prompt's keyword weight outside the day it names (and words that
     # only ask what the day held) a note filed on that day matched; 1 for a prompt that is only
-    # the day; 0 when no note is filed on it (dates.py, hybrid._filed_signals).
+    # the day; 0 when no note is filed on it (dates/filed.py, hybrid._filed_signals).
     filed_coverage: float = 0.0
     # The share of the weight in words naming a day that no note is filed on or holds.
     unfiled_day_share: float = 0.0
@@ -213,7 +213,7 @@ class CandidateSignals:
     cosine: float
     coverage: float
     terms: int
-    filed: bool = False  # filed on a day the prompt names (filed.py)
+    filed: bool = False  # filed on a day the prompt names (dates/filed.py)
     # Of the prompt's weight beside the days it names loosely, the share this note matches (1:
     # the prompt is only the days, or names them closely). Filed notes answer only when it
     # reaches `filed_coverage`: a month holds many notes, and "what did I note about postgres

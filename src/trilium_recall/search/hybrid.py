@@ -27,8 +27,8 @@ from .candidates import (
     SearchResult,
     SearchTrace,
 )
-from .dates import asking_terms, asks_the_day, day_terms, prompt_dates, said_loosely
-from .filed import filed_on, read_dates
+from .dates.filed import filed_on, read_dates
+from .dates.prompt import asking_terms, asks_the_day, day_terms, prompt_dates, said_loosely
 from .gate import (
     FITTED,
     CandidateOrder,
@@ -72,7 +72,7 @@ class Ranking:
     phrase_weight: float = PHRASE_WEIGHT
     evidence_chars: int | None = EVIDENCE_CHARS  # None: the whole section counts
     note_weight: float = NOTE_WEIGHT
-    dates: bool = True  # the dates a prompt names read (dates.py)
+    dates: bool = True  # the dates a prompt names read (dates/)
 
 
 RANKING = Ranking()

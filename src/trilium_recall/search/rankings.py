@@ -1,7 +1,7 @@
 """The rankings hybrid search fuses: keyword hits (FTS5's bm25 over the prompt's rarer terms),
 meaning hits (the closest snippets), sections holding the prompt's code phrases, notes by their
 sections' summed bm25, and reciprocal rank fusion itself. Sections filed on a day the prompt
-names are dates.py's."""
+names are dates/filed.py's."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from ..index.terms import code_phrases, fts_query, idf, prompt_terms
 from ..index.vectors import Neighbours
 from ..notes.records import SectionHit
 from .candidates import NO_KEYWORDS, KeywordHits
-from .dates import DateMention
+from .dates.mentions import DateMention
 
 KEYWORD_K = 40
 MEANING_K = 40
@@ -36,7 +36,7 @@ def keyword_hits(
     dates: Sequence[DateMention] = (),
 ) -> KeywordHits:
     """Prompt terms, their IDF over the index, FTS5's best sections for the rare ones, those
-    holding the prompt's code phrases, and the `dates` it names (dates.py)."""
+    holding the prompt's code phrases, and the `dates` it names (dates/prompt.py)."""
     terms = prompt_terms(prompt)
     if not terms:
         return NO_KEYWORDS

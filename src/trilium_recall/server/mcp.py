@@ -28,7 +28,7 @@ from ..body_limits import PROMPT_BODY_BYTES
 from ..config import LOOPBACK_HOSTS, MCP_PATH, Settings
 from ..errors import RecallError, UnknownInstance
 from ..search.answers import STATUS_TEXT, RecallRequest
-from ..search.dates import DAY_WRITTEN, parse_day
+from ..search.dates.prompt import DAY_WRITTEN, parse_day
 from ..textclean import clip, one_line
 from .activity import ActivityLog
 from .engine import Engine

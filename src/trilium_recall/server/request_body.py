@@ -10,7 +10,7 @@ from starlette.requests import Request
 
 from ..body_limits import PROMPT_BODY_BYTES, read_at_most
 from ..errors import BadRequest, BodyTooLarge
-from ..search.dates import parse_day
+from ..search.dates.prompt import parse_day
 from ..textclean import valid_utf8
 
 

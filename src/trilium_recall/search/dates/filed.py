@@ -1,4 +1,4 @@
-"""Where notes are filed in time, and what that says to the dates a prompt names (dates.py).
+"""Where notes are filed in time, and what that says to the dates a prompt names (prompt.py).
 
 No section of a note filed under the day note "21 - Thursday" holds the word "21st", and none
 written in November need say "november": keyword search counted a prompt's date words as
@@ -22,22 +22,14 @@ import weakref
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
-from ..index.store import Store
-from ..index.terms import index_term, words
-from ..notes.classify import BREADCRUMB
-from ..notes.records import FiledNote
-from .dates import (
-    ISO_DATE,
-    MONTHS,
-    YEAR,
-    Date,
-    DateMention,
-    close_days,
-    first_word,
-    spoken_dates,
-    valid_day,
-)
-from .day_words import WEEKDAYS
+from ...index.store import Store
+from ...index.terms import index_term, words
+from ...notes.classify import BREADCRUMB
+from ...notes.records import FiledNote
+from .figures import ISO_DATE
+from .mentions import Date, DateMention, valid_day
+from .prompt import close_days, first_word, spoken_dates
+from .words import MONTHS, WEEKDAYS, YEAR
 
 # Trilium's journal titles its month and day notes "12 - December" and "21 - Thursday".
 _NUMBERED = re.compile(r"\s*(\d{1,2})\s*-\s*(\w+)")

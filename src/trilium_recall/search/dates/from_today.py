@@ -1,7 +1,8 @@
 """Days a prompt names from today, in the six languages the prompt's language is told in:
 "yesterday", "the day before yesterday", "last friday", "vendredi dernier", "what did I do on
-friday", "next monday", "last week", "la semana pasada", "last month", "3 days ago", "vor zwei
-Wochen", "the week before last" (the words: day_words.py).
+friday", "next monday", "from monday to wednesday", "last week", "la semana pasada", "last
+month", "the 3rd of last month", "3 days ago", "a few days ago", "vor zwei Wochen", "seit 3
+Tagen", "the week before last" (the words: words.py; counts back: counted.py).
 
 A journal is looked up this way as often as by date ("what did I work on last week?"). A
 weekday alone is a day only when the prompt says which one: "last", "next", "this" or the
@@ -10,59 +11,58 @@ like beside it, or after "on" ("from", "am", "el", "na") in a question asked in 
 the next one); "friday deploys are risky" names no day. "Next friday" asked on a Thursday is
 tomorrow. A week is its seven days, Monday first, a month each of its days ("the past week",
 "in the last month": the 7 or 30 days before today); "two weeks ago" is that week, "a month
-ago" that month, "3 days ago" the day; "since" a day is every day from it up to today. "The
-last 30 days" is left out: it is as often a query's window ("plot the last 30 days").
+ago" that month, "3 days ago" the day, "a few days ago" the second to the fifth day back;
+"since" a day, and "seit" or "depuis" a count ("seit 3 Tagen"), is every day from it up to
+today. "The last 30 days" is left out: it is as often a query's window ("plot the last 30
+days").
 """
 
 from __future__ import annotations
 
-import calendar
 import datetime
+import functools
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from .day_words import (
+from .counted import counted_back
+from .days import Days, each_day, month, nearest, said_at, week
+from .mentions import CLOSE_SPAN
+from .spans import joins, opener
+from .words import (
     ABBREVIATED,
     AFTER,
     AFTER_ABBREVIATION,
     AFTER_WAS,
-    AGO_AFTER,
-    AGO_BEFORE,
     BEFORE,
     COMING,
     COMING_AFTER,
     COMING_SEPARATED,
-    COUNTS,
     DAY_NUMBERS,
     FURTHER,
-    IL_Y_A,
     LAST,
-    LONGEST_SINCE,
+    LONGEST_SPAN,
     MES_AFTER,
     MONTH_WORDS,
-    MOST_COUNTED,
     NEXT,
-    OF_WORDS,
     ON,
     ONLY_DAYS,
+    ORDINAL,
     ORDINAL_NAMES,
     PAST,
     PORTUGUESE_ON,
     PRONOUNS,
     RELATIVE,
     SINCE,
+    SPAN_ARTICLES,
+    SPAN_TO,
     THIS,
+    TODAY_WORDS,
     UNIT_DAYS,
     WE,
     WEEK_WORDS,
     WEEKDAY_NUMBERS,
     WEEKEND_WORDS,
 )
-
-Days = list[tuple[datetime.date, int, int]]  # (day, first token, last token + 1)
-# The longest span that says which days closely enough to rule the journal's other days out
-# ("what did I work on last week"); "last month" and "3 days ago" are said loosely.
-CLOSE_SPAN = 7
 
 
 class NamedDay(NamedTuple):
@@ -75,6 +75,7 @@ class NamedDay(NamedTuple):
 def days_from_today(tokens: Sequence[str], now: datetime.date) -> list[NamedDay]:
     """Each day the tokens name from `now`; a week, a month, or "since" a day, gives each of
     its days, with the same tokens."""
+    tokens = tuple(tokens)  # `_tense` is read once a prompt, whichever weekday asks
     found: list[NamedDay] = []
     for i, word in enumerate(tokens):
         counted: Days = []
@@ -82,24 +83,40 @@ def days_from_today(tokens: Sequence[str], now: datetime.date) -> list[NamedDay]
             if RELATIVE.get(word) == 0 and WE.intersection(tokens):
                 continue  # "what we did today" is the session
             days = _since(tokens, [_relative_day(tokens, i, now)], now)
+        elif span := _weekday_span(tokens, i, now):
+            days = span
         elif _may_be_a_weekday(tokens, i):
+            if any(_weekday_before(tokens, j) == i for j in range(i + 2, i + 6)):
+                continue  # the first day of "from monday to wednesday": read with the last
             days = _since(tokens, _weekday(tokens, i, now), now)
-        elif word in UNIT_DAYS and (counted := _counted(tokens, i, now)):
+        elif word in UNIT_DAYS and (counted := counted_back(tokens, i, now)):
             days = _since(tokens, counted, now)
         elif word in WEEK_WORDS or word in WEEKEND_WORDS or word in MONTH_WORDS:
             days = _since(tokens, _period(tokens, i, now), now)
         else:
             continue
+        days = _up_to_today(tokens, days, now)
         loose = bool(counted) or len(days) > CLOSE_SPAN
         found += [NamedDay(day, start, end, loose) for day, start, end in days]
-    return found
+    return _outermost(found)
+
+
+def _outermost(found: list[NamedDay]) -> list[NamedDay]:
+    """The days named by the longest words: "today" of "from the 9th of last month to today" is
+    read within that span, not beside it (it would be a day said closely among loose ones)."""
+    spans = {(d.start, d.end) for d in found}
+    return [
+        d
+        for d in found
+        if not any(s <= d.start and d.end <= e and (s, e) != (d.start, d.end) for s, e in spans)
+    ]
 
 
 def _further(tokens: Sequence[str], i: int) -> int | None:
     """How much further the word before moves the day at `i` ("the day before yesterday",
     "avant-hier"), or None."""
     pair = (tokens[i - 1] if i else "", tokens[i])
-    if pair[0] in ("before", "after") and not _said_at(tokens, i - 2, "day"):
+    if pair[0] in ("before", "after") and not said_at(tokens, i - 2, "day"):
         return None
     return FURTHER.get(pair)
 
@@ -138,7 +155,7 @@ def _weekday(tokens: Sequence[str], i: int, now: datetime.date) -> Days:
     """ "last friday", "vendredi dernier", "sexta-feira passada", "this friday", "since
     tuesday", "on friday" asked in the past tense; nothing for a weekday no word says which one
     of, or a Portuguese name read as an ordinal."""
-    feira = _said_at(tokens, i + 1, "feira")
+    feira = said_at(tokens, i + 1, "feira")
     end = i + 2 if feira else i + 1
     previous = tokens[i - 1] if i else ""
     if tokens[i] in ORDINAL_NAMES and not (feira or previous in PORTUGUESE_ON):
@@ -153,7 +170,75 @@ def _weekday(tokens: Sequence[str], i: int, now: datetime.date) -> Days:
         which, start = tense, i
     else:
         return []
-    return [(_nearest(now, DAY_NUMBERS[tokens[i]], which), start, end)]
+    return [(nearest(now, DAY_NUMBERS[tokens[i]], which), start, end)]
+
+
+def _weekday_span(tokens: Sequence[str], i: int, now: datetime.date) -> Days:
+    """ "from monday to wednesday", "between friday and monday", "von Montag bis Mittwoch",
+    "entre el lunes y el miércoles": each day from the first weekday to the second (a week and
+    a day from one to the same). The days are those of the week said after ("from monday to
+    wednesday last week"), from a first weekday said which ("from last monday to wednesday"),
+    or up to the second one as the tense says: the latest on or before today in the past
+    ("what did I do from monday to friday" asked on a Friday is this week), the next on or
+    after it for what is coming."""
+    first_at = _weekday_before(tokens, i)
+    if first_at is None:
+        return []
+    first, last = DAY_NUMBERS[tokens[first_at]], DAY_NUMBERS[tokens[i]]
+    length = (last - first - 1) % 7 + 2
+    end = i + 2 if said_at(tokens, i + 1, "feira") else i + 1
+    which = first_at - 1 if first_at and tokens[first_at - 1] in BEFORE else None
+    opener_at, _ = opener(tokens, first_at if which is None else which)
+    start = first_at if opener_at is None else opener_at
+    if which is not None:  # "from last monday to wednesday"
+        day = nearest(now, first, BEFORE[tokens[which]])
+        return each_day(day, length, min(start, which), end)
+    if week := _week_after(tokens, end, now):
+        monday, end = week
+        day = monday + datetime.timedelta(days=(first - monday.weekday()) % 7)
+        return each_day(day, length, start, end)
+    tense = _tense(tokens)
+    if tense is None:
+        return []
+    ahead = (last - now.weekday()) % 7 if tense > 0 else -((now.weekday() - last) % 7)
+    final = now + datetime.timedelta(days=ahead)
+    return each_day(final - datetime.timedelta(days=length - 1), length, start, end)
+
+
+def _weekday_before(tokens: Sequence[str], i: int) -> int | None:
+    """Where the first weekday of a span ending with the weekday at `i` is named, or None:
+    "monday to wednesday", "el lunes y el miércoles" (after "between": "entre"), "segunda-feira
+    a quarta-feira" (Portuguese names that are ordinals only with "feira")."""
+    if not (2 <= i < len(tokens)) or tokens[i] not in WEEKDAY_NUMBERS:
+        return None
+    joiner_at = i - 1
+    while joiner_at > 0 and tokens[joiner_at] in SPAN_ARTICLES:
+        joiner_at -= 1
+    first_at = joiner_at - 1
+    if first_at >= 1 and tokens[first_at] == "feira":
+        first_at -= 1
+    while first_at > 0 and tokens[first_at] in SPAN_ARTICLES:
+        first_at -= 1
+    if first_at < 0 or tokens[first_at] not in WEEKDAY_NUMBERS:
+        return None
+    named = (first_at, i)
+    feira = all(said_at(tokens, at + 1, "feira") for at in named)
+    if not feira and any(tokens[at] in ORDINAL_NAMES for at in named):
+        return None  # "da segunda à quarta tentativa": the second to the fourth attempt
+    return first_at if joins(tokens[joiner_at], opener(tokens, first_at)[1]) else None
+
+
+def _week_after(
+    tokens: Sequence[str], at: int, now: datetime.date
+) -> tuple[datetime.date, int] | None:
+    """(its Monday, the token after it) of a week said at `at`: "last week", "la semaine
+    dernière", "letzte Woche"."""
+    for week_at in (at, at + 1):
+        if week_at < len(tokens) and tokens[week_at] in WEEK_WORDS:
+            days = _period(tokens, week_at, now)
+            if days and days[0][1] == at:
+                return days[0][0], days[0][2]
+    return None
 
 
 def _which_after(tokens: Sequence[str], end: int) -> tuple[int, int] | None:
@@ -161,7 +246,7 @@ def _which_after(tokens: Sequence[str], end: int) -> tuple[int, int] | None:
     "dernier", "scorsa", "que viene"."""
     if end < len(tokens) and tokens[end] in AFTER:
         return AFTER[tokens[end]], end + 1
-    if _said_at(tokens, end, *COMING_AFTER):
+    if said_at(tokens, end, *COMING_AFTER):
         return NEXT, end + 2
     return None
 
@@ -175,19 +260,8 @@ def _on(tokens: Sequence[str], i: int) -> bool:
     return previous in ON and not (previous == "am" and i > 1 and tokens[i - 2].isdigit())
 
 
-def _nearest(now: datetime.date, weekday: int, which: int) -> datetime.date:
-    """The weekday `which` ones from today: -1 the last one before it, 1 the next one after it
-    (-2, 2: one further), 0 this week's."""
-    if which < 0:
-        last = now - datetime.timedelta(days=(now.weekday() - weekday) % 7 or 7)
-        return last - datetime.timedelta(weeks=-which - 1)
-    if which > 0:
-        following = now + datetime.timedelta(days=(weekday - now.weekday()) % 7 or 7)
-        return following + datetime.timedelta(weeks=which - 1)
-    return now + datetime.timedelta(days=weekday - now.weekday())
-
-
-def _tense(tokens: Sequence[str]) -> int | None:
+@functools.lru_cache(maxsize=16)
+def _tense(tokens: tuple[str, ...]) -> int | None:
     """The last weekday of its name for a prompt asked in the past tense, the next one for a
     prompt about what is coming, else None: "on friday" alone does not say which."""
     # "was habe ich am Montag vor": "habe" is no past beside the particle "vor"
@@ -214,7 +288,7 @@ def _period(tokens: Sequence[str], i: int, now: datetime.date) -> Days:
     Sunday."""
     previous = tokens[i - 1] if i else ""
     after = tokens[i + 1] if i + 1 < len(tokens) else ""
-    if _said_at(tokens, i - 2, "before", "last") or (
+    if said_at(tokens, i - 2, "before", "last") or (
         tokens[i] == "mes" and previous not in MES_AFTER
     ):
         return []  # "the week before last week" is one week; French "mes" is "my"
@@ -222,91 +296,77 @@ def _period(tokens: Sequence[str], i: int, now: datetime.date) -> Days:
         which, start, end = BEFORE[previous], i - 1, i + 1
     elif said_after := _which_after(tokens, i + 1):
         (which, end), start = said_after, i
-    elif _said_at(tokens, i + 1, "before", "last"):
+    elif said_at(tokens, i + 1, "before", "last"):
         start = i - 1 if previous == "the" else i
-        end = i + 4 if _said_at(tokens, i + 3, tokens[i]) else i + 3
+        end = i + 4 if said_at(tokens, i + 3, tokens[i]) else i + 3
         which = 2 * LAST
     else:
         return []
     if tokens[i] in WEEKEND_WORDS:  # the last one ends before today
         saturday = (
-            _nearest(now, 5, which)
+            nearest(now, 5, which)
             if which != THIS
             else now + datetime.timedelta(days=5 - now.weekday())
         )
-        return _each_day(saturday, 2, start, end)
-    if previous == "past" or (previous == "last" and _said_at(tokens, i - 2, "the")):
+        return each_day(saturday, 2, start, end)
+    if previous == "past" or (previous == "last" and said_at(tokens, i - 2, "the")):
         length = UNIT_DAYS[tokens[i]]
-        return _each_day(now - datetime.timedelta(days=length), length, start, end)
+        return each_day(now - datetime.timedelta(days=length), length, start, end)
     if tokens[i] in MONTH_WORDS:
-        return _month(now, which, start, end)
-    return _week(now, which, start, end)
+        return _day_ofmonth(tokens, start, now, which, end) or month(now, which, start, end)
+    return week(now, which, start, end)
 
 
-def _counted(tokens: Sequence[str], i: int, now: datetime.date) -> Days:
-    """ "3 days ago" (that day), "two weeks ago" (that week), "a month ago" (that month), "vor 3
-    Tagen", "il y a deux jours", "hace una semana", "há três dias", "tre giorni fa"; not "il y
-    a 3 jours de retard" (there are three days of delay)."""
-    counted = _count_before(tokens, i)
-    if counted is None:
+def _day_ofmonth(
+    tokens: Sequence[str], start: int, now: datetime.date, months: int, end: int
+) -> Days:
+    """ "the 3rd of last month", "the 15th of next month": that day of the month `months` from
+    this one; "between the 1st and the 10th of last month", "the 21st-23rd of last month": those
+    days."""
+    last = _ordinal_at(tokens, start - 2) if said_at(tokens, start - 1, "of") else None
+    if last is None:
         return []
-    count, start = counted
-    end = i + 1
-    if tokens[end : end + 1] and tokens[end] in AGO_AFTER:
-        end += 1
-    elif tokens[end : end + 1] and tokens[end] in OF_WORDS:
-        return []
-    elif start and tokens[start - 1] in AGO_BEFORE:
-        start -= 1
-    elif _said_at(tokens, start - 3, *IL_Y_A):
-        start -= 3
-    else:
-        return []
-    if UNIT_DAYS[tokens[i]] == 1:
-        return [(now - datetime.timedelta(days=count), start, end)]
-    return (_week if UNIT_DAYS[tokens[i]] == 7 else _month)(now, -count, start, end)
+    first, first_at = last, _with_the(tokens, start - 2)
+    opened_at = first_at - 2
+    opened = _ordinal_at(tokens, opened_at)
+    if opened is not None:
+        opener_at, opening = opener(tokens, opened_at)
+        if joins(tokens[first_at - 1], opening):
+            first = opened
+            first_at = _with_the(tokens, opened_at) if opener_at is None else opener_at
+    days = month(now, months, first_at, end)
+    return days[first - 1 : last] if 1 <= first <= last <= len(days) else []
 
 
-def _count_before(tokens: Sequence[str], i: int) -> tuple[int, int] | None:
-    """(count, its first token) of the unit at `i`: "3", "two", "zwei", "a couple of"."""
-    before = tokens[i - 1] if i else ""
-    if before.isdecimal() and 0 < int(before) <= MOST_COUNTED:
-        return int(before), i - 1
-    if before in COUNTS:
-        return COUNTS[before], i - 1
-    if _said_at(tokens, i - 2, "couple", "of"):
-        return 2, i - 3 if _said_at(tokens, i - 3, "a") else i - 2
-    return None
+def _ordinal_at(tokens: Sequence[str], at: int) -> int | None:
+    found = ORDINAL.fullmatch(tokens[at]) if 0 <= at < len(tokens) else None
+    return int(found[1]) if found else None
 
 
-def _week(now: datetime.date, weeks: int, start: int, end: int) -> Days:
-    """The seven days of the week `weeks` from this one, Monday first."""
-    monday = now - datetime.timedelta(days=now.weekday()) + datetime.timedelta(weeks=weeks)
-    return _each_day(monday, 7, start, end)
+def _with_the(tokens: Sequence[str], at: int) -> int:
+    return at - 1 if said_at(tokens, at - 1, "the") else at
 
 
-def _month(now: datetime.date, months: int, start: int, end: int) -> Days:
-    """Each day of the month `months` from this one."""
-    year, month = divmod(now.year * 12 + now.month - 1 + months, 12)
-    first = datetime.date(year, month + 1, 1)
-    return _each_day(first, calendar.monthrange(year, month + 1)[1], start, end)
-
-
-def _said_at(tokens: Sequence[str], start: int, *said: str) -> bool:
-    """Whether the words `said` stand in `tokens` from `start` on."""
-    return start >= 0 and tuple(tokens[start : start + len(said)]) == said
-
-
-def _each_day(first: datetime.date, days: int, start: int, end: int) -> Days:
-    return [(first + datetime.timedelta(days=d), start, end) for d in range(days)]
+def _up_to_today(tokens: Sequence[str], days: Days, now: datetime.date) -> Days:
+    """ "from the 9th of last month to today", "von letzter Woche bis heute": every day from
+    the first one named up to today, when there are at most LONGEST_SPAN of them."""
+    if not days:
+        return days
+    first, start, end = days[0]
+    to_today = end + 1 < len(tokens) and tokens[end] in SPAN_TO and tokens[end + 1] in TODAY_WORDS
+    if not to_today or not 0 <= (now - first).days < LONGEST_SPAN:
+        return days
+    opener_at, _ = opener(tokens, start)
+    start = start if opener_at is None else opener_at
+    return each_day(first, (now - first).days + 1, start, end + 2)
 
 
 def _since(tokens: Sequence[str], days: Days, now: datetime.date) -> Days:
     """ "since tuesday", "since last week", "desde hace una semana": every day from the first
-    one named up to today, when there are at most LONGEST_SINCE of them."""
+    one named up to today, when there are at most LONGEST_SPAN of them."""
     if not days or days[0][1] == 0 or tokens[days[0][1] - 1] not in SINCE:
         return days
     first, start, end = days[0]
-    if (now - first).days + 1 > LONGEST_SINCE:
+    if (now - first).days + 1 > LONGEST_SPAN:
         return days
-    return _each_day(first, (now - first).days + 1, start - 1, end)
+    return each_day(first, (now - first).days + 1, start - 1, end)

@@ -1,8 +1,62 @@
-"""The words six languages name days with, counted from today (days_from_today.py reads them):
-weekdays, "yesterday", "last", "next", "week", "month", counts, "ago". Folded as the keyword
-index folds words: lower case, no diacritics ("übernächsten" → "ubernachsten")."""
+"""The words six languages name days with: months (prompt.py reads them), spans ("from … to …":
+spans.py) and days counted from today (from_today.py, counted.py: weekdays, "yesterday", "last",
+"next", "week", "month", counts, "ago"). Folded as the keyword index folds words: lower case, no
+diacritics ("übernächsten" → "ubernachsten")."""
 
 from __future__ import annotations
+
+import re
+
+# Month names in the six languages the prompt's language is told in (languages.MARKERS).
+_MONTH_NAMES = (
+    "january januar janvier enero janeiro gennaio",
+    "february februar fevrier febrero fevereiro febbraio",
+    "march marz mars marzo marco",
+    "april avril abril aprile",
+    "may mai mayo maio maggio",
+    "june juni juin junio junho giugno",
+    "july juli juillet julio julho luglio",
+    "august aout agosto",
+    "september septembre septiembre setembro settembre",
+    "october oktober octobre octubre outubro ottobre",
+    "november novembre noviembre novembro",
+    "december dezember decembre diciembre dezembro dicembre",
+)
+MONTH_ABBREVIATIONS = "jan feb mar apr may jun jul aug sep oct nov dec".split()
+MONTHS: dict[str, int] = {
+    **{name: n for n, names in enumerate(_MONTH_NAMES, 1) for name in names.split()},
+    **{name: n for n, name in enumerate(MONTH_ABBREVIATIONS, 1)},
+    "sept": 9,
+}
+# Each is also a verb, a planet, a sea, a name, a coordinate ("RA/Dec") or a short word.
+AMBIGUOUS_MONTHS = frozenset(
+    {"may", "march", "mars", "mai", "mayo", "maio", "august", "julio", "janeiro", "marco"}
+    | {"april", "june", "sept", *MONTH_ABBREVIATIONS}
+)
+# A day of the month as written: "21", "21st", "3rd", French "1er", "3e"; an ordinal alone.
+DAY_NUMBER = re.compile(r"(\d{1,2})(?:st|nd|rd|th|er|e)?")
+ORDINAL = re.compile(r"(\d{1,2})(?:st|nd|rd|th|er)")
+YEAR = re.compile(r"((?:19|20)\d\d)")
+MONTH_OF = frozenset({"of", "de", "di", "del"})  # "28th of december", "21 de diciembre"
+
+# Words of time that make a lone ambiguous word a month ("in may", "late march"); "the" counts
+# after one of them ("during the sept outage"), and "of" after a part ("end of march").
+TIME_WORDS = frozenset(
+    "in during since early mid late last next until till before after anfang ende".split()
+)
+# With a day beside it, these make it one too: "from may 19", "on may 19", "am 3. Mai", "le 3
+# mars", "el 3 de mayo" ("email from jan", "hi im jan", "signals from mars" have no day).
+DAY_WORDS = TIME_WORDS | frozenset(
+    "from on around by im am vom seit bis le du au en el em no il al".split()
+)
+# A span of days: "between … and …", "from … to …", or "to" alone ("dec 18 to 21"; a dash
+# between two numbers is read as "to"), with the articles each language may put before a day
+# ("between the 3rd and the 9th", "zwischen dem 3. und 9. Mai", "del 3 al 9", "jusqu'au 9").
+SPAN_BETWEEN = frozenset("between zwischen entre tra fra".split())
+SPAN_FROM = frozenset("from vom von du del dal de da desde".split())
+SPAN_AND = frozenset("and und et y e".split())
+SPAN_TO = frozenset("to through thru till until bis au al a ao hasta jusqu fino".split())
+SPAN_ARTICLES = frozenset("the dem zum le el il lo o au al".split())
 
 # Each language's weekday names, Monday first (Portuguese "sexta-feira" is read as "sexta",
 # "feira").
@@ -112,12 +166,24 @@ _COUNT_WORDS = (
     "ten zehn dix diez dez dieci",
 )
 COUNTS = {word: n for n, names in enumerate(_COUNT_WORDS, 1) for word in names.split()}
+# "a few days ago", "vor ein paar Tagen", "il y a quelques jours", "hace unos días", "qualche
+# giorno fa": from FEW_UNITS[1] to FEW_UNITS[0] days (or weeks) back.
+FEW = frozenset(
+    """few several paar einigen wenigen quelques unos unas algunos algunas alguns algumas
+    poucos poucas qualche""".split()
+)
+FEW_UNITS = (2, 5)
 MOST_COUNTED = 99  # "100 days ago" is read as no day
 
 # "since tuesday", "seit letzter Woche", "depuis lundi", "desde ayer": every day up to today,
-# at most LONGEST_SINCE of them ("since 99 weeks ago" is that week alone).
+# at most LONGEST_SPAN of them ("since 99 weeks ago" is that week alone).
 SINCE = frozenset("since seit depuis desde".split())
-LONGEST_SINCE = 92
+# Before a count they say "for": "seit 3 Tagen", "depuis deux semaines" (the days up to today).
+SINCE_COUNTED = frozenset("seit depuis".split())
+# The most days a span is read as ("since tuesday", "between sep 1 and oct 31"): a quarter.
+LONGEST_SPAN = 92
+# "from the 9th of last month to today": a span up to today.
+TODAY_WORDS = frozenset("today now heute aujourd hoy hoje oggi".split())
 # Words of a conversation with the assistant: "summarize what we did today" is the session.
 WE = frozenset("we us our wir".split())
 # Portuguese weekday names that are also ordinals ("la segunda pasada": the second pass): a day

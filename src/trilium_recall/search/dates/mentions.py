@@ -1,0 +1,75 @@
+"""What a prompt's dates are read into (prompt.py, spans.py, figures.py,
+from_today.py): a calendar date as far as it is known, and a date the prompt names with the
+words it names it by."""
+
+from __future__ import annotations
+
+import calendar
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .words import MONTH_ABBREVIATIONS
+
+# The longest span that says which days closely enough to rule the journal's other days out
+# ("what did I work on last week"); "last month", "between sep 1 and 15" and "3 days ago" are
+# said loosely.
+CLOSE_SPAN = 7
+# (year, month, day) as a prompt gives them: the year, and until a span is read the month, may
+# be missing.
+Day = tuple[int | None, int | None, int]
+
+
+@dataclass(frozen=True)
+class Date:
+    """A calendar date as far as it is known: any field may be missing."""
+
+    year: int | None = None
+    month: int | None = None
+    day: int | None = None
+
+    def agrees(self, other: Date) -> bool:
+        """Whether `other` has every field this date gives, and the same."""
+        return all(mine is None or mine == theirs for mine, theirs in self._pairs(other))
+
+    def contradicts(self, other: Date) -> bool:
+        """Whether a field both give differs."""
+        pairs = self._pairs(other)
+        return any(None not in (mine, theirs) and mine != theirs for mine, theirs in pairs)
+
+    @property
+    def number(self) -> int:
+        """The date as a number that orders dates (2021-12-21 → 20211221; a missing field 0)."""
+        return (self.year or 0) * 10_000 + (self.month or 0) * 100 + (self.day or 0)
+
+    def _pairs(self, other: Date) -> tuple[tuple[int | None, int | None], ...]:
+        return ((self.year, other.year), (self.month, other.month), (self.day, other.day))
+
+    def __str__(self) -> str:
+        """ "21 dec 2021", "nov", "day 21": the fields it gives."""
+        month = MONTH_ABBREVIATIONS[self.month - 1] if self.month else None
+        if self.day and not month:
+            return f"day {self.day}" + (f" of {self.year}" if self.year else "")
+        return " ".join(str(p) for p in (self.day, month, self.year) if p) or "no date"
+
+
+@dataclass(frozen=True)
+class DateMention:
+    """A date the prompt names: the words it is named with and the text they were read from."""
+
+    date: Date
+    words: tuple[str, ...]
+    said: str
+    relative: bool = False  # named from today ("yesterday", "last friday")
+    # said loosely ("last month", "3 days ago"): finds its days' notes, rules no other day out
+    loose: bool = False
+    either: bool = False  # one of the two readings of a date written either way ("3/4/2026")
+
+
+def valid_day(month: int, day: int) -> bool:
+    return 1 <= day <= calendar.monthrange(2024, month)[1]  # a leap year: 29 february is a day
+
+
+def span_mentions(days: Sequence[Day], said: tuple[str, ...], text: str) -> list[DateMention]:
+    """A span's days, named outright; said loosely when there are more than CLOSE_SPAN."""
+    loose = len(days) > CLOSE_SPAN
+    return [DateMention(Date(*day), said, text, loose=loose) for day in days]

@@ -1,0 +1,142 @@
+"""Spans of days a prompt names outright (search/dates/spans.py), as prompt_dates reads them: every
+day of the span, in the order named, and nothing for words that only look like one."""
+
+from __future__ import annotations
+
+import datetime
+
+import pytest
+
+from trilium_recall.search.dates.filed import read_dates
+from trilium_recall.search.dates.mentions import Date
+from trilium_recall.search.dates.prompt import as_said, prompt_dates
+from trilium_recall.search.dates.spans import each_day
+
+TODAY = datetime.date(2026, 12, 6)
+
+
+def span(prompt: str) -> tuple[str, str, int]:
+    """(as said, first and last day, how many days) of the one span the prompt names."""
+    mentions = prompt_dates(prompt, TODAY)
+    (shown,) = as_said(mentions)
+    return str(shown["said"]), str(shown["date"]), len(mentions)
+
+
+@pytest.mark.parametrize(
+    ("prompt", "said", "days", "count"),
+    [
+        ("what did I do between dec 18 and 21?", "between dec 18 and 21", "18 dec – 21 dec", 4),
+        ("notes from dec 18-21", "from dec 18 to 21", "18 dec – 21 dec", 4),
+        ("dec 18th–21st standups", "dec 18th to 21st", "18 dec – 21 dec", 4),
+        ("what happened from the 3rd to the 9th", "from the 3rd to the 9th", "day 3 – day 9", 7),
+        (
+            "monday dec 18 to thursday dec 21",
+            "monday dec 18 to thursday dec 21",
+            "18 dec – 21 dec",
+            4,
+        ),
+        ("december 28 to january 3", "december 28 to january 3", "28 dec – 3 jan", 7),
+        ("dec 28 to jan 3, 2027", "dec 28 to jan 3 2027", "28 dec 2026 – 3 jan 2027", 7),
+        ("on december 28 to 3", "december 28 to 3", "28 dec – 3 jan", 7),  # a week: the month turns
+        ("december 18‒21", "december 18 to 21", "18 dec – 21 dec", 4),  # a figure dash
+        ("october 9 - october 14", "october 9 to october 14", "9 oct – 14 oct", 6),
+        ("from feb 27 to mar 2", "from feb 27 to mar 2", "27 feb – 2 mar", 5),  # a leap year's
+        ("was war vom 3. bis 9. Mai?", "vom 3 bis 9 mai", "3 may – 9 may", 7),
+        ("vom 3. bis zum 9. Mai", "vom 3 bis zum 9 mai", "3 may – 9 may", 7),
+        ("zwischen dem 3. und 9. Mai", "zwischen dem 3 und 9 mai", "3 may – 9 may", 7),
+        ("du 3 au 9 mai", "du 3 au 9 mai", "3 may – 9 may", 7),
+        (
+            "del 28 de diciembre al 3 de enero",
+            "del 28 de diciembre al 3 de enero",
+            "28 dec – 3 jan",
+            7,
+        ),
+        ("entre el 3 y el 9 de mayo", "entre el 3 y el 9 de mayo", "3 may – 9 may", 7),
+        ("dal 3 al 9 maggio", "dal 3 al 9 maggio", "3 may – 9 may", 7),
+        ("de 3 a 9 de maio", "de 3 a 9 de maio", "3 may – 9 may", 7),
+        ("2026-12-18 to 2026-12-21", "2026-12-18 to 2026-12-21", "18 dec 2026 – 21 dec 2026", 4),
+        (
+            "between 2026-12-18 and 2026-12-21",
+            "2026-12-18 and 2026-12-21",
+            "18 dec 2026 – 21 dec 2026",
+            4,
+        ),
+        ("18.12.2026 - 21.12.2026", "18.12.2026 - 21.12.2026", "18 dec 2026 – 21 dec 2026", 4),
+    ],
+)
+def test_a_span_is_each_of_its_days(prompt: str, said: str, days: str, count: int) -> None:
+    assert span(prompt) == (said, days, count)
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "node 18-20 support matrix",  # no month: versions
+        "pages 10-20 of the may report",
+        "3 to 9 workers",  # numbers, not ordinals
+        "the 3rd to the 9th argument",  # ordinals, but nothing opens a span of days
+        "feb 30 to mar 2",  # no such day
+        "jan 1 to jun 30",  # longer than a span is read (and "jan 1" alone is a name and a number)
+        "python 3.10-3.12",
+        # a month's word that is also another word, with no word saying when, or before a content
+        # word: a count, a coordinate, a planet, a verb
+        "may 3-4 people join the call?",
+        "tests between 2 and 4 may fail",
+        "i have 2-3 mars bars",
+        "convert dec 10-20 to hex",
+        "ask jan 2 to 3 questions",
+        "les chiffres de 3 à 7 sept fois",
+        "a 9-5 may suit you",
+        # ordinals that number something else
+        "from the 3rd to the 9th element of the array",
+        "between the 1st and 2nd half",
+        "dramatiq retries between the 3rd and the 5th attempt",
+        # a month lent backwards makes more than a week
+        "12-5 dec",
+        "dec 21-18",
+    ],
+)
+def test_numbers_that_only_look_like_a_span_are_none(prompt: str) -> None:
+    assert prompt_dates(prompt, TODAY) == []
+
+
+def test_and_without_between_is_two_days_not_the_days_between() -> None:
+    """ "on dec 18 and 21" names two days (the 21st as stop 40 read it: a bare number is no
+    day), never the 19th and 20th."""
+    days = {m.date for m in prompt_dates("what did i do on dec 18 and 21", TODAY)}
+    assert Date(None, 12, 19) not in days and Date(None, 12, 18) in days
+
+
+def test_between_is_a_word_not_the_end_of_one() -> None:
+    """ "the extra 2026-12-18 and 2026-12-21 builds": "extra" ends in "tra" (Italian "between")."""
+    said = [m.said for m in prompt_dates("compare the extra 2026-12-18 and 2026-12-21 builds")]
+    assert said == ["2026-12-18", "2026-12-21"]
+
+
+def test_a_backwards_span_is_its_two_days() -> None:
+    said = [m.said for m in prompt_dates("2026-12-21 to 2026-12-18", TODAY)]
+    assert said == ["2026-12-21", "2026-12-18"]
+
+
+def test_a_span_longer_than_a_week_is_said_loosely() -> None:
+    """A week at most rules the journal's other days out; a fortnight's notes must be on topic."""
+    assert not any(m.loose for m in prompt_dates("between dec 1 and 7", TODAY))
+    assert all(m.loose for m in prompt_dates("between dec 1 and 15", TODAY))
+
+
+def test_a_span_s_words_are_no_topic_and_its_days_rule_others_out() -> None:
+    """ "vom 3. bis 9. Mai" read as the 9th alone ruled the 5th out: the 5th's journal note
+    is now inside the span, the 12th's outside it; "vom" and "bis" name the days."""
+    mentions = prompt_dates("was war vom 3. bis 9. Mai?", TODAY)
+    note = ("05 - Tuesday", ["Journal › 2026 › 05 - May › 05 - Tuesday"], None)
+    later = ("12 - Tuesday", ["Journal › 2026 › 05 - May › 12 - Tuesday"], None)
+    terms = ["vom", "bis", "mai"]
+    assert not read_dates(mentions, terms, [], set(), note, True).another_day
+    assert read_dates(mentions, terms, [], set(), later, True).another_day
+
+
+def test_each_day_walks_months_and_years() -> None:
+    assert len(each_day((2026, 12, 30), (2027, 1, 2))) == 4
+    assert each_day((None, 2, 28), (None, 3, 1)) == [(None, 2, 28), (None, 2, 29), (None, 3, 1)]
+    assert each_day((2026, 3, 1), (2026, 12, 1)) == []  # longer than LONGEST_SPAN
+    assert each_day((None, None, 3), (None, 5, 9)) == []  # the first end without its month
