@@ -356,3 +356,10 @@ def test_numbers_that_only_look_like_a_span_rule_no_note_out(index) -> None:
     assert "22 - Tuesday" in titles(index.ask("the flaky refund test in CI: runs 1-2 may fail"))
     asked = "restic check 1-2 may fail with read-data-subset"
     assert "21 - Wednesday" in titles(index.ask(asked))
+
+
+def test_a_prompt_opening_with_a_short_month_and_a_day_is_that_day(index) -> None:
+    """ "oct 21 — anything noted?": "oct" alone may be no month, but opening the prompt with a
+    day and a stop it is; "may 19 — …" has no note filed then, so it is silent."""
+    assert titles(index.ask("oct 21 — anything noted?")) == ["21 - Wednesday"]
+    assert index.ask("may 19 — anything noted?").passages == []

@@ -65,6 +65,14 @@ _TIMESTAMP = re.compile(
     r"(?<![\w-])(?:(?:19|20)\d\d-\d\d?-\d\d?|[A-Za-z]{3,9}\.?\s+\d{1,2}(?:st|nd|rd|th)?,?)"
     r"[T ]\s*\d{1,2}:\d\d"
 )
+# A prompt that opens with a month's word and a day, then a stop ("may 19 — anything noted?",
+# "jan 5: standup"): the word is the month even where it is also another ("may 2 processes
+# write at once?" goes on with a word).
+_DAY_AS_WRITTEN = r"\d{1,2}(?:st|nd|rd|th)?"
+_OPENS_WITH_A_DAY = re.compile(
+    rf"\s*[^\W\d_]{{3,9}}\.?\s+{_DAY_AS_WRITTEN}(?:\s*[-–—]\s*{_DAY_AS_WRITTEN})?"
+    r"\s*(?:[—–:?!,.]|-\s|$)"
+)
 # Dates are read in the prompt's start; a prompt naming more than MAX_DATES is a log or table.
 DATE_CHARS = 2000
 MAX_DATES = 3
@@ -124,10 +132,11 @@ def prompt_dates(prompt: str, now: datetime.date | None = None) -> list[DateMent
     head = _TIMESTAMP.sub(" ", prompt[:DATE_CHARS])
     numeric, head = numeric_dates(head)
     tokens = words(DASHED.sub(r"\1 to ", head))
-    ranged, taken = _spans(tokens)
+    opens_with_a_day = bool(_OPENS_WITH_A_DAY.match(head))
+    ranged, taken = _spans(tokens, opens_with_a_day)
     # A span's words are read as nothing else ("dec 18 to 21" is not also "dec 18").
     rest = ["" if i in taken else token for i, token in enumerate(tokens)]
-    spoken = spoken_dates(rest)
+    spoken = spoken_dates(rest, opens_with_a_day)
     dated_weekdays = {m.words[0] for m in spoken if m.words[0] in WEEKDAYS}  # "monday dec 18"
     found = numeric + ranged + spoken + _from_today(rest, now or today(), dated_weekdays)
     # Each day once ("2026-10-21 (october 21st)"); a day named from today keeps its own words,
@@ -137,12 +146,12 @@ def prompt_dates(prompt: str, now: datetime.date | None = None) -> list[DateMent
     return mentions if len({m.said for m in mentions}) <= MAX_DATES else []  # a week is one
 
 
-def _spans(tokens: Sequence[str]) -> tuple[list[DateMention], set[int]]:
+def _spans(tokens: Sequence[str], opens_with_a_day: bool) -> tuple[list[DateMention], set[int]]:
     """The days of each span the tokens name ("dec 18 to 21": spans.py), and the tokens
     it is said with."""
     mentions: list[DateMention] = []
     taken: set[int] = set()
-    for span in spans(tokens):
+    for span in spans(tokens, opens_with_a_day):
         said = tuple(tokens[span.start : span.end])
         mentions += span_mentions(span.days, said, " ".join(said))
         taken.update(range(span.start, span.end))
@@ -186,11 +195,14 @@ def asking_terms(terms: Sequence[str], prompt: str) -> list[str]:
     return [term for term in terms if term in _ASKING or index_term(term) in verbs]
 
 
-def spoken_dates(tokens: Sequence[str]) -> list[DateMention]:
+def spoken_dates(tokens: Sequence[str], opens_with_a_day: bool = False) -> list[DateMention]:
+    """Dates said in words: a month with or without a day and a year, a day after "on"; the
+    first two tokens a month and a day when `opens_with_a_day` (see _OPENS_WITH_A_DAY)."""
     mentions: list[DateMention] = []
     used: set[int] = set()
     for i, word in enumerate(tokens):
-        if word in MONTHS and (found := _month_at(tokens, i)) is not None:
+        opening = opens_with_a_day and i == 0
+        if word in MONTHS and (found := _month_at(tokens, i, opening)) is not None:
             span, date = found
             used.update(span)
             said = tuple(tokens[j] for j in span)
@@ -201,9 +213,10 @@ def spoken_dates(tokens: Sequence[str]) -> list[DateMention]:
     return mentions
 
 
-def _month_at(tokens: Sequence[str], i: int) -> tuple[range, Date] | None:
+def _month_at(tokens: Sequence[str], i: int, opening: bool = False) -> tuple[range, Date] | None:
     """The date around the month name `tokens[i]`: "28th of december", "december 28, 2021",
-    "monday dec 18", "21 de diciembre de 2021"; None for a word that is only maybe a month."""
+    "monday dec 18", "21 de diciembre de 2021"; None for a word that is only maybe a month,
+    unless it is `opening` the prompt with a day."""
     month, ambiguous = MONTHS[tokens[i]], tokens[i] in AMBIGUOUS_MONTHS
     start, end, day, year, ordinal = i, i + 1, None, None, False
     if (after := number_at(tokens, end, DAY_NUMBER, 31)) is not None:
@@ -215,7 +228,8 @@ def _month_at(tokens: Sequence[str], i: int) -> tuple[range, Date] | None:
     year_at = end + 1 if end < len(tokens) and tokens[end] in MONTH_OF else end
     if (found := number_at(tokens, year_at, YEAR, 2099)) is not None:
         year, end = found, year_at + 1
-    if ambiguous and not (ordinal or year or _time_word_before(tokens, start, day is not None)):
+    said_when = opening or _time_word_before(tokens, start, day is not None)
+    if ambiguous and not (ordinal or year or said_when):
         return None
     if start > 0 and tokens[start - 1] in WEEKDAYS:
         start -= 1

@@ -79,11 +79,13 @@ class _End:
     end: int  # the token after it
 
 
-def spans(tokens: Sequence[str]) -> list[Span]:
-    """Each span of days the tokens name, first to last; a token belongs to one span at most."""
+def spans(tokens: Sequence[str], opens_with_a_day: bool = False) -> list[Span]:
+    """Each span of days the tokens name, first to last; a token belongs to one span at most.
+    With `opens_with_a_day`, the prompt opens with a month's word, days and a stop ("dec 18-21
+    — anything?"): that word is the month whatever else it may be."""
     found, i = [], 0
     while i < len(tokens):
-        span = _span_at(tokens, i)
+        span = _span_at(tokens, i, opens_with_a_day and i == 0)
         found += [span] if span else []
         i = span.end if span else i + 1
     return found
@@ -121,7 +123,7 @@ def each_day(first: Day, last: Day) -> list[Day]:
     return days
 
 
-def _span_at(tokens: Sequence[str], i: int) -> Span | None:
+def _span_at(tokens: Sequence[str], i: int, opening: bool = False) -> Span | None:
     """The span whose first day starts at `i` ("dec 18 to 21", "3 bis 9 mai"), with the word
     before it that opens one ("between", "vom") and its article."""
     first = _end_at(tokens, i)
@@ -129,15 +131,16 @@ def _span_at(tokens: Sequence[str], i: int) -> Span | None:
         return None
     if first.month is None and i and tokens[i - 1] in MONTHS:
         return None  # the day of "jan 1 to jun 30", a span too long to be read from "jan"
-    opener_at, opening = opener(tokens, i)
-    if not joins(tokens[first.end], opening):
+    opener_at, opening_word = opener(tokens, i)
+    if not joins(tokens[first.end], opening_word):
         return None
     second_at = first.end + 1
     while second_at < len(tokens) and tokens[second_at] in SPAN_ARTICLES:
         second_at += 1
     last = _end_at(tokens, second_at)
-    before = opening or (tokens[i - 1] if i else "")  # "on dec 18-21" says when
-    if last is None or not _told_apart(tokens, first, last, before):
+    before = opening_word or (tokens[i - 1] if i else "")  # "on dec 18-21" says when
+    opens = opening and first.month is not None
+    if last is None or not (opens or _told_apart(tokens, first, last, before)):
         return None
     days = _days(first, last)
     if len(days) < 2:
