@@ -8,9 +8,8 @@ import datetime
 import pytest
 
 from trilium_recall.search.dates.filed import read_dates
-from trilium_recall.search.dates.mentions import Date
+from trilium_recall.search.dates.mentions import Date, days_between
 from trilium_recall.search.dates.prompt import as_said, prompt_dates
-from trilium_recall.search.dates.spans import each_day
 
 TODAY = datetime.date(2026, 12, 6)
 
@@ -62,6 +61,27 @@ def span(prompt: str) -> tuple[str, str, int]:
             4,
         ),
         ("18.12.2026 - 21.12.2026", "18.12.2026 - 21.12.2026", "18 dec 2026 – 21 dec 2026", 4),
+        (
+            "du 2026-12-18 jusqu'au 2026-12-21",
+            "2026-12-18 jusqu'au 2026-12-21",
+            "18 dec 2026 – 21 dec 2026",
+            4,
+        ),
+        # a month's word that is another word in English is a month between words of another
+        # language, whatever follows
+        ("was habe ich vom 3. bis 9. Mai gemacht", "vom 3 bis 9 mai", "3 may – 9 may", 7),
+        ("qu'ai-je fait du 3 au 9 mars dernier", "du 3 au 9 mars", "3 mar – 9 mar", 7),
+        # days alone, where days are asked
+        ("what did I do on the 7th-9th?", "7th to 9th", "day 7 – day 9", 3),
+        # up to today (2026-12-06)
+        (
+            "what did I do from nov 29 to today",
+            "from nov 29 to today",
+            "29 nov 2026 – 6 dec 2026",
+            8,
+        ),
+        ("from 2026-11-29 to today", "2026-11-29 to today", "29 nov 2026 – 6 dec 2026", 8),
+        ("vom 29.11.2026 bis heute", "29.11.2026 bis heute", "29 nov 2026 – 6 dec 2026", 8),
     ],
 )
 def test_a_span_is_each_of_its_days(prompt: str, said: str, days: str, count: int) -> None:
@@ -93,6 +113,17 @@ def test_a_span_is_each_of_its_days(prompt: str, said: str, days: str, count: in
         "dramatiq retries between the 3rd and the 5th attempt",
         # a month lent backwards makes more than a week
         "12-5 dec",
+        # a month's word opening a prompt with numbers that go on: counts, decimals, no day
+        "may 2 - 3 dramatiq threads enough?",
+        "may 3, 4 or 5 threads be enough for dramatiq?",
+        "sept 3, 4 ou 8 threads pour dramatiq ?",
+        "may 3.5 be rounded?",
+        "may 99?",
+        "dec 45 — x",
+        # ordinals with no question about what days held
+        "what's the difference between the 1st and the 2nd?",
+        "move items from the 1st to the 2nd",
+        "on the 3rd-9th",
     ],
 )
 def test_numbers_that_only_look_like_a_span_are_none(prompt: str) -> None:
@@ -106,20 +137,25 @@ def test_and_without_between_is_two_days_not_the_days_between() -> None:
     assert Date(None, 12, 19) not in days and Date(None, 12, 18) in days
 
 
-def test_a_month_lent_backwards_is_no_span_longer_than_a_week() -> None:
-    """ "december 21-18" would run to the 18th of January: the 21st alone is read."""
-    assert [str(m.date) for m in prompt_dates("from december 21-18", TODAY)] == ["21 dec"]
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "from december 21-18",  # lent backwards, it would run to the 18th of January
+        "from oct 22 to 19",
+        "from sep 1 to dec 2",  # 93 days
+        "2026-12-21 to 2026-12-18",
+        "between 2026-07-01 and 2026-10-26",
+    ],
+)
+def test_a_span_that_cannot_be_walked_names_no_day(prompt: str) -> None:
+    """Neither end is a day said closely (one would rule the journal's other days out)."""
+    assert prompt_dates(prompt, TODAY) == []
 
 
 def test_between_is_a_word_not_the_end_of_one() -> None:
     """ "the extra 2026-12-18 and 2026-12-21 builds": "extra" ends in "tra" (Italian "between")."""
     said = [m.said for m in prompt_dates("compare the extra 2026-12-18 and 2026-12-21 builds")]
     assert said == ["2026-12-18", "2026-12-21"]
-
-
-def test_a_backwards_span_is_its_two_days() -> None:
-    said = [m.said for m in prompt_dates("2026-12-21 to 2026-12-18", TODAY)]
-    assert said == ["2026-12-21", "2026-12-18"]
 
 
 def test_a_span_longer_than_a_week_is_said_loosely() -> None:
@@ -139,11 +175,11 @@ def test_a_span_s_words_are_no_topic_and_its_days_rule_others_out() -> None:
     assert read_dates(mentions, terms, [], set(), later, True).another_day
 
 
-def test_each_day_walks_months_and_years() -> None:
-    assert len(each_day((2026, 12, 30), (2027, 1, 2))) == 4
-    assert each_day((None, 2, 28), (None, 3, 1)) == [(None, 2, 28), (None, 2, 29), (None, 3, 1)]
-    assert each_day((2026, 3, 1), (2026, 12, 1)) == []  # longer than LONGEST_SPAN
-    assert each_day((None, None, 3), (None, 5, 9)) == []  # the first end without its month
+def test_days_between_walks_months_and_years() -> None:
+    assert len(days_between((2026, 12, 30), (2027, 1, 2))) == 4
+    assert days_between((None, 2, 28), (None, 3, 1)) == [(None, 2, 28), (None, 2, 29), (None, 3, 1)]
+    assert days_between((2026, 3, 1), (2026, 12, 1)) == []  # longer than LONGEST_SPAN
+    assert days_between((None, None, 3), (None, 5, 9)) == []  # the first end without its month
 
 
 @pytest.mark.parametrize(
@@ -168,3 +204,21 @@ def test_a_prompt_opening_with_a_month_s_word_and_a_day_names_that_day(
 )
 def test_a_month_s_word_opening_a_prompt_before_a_word_is_no_date(prompt: str) -> None:
     assert prompt_dates(prompt, TODAY) == []
+
+
+def test_a_day_of_a_span_is_held_by_a_note_naming_it_alone() -> None:
+    """A transcript filed on the 23rd that says "from 20 October" answers "between october 19
+    and 21" as it answers "what happened on october 20" (the span's words are not all in it);
+    one that writes the day in figures answers the span in figures."""
+    note = ("23 - Friday", ["Journal › 2026 › 10 - October › 23 - Friday"], None)
+    for prompt, held, written in [
+        ("what happened between october 19 and 21", {"from", "20", "octob"}, "from 20 October"),
+        (
+            "2026-10-19 to 2026-10-21",
+            {"restic", "2026", "10", "20", "tar"},
+            "restic-2026-10-20.tar",
+        ),
+    ]:
+        mentions = prompt_dates(prompt, TODAY)
+        reading = read_dates(mentions, [], [], held, note, True, written=[written])
+        assert reading.holds_day and not reading.another_day, prompt

@@ -298,6 +298,51 @@ def test_days_that_are_not_the_journal_s(prompt: str) -> None:
             Date(2026, 10, 21),
             "de segunda feira a quarta feira",
         ),
+        # "del … al …": "al" is the word that joins, not an article
+        (
+            "¿qué hice del lunes al miércoles?",
+            Date(2026, 10, 19),
+            Date(2026, 10, 21),
+            "del lunes al miercoles",
+        ),
+        (
+            "qu'ai-je fait du lundi au mercredi la semaine dernière",
+            Date(2026, 10, 12),
+            Date(2026, 10, 14),
+            "du lundi au mercredi la semaine derniere",
+        ),
+        # what is coming: from the first weekday on or after today (a Thursday)
+        (
+            "what's planned from friday to monday?",
+            Date(2026, 10, 23),
+            Date(2026, 10, 26),
+            "from friday to monday",
+        ),
+        (
+            "was habe ich von Montag bis heute gemacht?",
+            Date(2026, 10, 19),
+            Date(2026, 10, 22),
+            "von montag bis heute",
+        ),
+        # two readings joined
+        (
+            "from the 10th of last month to the 5th of this month",
+            Date(2026, 9, 10),
+            Date(2026, 10, 5),
+            "from the 10th of last month to the 5th of this month",
+        ),
+        (
+            "from the 28th of last month to the 3rd",
+            Date(2026, 9, 28),
+            Date(2026, 10, 3),
+            "from the 28th of last month to the 3rd",
+        ),
+        (
+            "between last monday and today",
+            Date(2026, 10, 19),
+            Date(2026, 10, 22),
+            "between last monday and today",
+        ),
         # days of a month named from today, and a span up to today
         (
             "what did I do between the 1st and the 10th of last month",
@@ -437,3 +482,12 @@ def test_days_said_loosely_rule_no_other_day_out(prompt: str, loose: bool) -> No
     assert mentions and all(m.loose == loose for m in mentions)
     assert said_loosely(mentions) == loose
     assert close_days(mentions) == ([] if loose else mentions)
+
+
+def test_two_days_of_a_month_joined_by_and_are_those_two() -> None:
+    """ "the 1st and the 10th of last month" is two days, not the ten between them."""
+    mentions = prompt_dates(
+        "what did I do the 1st and the 10th of last month", datetime.date(2026, 10, 22)
+    )
+    assert [m.date for m in mentions] == [Date(2026, 9, 1), Date(2026, 9, 10)]
+    assert as_said(mentions)[0]["date"] == "1 sep 2026 and 10 sep 2026"

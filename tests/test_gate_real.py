@@ -340,12 +340,15 @@ def test_a_span_of_days_gets_the_notes_filed_inside_it(index) -> None:
     """ "between october 19 and 22" was read as the 19th alone (no note: silence), and "vom
     20. bis 23. Oktober" as the 23rd: each day of the span now counts, in each way of saying one."""
     for asked, today in [
-        ("what did I do between october 19 and 22?", None),
         ("was habe ich vom 20. bis 23. Oktober gemacht?", None),
         ("what did I do from tuesday to wednesday?", _FRI_23),
         ("what did I do a few days ago?", _FRI_23 + _DAY),
     ]:
         assert titles(index.ask(asked, today=today)) == ["21 - Wednesday"], asked
+    # the architecture sync's transcript says "from 19 October": it names a day of the span
+    # and goes along (as its wiki summary), after the day's own note
+    spanned = titles(index.ask("what did I do between october 19 and 22?"))
+    assert spanned == ["21 - Wednesday", "Summary — background jobs decision (Celery → Dramatiq)"]
     assert index.ask("what did I do between october 1 and 5?").passages == []  # no note then
 
 

@@ -9,6 +9,7 @@ import datetime
 from collections.abc import Sequence
 
 from .days import Days, each_day, month, said_at, week
+from .mentions import LONGEST_SPAN
 from .words import (
     AGO_AFTER,
     AGO_BEFORE,
@@ -16,7 +17,6 @@ from .words import (
     FEW,
     FEW_UNITS,
     IL_Y_A,
-    LONGEST_SPAN,
     MOST_COUNTED,
     OF_WORDS,
     SINCE_COUNTED,

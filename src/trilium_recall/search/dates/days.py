@@ -1,10 +1,12 @@
-"""Days as the readers of dates count them (from_today.py, counted.py): the days of a week, of a
-month, the nearest weekday of a name, each day of a span, with the tokens that named them."""
+"""Days as the readers of dates count them (from_today.py, counted.py, weekdays.py): the days of
+a week, of a month, the nearest weekday of a name, each day of a span, with the tokens that named
+them; and two readings of tokens they share (a number at a place, words said at a place)."""
 
 from __future__ import annotations
 
 import calendar
 import datetime
+import re
 from collections.abc import Sequence
 
 Days = list[tuple[datetime.date, int, int]]  # (day, first token, last token + 1)
@@ -33,6 +35,14 @@ def month(now: datetime.date, months: int, start: int, end: int) -> Days:
     year, index = divmod(now.year * 12 + now.month - 1 + months, 12)
     first = datetime.date(year, index + 1, 1)
     return each_day(first, calendar.monthrange(year, index + 1)[1], start, end)
+
+
+def number_at(tokens: Sequence[str], i: int, pattern: re.Pattern[str], most: int) -> int | None:
+    """The number `pattern` reads in the token at `i`, when it is from 1 to `most`."""
+    if not 0 <= i < len(tokens) or (found := pattern.fullmatch(tokens[i])) is None:
+        return None
+    value = int(found[1])
+    return value if 1 <= value <= most else None
 
 
 def said_at(tokens: Sequence[str], start: int, *said: str) -> bool:

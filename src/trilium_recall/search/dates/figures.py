@@ -5,12 +5,13 @@ them joined as a span ("2026-12-18 to 2026-12-21"). Read before the words around
 
 from __future__ import annotations
 
+import datetime
 import re
 from collections.abc import Sequence
 
 from ...index.terms import words
-from .mentions import Date, DateMention, Day, span_mentions, valid_day
-from .spans import each_day, figures_joined
+from .mentions import Date, DateMention, Day, days_between, span_mentions, valid_day
+from .words import DASHES, SPAN_AND, SPAN_BETWEEN, SPAN_TO, TODAY_WORDS
 
 ISO_DATE = re.compile(
     r"(?<![\w-])((?:19|20)\d\d)-(0?[1-9]|1[0-2])(?:-(0?[1-9]|[12]\d|3[01]))?(?![\w-])"
@@ -19,11 +20,32 @@ _DOTTED = re.compile(r"(?<![\w.])(\d{1,2})\.(\d{1,2})\.((?:19|20)\d\d)(?![\w.])"
 _SLASHED = re.compile(
     r"(?<![\w/])(?:((?:19|20)\d\d)/)?(\d{1,2})/(\d{1,2})(?:/((?:19|20)\d\d))?(?![\w/])"
 )
+# What joins two dates in figures into a span: "2026-12-18 to 2026-12-21", "18.12.2026 –
+# 21.12.2026", "du 2026-12-18 jusqu'au 2026-12-21"; "and" only after "between".
+_JOINED = re.compile(
+    rf"\s*(?:[{DASHES}]|\.\.|" + "|".join(sorted(SPAN_TO)) + r")(?:['’]\s*(?:au|a|à))?\s*"
+    r"(?:the\s+|zum\s+)?",
+    re.IGNORECASE,
+)
+_BETWEEN = re.compile(
+    r"\b(?:" + "|".join(sorted(SPAN_BETWEEN)) + r")\s+(?:the\s+|dem\s+)?$", re.IGNORECASE
+)
+_AND = re.compile(r"\s*(?:" + "|".join(sorted(SPAN_AND)) + r")\s*", re.IGNORECASE)
+# "2026-10-19 to today", "vom 19.10.2026 bis heute": the days up to today.
+_TO_TODAY = re.compile(
+    rf"\s*(?:[{DASHES}]|"
+    + "|".join(sorted(SPAN_TO))
+    + r")\s+(?:"
+    + "|".join(sorted(TODAY_WORDS))
+    + r")\b",
+    re.IGNORECASE,
+)
 
 
-def numeric_dates(text: str) -> tuple[list[DateMention], str]:
+def numeric_dates(text: str, now: datetime.date) -> tuple[list[DateMention], str]:
     """ISO dates and numeric dates (`_slashed` says which are read), two joined as a span
-    ("2026-12-18 to 2026-12-21") as its days, and the text without them."""
+    ("2026-12-18 to 2026-12-21"), or one up to today ("2026-10-19 to today", `now`), as its
+    days, and the text without them."""
     found: list[tuple[re.Match[str], Date, bool]] = []  # (where, date, one of two readings)
     for m in ISO_DATE.finditer(text):
         if m[3]:  # "2011-12" is as often a season or a version as a month
@@ -34,33 +56,56 @@ def numeric_dates(text: str) -> tuple[list[DateMention], str]:
         readings = _slashed(m, words(text[: m.start()])[-1:] == ["on"])
         found += [(m, date, len(readings) > 1) for date in readings]
     days = sorted(
-        (f for f in found if f[1].month and f[1].day and valid_day(f[1].month, f[1].day)),
+        (
+            f
+            for f in found
+            if f[1].month and f[1].day and valid_day(f[1].month, f[1].day, f[1].year)
+        ),
         key=lambda f: f[0].start(),
     )
-    mentions = _figures(text, days)
+    mentions, read = _figures(text, days, now)
+    for start, end in read:  # "… to today" is read with its date, not as today alone
+        text = text[:start] + " " * (end - start) + text[end:]
     for pattern in (ISO_DATE, _DOTTED, _SLASHED):
         text = pattern.sub(" ", text)
     return mentions, text
 
 
-def _figures(text: str, found: Sequence[tuple[re.Match[str], Date, bool]]) -> list[DateMention]:
-    """A mention of each date written in figures, or of each day of a span two of them make."""
+def _figures(
+    text: str, found: Sequence[tuple[re.Match[str], Date, bool]], now: datetime.date
+) -> tuple[list[DateMention], list[tuple[int, int]]]:
+    """A mention of each date written in figures, or of each day of a span two of them make or
+    one makes up to today (none for a span that cannot be walked: backwards, or longer than
+    LONGEST_SPAN); and where the words "to today" were read."""
     mentions: list[DateMention] = []
+    read: list[tuple[int, int]] = []
     i = 0
     while i < len(found):
-        (first, start, either), days = found[i], []
+        (first, start, either), joined = found[i], False
         if i + 1 < len(found) and not (either or found[i + 1][2]):
-            last, end = found[i + 1][0], found[i + 1][1]
-            if figures_joined(text[first.end() : last.start()], text[: first.start()]):
-                days = each_day(_as_day(start), _as_day(end))
-        if days:
+            joined = _joined(text[first.end() : found[i + 1][0].start()], text[: first.start()])
+        to_today = _TO_TODAY.match(text, first.end()) if start.year and not either else None
+        if joined:
             said = text[first.start() : found[i + 1][0].end()]
-            mentions += span_mentions(days, tuple(words(said)), said)
+            days = days_between(_as_day(start), _as_day(found[i + 1][1]))
+            mentions += span_mentions(days, tuple(words(said)), said, {})
             i += 2
+            continue
+        if to_today:
+            said = text[first.start() : to_today.end()]
+            days = days_between(_as_day(start), (now.year, now.month, now.day))
+            mentions += span_mentions(days, tuple(words(said)), said, {})
+            read.append((first.end(), to_today.end()))
         else:
             mentions.append(DateMention(start, tuple(words(first[0])), first[0], either=either))
-            i += 1
-    return mentions
+        i += 1
+    return mentions, read
+
+
+def _joined(between: str, before: str) -> bool:
+    """Whether two dates in figures, with `between` them and `before` the first, are the ends
+    of a span."""
+    return bool(_JOINED.fullmatch(between) or (_AND.fullmatch(between) and _BETWEEN.search(before)))
 
 
 def _as_day(date: Date) -> Day:

@@ -112,8 +112,9 @@ def holds_a_day(
     for m in mentions:
         if not m.date.day or m.relative:
             continue
-        if not all(word.isdigit() for word in m.words):
-            if all(index_term(w) in held for w in m.words):
+        named_by = m.held_as or m.words
+        if not all(word.isdigit() for word in named_by):
+            if all(index_term(w) in held for w in named_by):
                 return True
             continue
         days = _written_days("\n".join(written)) if days is None else days

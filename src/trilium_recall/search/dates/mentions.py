@@ -5,6 +5,7 @@ words it names it by."""
 from __future__ import annotations
 
 import calendar
+import datetime
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -14,6 +15,8 @@ from .words import MONTH_ABBREVIATIONS
 # ("what did I work on last week"); "last month", "between sep 1 and 15" and "3 days ago" are
 # said loosely.
 CLOSE_SPAN = 7
+# The most days a span is read as ("since tuesday", "between sep 1 and oct 31"): a quarter.
+LONGEST_SPAN = 92
 # (year, month, day) as a prompt gives them: the year, and until a span is read the month, may
 # be missing.
 Day = tuple[int | None, int | None, int]
@@ -63,13 +66,58 @@ class DateMention:
     # said loosely ("last month", "3 days ago"): finds its days' notes, rules no other day out
     loose: bool = False
     either: bool = False  # one of the two readings of a date written either way ("3/4/2026")
+    # The words a note that names this day itself would hold, when they are not `words`: a
+    # span's day is named by the whole span ("between october 19 and 21"), a note by "october"
+    # and "20" ("from 20 October" in a transcript).
+    held_as: tuple[str, ...] = ()
 
 
-def valid_day(month: int, day: int) -> bool:
-    return 1 <= day <= calendar.monthrange(2024, month)[1]  # a leap year: 29 february is a day
+def valid_day(month: int, day: int, year: int | None = None) -> bool:
+    """Whether the month has that day: in `year`, else in a leap year (29 february is a day)."""
+    return 1 <= day <= calendar.monthrange(year or 2024, month)[1]
 
 
-def span_mentions(days: Sequence[Day], said: tuple[str, ...], text: str) -> list[DateMention]:
-    """A span's days, named outright; said loosely when there are more than CLOSE_SPAN."""
+def days_between(first: Day, last: Day) -> list[Day]:
+    """The days from `first` to `last`, both with their month; none when the last is before
+    the first, either is no day, or there are more than LONGEST_SPAN. Without years the span
+    is walked in a leap year (29 February is a day), or across the turn of one."""
+    (first_year, first_month, first_day), (last_year, last_month, last_day) = first, last
+    if first_month is None or last_month is None:
+        return []
+    turns = (first_month, first_day) > (last_month, last_day)
+    walked_first = first_year or (2023 if turns else 2024)
+    walked_last = last_year or (walked_first + 1 if turns else walked_first)
+    try:
+        day = datetime.date(walked_first, first_month, first_day)
+        final = datetime.date(walked_last, last_month, last_day)
+    except ValueError:
+        return []
+    if not 0 <= (final - day).days < LONGEST_SPAN:
+        return []
+    days: list[Day] = []
+    while day <= final:
+        days.append((day.year if first_year else None, day.month, day.day))
+        day += datetime.timedelta(days=1)
+    return days
+
+
+def span_mentions(
+    days: Sequence[Day], said: tuple[str, ...], text: str, month_words: dict[int, str]
+) -> list[DateMention]:
+    """A span's days, named outright by its words; said loosely when there are more than
+    CLOSE_SPAN. A note holding one of them names it by its month's word in the prompt (in
+    `month_words`) and its number, or in figures."""
     loose = len(days) > CLOSE_SPAN
-    return [DateMention(Date(*day), said, text, loose=loose) for day in days]
+    return [
+        DateMention(Date(*day), said, text, loose=loose, held_as=_held_as(day, month_words))
+        for day in days
+    ]
+
+
+def _held_as(day: Day, month_words: dict[int, str]) -> tuple[str, ...]:
+    year, month, number = day
+    if month is None:
+        return (str(number),)
+    if month in month_words:
+        return (month_words[month], str(number))
+    return tuple(str(part) for part in (year, month, number) if part is not None)

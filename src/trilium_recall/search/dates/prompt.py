@@ -21,20 +21,23 @@ import datetime
 import re
 from collections.abc import Collection, Sequence
 
-from ...index.terms import STOP_WORDS, index_term, words
+from ...index.terms import STOP_WORDS, index_term, prompt_terms, words
 from ..languages import MARKERS
 from ..topic import POINTING_WORDS
+from .days import number_at
 from .figures import numeric_dates
 from .from_today import days_from_today
 from .mentions import Date, DateMention, span_mentions, valid_day
-from .spans import DASHED, number_at, spans
+from .spans import DASHED, Context, spans
 from .words import (
     AMBIGUOUS_MONTHS,
+    DASHES,
     DAY_NUMBER,
     DAY_WORDS,
     MONTH_OF,
     MONTHS,
     ORDINAL,
+    SPAN_TO,
     TIME_WORDS,
     WEEKDAYS,
     WHEN_WORDS,
@@ -68,10 +71,11 @@ _TIMESTAMP = re.compile(
 # A prompt that opens with a month's word and a day, then a stop ("may 19 — anything noted?",
 # "jan 5: standup"): the word is the month even where it is also another ("may 2 processes
 # write at once?" goes on with a word).
-_DAY_AS_WRITTEN = r"\d{1,2}(?:st|nd|rd|th)?"
+# A stop is punctuation before no number: "may 3, 4 or 5 threads", "may 2 - 3 workers", "may
+# 3.5" go on with numbers.
 _OPENS_WITH_A_DAY = re.compile(
-    rf"\s*[^\W\d_]{{3,9}}\.?\s+{_DAY_AS_WRITTEN}(?:\s*[-–—]\s*{_DAY_AS_WRITTEN})?"
-    r"\s*(?:[—–:?!,.]|-\s|$)"
+    rf"\s*[^\W\d_]{{3,9}}\.?\s+{DAY_NUMBER.pattern}(?:\s*[{DASHES}]\s*{DAY_NUMBER.pattern})?"
+    rf"\s*(?:[{DASHES}:?!,.](?!\s*\d)|$)"
 )
 # Dates are read in the prompt's start; a prompt naming more than MAX_DATES is a log or table.
 DATE_CHARS = 2000
@@ -96,7 +100,8 @@ def _span(mentions: Sequence[DateMention]) -> str:
     written either way round ("4 mar 2026 or 3 apr 2026")."""
     if mentions[0].either:
         return " or ".join(str(m.date) for m in sorted(mentions, key=lambda m: m.date.number))
-    return " – ".join(dict.fromkeys([str(mentions[0].date), str(mentions[-1].date)]))
+    ends = dict.fromkeys([str(mentions[0].date), str(mentions[-1].date)])
+    return (" and " if len(mentions) == 2 else " – ").join(ends)  # "the 1st and the 10th of …"
 
 
 def close_days(mentions: Sequence[DateMention]) -> list[DateMention]:
@@ -130,15 +135,17 @@ def prompt_dates(prompt: str, now: datetime.date | None = None) -> list[DateMent
     after "on" ("on the 21st"), a day named from today (`now`, the asker's date; None: the
     engine's); none in a prompt naming more than MAX_DATES."""
     head = _TIMESTAMP.sub(" ", prompt[:DATE_CHARS])
-    numeric, head = numeric_dates(head)
+    now = now or today()
+    numeric, head = numeric_dates(head, now)
     tokens = words(DASHED.sub(r"\1 to ", head))
-    opens_with_a_day = bool(_OPENS_WITH_A_DAY.match(head))
-    ranged, taken = _spans(tokens, opens_with_a_day)
+    asks = asks_the_day(asking_terms(prompt_terms(head), head), head)
+    context = Context(now, bool(_OPENS_WITH_A_DAY.match(head)), asks)
+    ranged, taken = _spans(tokens, context)
     # A span's words are read as nothing else ("dec 18 to 21" is not also "dec 18").
     rest = ["" if i in taken else token for i, token in enumerate(tokens)]
-    spoken = spoken_dates(rest, opens_with_a_day)
+    spoken = spoken_dates(rest, context.opens_with_a_day)
     dated_weekdays = {m.words[0] for m in spoken if m.words[0] in WEEKDAYS}  # "monday dec 18"
-    found = numeric + ranged + spoken + _from_today(rest, now or today(), dated_weekdays)
+    found = numeric + ranged + spoken + _from_today(rest, now, dated_weekdays)
     # Each day once ("2026-10-21 (october 21st)"); a day named from today keeps its own words,
     # so "last week and yesterday" shows both.
     kept = {(m.date, m.said if m.relative else None): m for m in reversed(found)}
@@ -146,14 +153,14 @@ def prompt_dates(prompt: str, now: datetime.date | None = None) -> list[DateMent
     return mentions if len({m.said for m in mentions}) <= MAX_DATES else []  # a week is one
 
 
-def _spans(tokens: Sequence[str], opens_with_a_day: bool) -> tuple[list[DateMention], set[int]]:
+def _spans(tokens: Sequence[str], context: Context) -> tuple[list[DateMention], set[int]]:
     """The days of each span the tokens name ("dec 18 to 21": spans.py), and the tokens
     it is said with."""
     mentions: list[DateMention] = []
     taken: set[int] = set()
-    for span in spans(tokens, opens_with_a_day):
+    for span in spans(tokens, context):
         said = tuple(tokens[span.start : span.end])
-        mentions += span_mentions(span.days, said, " ".join(said))
+        mentions += span_mentions(span.days, said, " ".join(said), span.month_words)
         taken.update(range(span.start, span.end))
     return mentions, taken
 
@@ -228,12 +235,12 @@ def _month_at(tokens: Sequence[str], i: int, opening: bool = False) -> tuple[ran
     year_at = end + 1 if end < len(tokens) and tokens[end] in MONTH_OF else end
     if (found := number_at(tokens, year_at, YEAR, 2099)) is not None:
         year, end = found, year_at + 1
-    said_when = opening or _time_word_before(tokens, start, day is not None)
+    said_when = (opening and day is not None) or _time_word_before(tokens, start, day is not None)
     if ambiguous and not (ordinal or year or said_when):
         return None
     if start > 0 and tokens[start - 1] in WEEKDAYS:
         start -= 1
-    if day is not None and not valid_day(month, day):
+    if day is not None and not valid_day(month, day, year):
         return None
     return range(start, end), Date(year, month, day)
 
@@ -264,6 +271,10 @@ def _bare_day(tokens: Sequence[str], i: int) -> int | None:
     following = tokens[i + 1] if i + 1 < len(tokens) else None
     if following is not None and (following not in STOP_WORDS or following in MONTH_OF):
         return None
+    if following in SPAN_TO and number_at(
+        tokens, i + 2 + (tokens[i + 2 : i + 3] == ["the"]), ORDINAL, 31
+    ):
+        return None  # "on the 3rd to the 9th": a span (spans.py), read only where days are asked
     return int(ordinal[1])
 
 

@@ -57,6 +57,14 @@ SPAN_FROM = frozenset("from vom von du del dal de da desde".split())
 SPAN_AND = frozenset("and und et y e".split())
 SPAN_TO = frozenset("to through thru till until bis au al a ao hasta jusqu fino".split())
 SPAN_ARTICLES = frozenset("the dem zum le el il lo o au al".split())
+ENGLISH_SPAN_WORDS = frozenset("between from to through thru till until and on in".split())
+# Of AMBIGUOUS_MONTHS, those that are another word in English or a number ("may", "dec", French
+# "sept"): between a span's words of another language the others are months ("vom 3. bis 9. Mai").
+ENGLISH_AMBIGUOUS_MONTHS = frozenset(
+    {"may", "march", "august", "april", "june", "sept", *MONTH_ABBREVIATIONS}
+)
+# Hyphen, en, em and figure dashes, non-breaking hyphen, minus sign, full-width hyphen-minus.
+DASHES = "-–—‒‑−－"
 
 # Each language's weekday names, Monday first (Portuguese "sexta-feira" is read as "sexta",
 # "feira").
@@ -180,8 +188,6 @@ MOST_COUNTED = 99  # "100 days ago" is read as no day
 SINCE = frozenset("since seit depuis desde".split())
 # Before a count they say "for": "seit 3 Tagen", "depuis deux semaines" (the days up to today).
 SINCE_COUNTED = frozenset("seit depuis".split())
-# The most days a span is read as ("since tuesday", "between sep 1 and oct 31"): a quarter.
-LONGEST_SPAN = 92
 # "from the 9th of last month to today": a span up to today.
 TODAY_WORDS = frozenset("today now heute aujourd hoy hoje oggi".split())
 # Words of a conversation with the assistant: "summarize what we did today" is the session.
