@@ -491,3 +491,17 @@ def test_two_days_of_a_month_joined_by_and_are_those_two() -> None:
     )
     assert [m.date for m in mentions] == [Date(2026, 9, 1), Date(2026, 9, 10)]
     assert as_said(mentions)[0]["date"] == "1 sep 2026 and 10 sep 2026"
+
+
+@pytest.mark.parametrize(
+    ("prompt", "said"),
+    [
+        ("I moved the meeting yesterday to the 3rd", "yesterday"),  # no word opens a span
+        ("we moved last friday to the 2nd floor office", "last friday"),  # the 2nd floor
+        ("I swapped monday and today shifts", "today"),  # "and" without "between"
+    ],
+)
+def test_a_day_before_words_that_only_look_like_a_span_end_is_itself(
+    prompt: str, said: str
+) -> None:
+    assert {m.said for m in prompt_dates(prompt, datetime.date(2026, 10, 22))} == {said}

@@ -33,11 +33,8 @@ _BETWEEN = re.compile(
 _AND = re.compile(r"\s*(?:" + "|".join(sorted(SPAN_AND)) + r")\s*", re.IGNORECASE)
 # "2026-10-19 to today", "vom 19.10.2026 bis heute": the days up to today.
 _TO_TODAY = re.compile(
-    rf"\s*(?:[{DASHES}]|"
-    + "|".join(sorted(SPAN_TO))
-    + r")\s+(?:"
-    + "|".join(sorted(TODAY_WORDS))
-    + r")\b",
+    rf"\s*(?:[{DASHES}]|(?:" + "|".join(sorted(SPAN_TO | SPAN_AND)) + r")(?:['’]\s*(?:au|a|à))?)"
+    r"\s+(?:" + "|".join(sorted(TODAY_WORDS)) + r")\b",
     re.IGNORECASE,
 )
 
@@ -83,18 +80,18 @@ def _figures(
     while i < len(found):
         (first, start, either), joined = found[i], False
         if i + 1 < len(found) and not (either or found[i + 1][2]):
-            joined = _joined(text[first.end() : found[i + 1][0].start()], text[: first.start()])
+            joined = _span_between(
+                text[first.end() : found[i + 1][0].start()], text[: first.start()]
+            )
         to_today = _TO_TODAY.match(text, first.end()) if start.year and not either else None
         if joined:
             said = text[first.start() : found[i + 1][0].end()]
-            days = days_between(_as_day(start), _as_day(found[i + 1][1]))
-            mentions += span_mentions(days, tuple(words(said)), said, {})
+            mentions += _span(said, _as_day(start), _as_day(found[i + 1][1]))
             i += 2
             continue
-        if to_today:
+        if to_today and _said_between(to_today[0], text[: first.start()]):
             said = text[first.start() : to_today.end()]
-            days = days_between(_as_day(start), (now.year, now.month, now.day))
-            mentions += span_mentions(days, tuple(words(said)), said, {})
+            mentions += _span(said, _as_day(start), (now.year, now.month, now.day))
             read.append((first.end(), to_today.end()))
         else:
             mentions.append(DateMention(start, tuple(words(first[0])), first[0], either=either))
@@ -102,7 +99,22 @@ def _figures(
     return mentions, read
 
 
-def _joined(between: str, before: str) -> bool:
+def _span(said: str, first: Day, last: Day) -> list[DateMention]:
+    """The days from `first` to `last`; a span that cannot be walked is its two ends, said
+    loosely (they name days still, and rule no journal day out)."""
+    named = tuple(words(said))
+    if days := days_between(first, last):
+        return span_mentions(days, named, said, {})
+    return span_mentions(list(dict.fromkeys([first, last])), named, said, {}, loose=True)
+
+
+def _said_between(joined: str, before: str) -> bool:
+    """Whether the words `joined` two days make a span after `before`: "and" only after
+    "between"."""
+    return not _AND.match(joined) or bool(_BETWEEN.search(before))
+
+
+def _span_between(between: str, before: str) -> bool:
     """Whether two dates in figures, with `between` them and `before` the first, are the ends
     of a span."""
     return bool(_JOINED.fullmatch(between) or (_AND.fullmatch(between) and _BETWEEN.search(before)))

@@ -24,6 +24,7 @@ import datetime
 from collections.abc import Sequence
 from typing import NamedTuple
 
+from ...index.terms import STOP_WORDS
 from .counted import counted_back
 from .days import Days, each_day, month, nearest, number_at, said_at, week
 from .mentions import CLOSE_SPAN, LONGEST_SPAN
@@ -40,6 +41,7 @@ from .words import (
     SINCE,
     SPAN_AND,
     SPAN_ARTICLES,
+    SPAN_TO,
     THIS,
     UNIT_DAYS,
     WE,
@@ -62,7 +64,7 @@ def days_from_today(tokens: Sequence[str], now: datetime.date) -> list[NamedDay]
     tokens = tuple(tokens)  # `weekdays.tense_of` is read once a prompt, whichever weekday asks
     readings = [reading for i in range(len(tokens)) if (reading := _reading_at(tokens, i, now))]
     found = []
-    for days, counted in _joined(tokens, _outermost(readings), now):
+    for days, counted in _spans_of_readings(tokens, _outermost(readings)):
         loose = counted or len(days) > CLOSE_SPAN
         found += [NamedDay(day, start, end, loose) for day, start, end in days]
     return found
@@ -104,14 +106,14 @@ def _outermost(readings: list[Reading]) -> list[Reading]:
     ]
 
 
-def _joined(tokens: Sequence[str], readings: list[Reading], now: datetime.date) -> list[Reading]:
+def _spans_of_readings(tokens: Sequence[str], readings: list[Reading]) -> list[Reading]:
     """Two readings joined as a span ("from the 10th of last month to the 5th of this month",
     "between last monday and today", "from the 9th of last month to today") as the days from
     the first one's first day to the second one's last; none when those cannot be walked
     (backwards, or longer than LONGEST_SPAN)."""
     joined: list[Reading] = []
     for days, counted in sorted(readings, key=lambda r: r[0][0][1]):
-        if not (joined and _joins(tokens, joined[-1][0], days)):
+        if not (joined and _joined_by_a_word(tokens, joined[-1][0], days)):
             joined.append((_to_a_day(tokens, days) or days, counted))
             continue
         first_days, first_counted = joined.pop()
@@ -126,27 +128,26 @@ def _joined(tokens: Sequence[str], readings: list[Reading], now: datetime.date) 
 
 def _to_a_day(tokens: Sequence[str], days: Days) -> Days | None:
     """ "from the 28th of last month to the 3rd": the days up to the next day of that number."""
-    at = days[0][2]
-    if at >= len(tokens) or not joins(tokens[at], opener(tokens, days[0][1])[1]):
-        return None
+    at, (opener_at, opening) = days[0][2], opener(tokens, days[0][1])
+    if opener_at is None or at >= len(tokens) or not joins(tokens[at], opening):
+        return None  # "I moved the meeting yesterday to the 3rd" opens no span
     day_at = at + 1 + said_at(tokens, at + 1, "the")
     number = number_at(tokens, day_at, ORDINAL, 31)
-    if number is None or said_at(tokens, day_at + 1, "of"):
-        return None  # "… to the 5th of this month" is a reading of its own, joined above
+    after = tokens[day_at + 1] if day_at + 1 < len(tokens) else ""
+    if number is None or after == "of" or (after and after not in STOP_WORDS):
+        return None  # "… to the 5th of this month" is a reading of its own; "… the 2nd floor"
     first, last = days[0][0], days[-1][0] + datetime.timedelta(days=1)
     while last.day != number:  # within a month: every number up to 31 comes round
         last += datetime.timedelta(days=1)
-    opener_at, _ = opener(tokens, days[0][1])
-    start = days[0][1] if opener_at is None else opener_at
     length = (last - first).days + 1
-    return each_day(first, length, start, day_at + 1) if length <= LONGEST_SPAN else None
+    return each_day(first, length, opener_at, day_at + 1) if length <= LONGEST_SPAN else None
 
 
-def _joins(tokens: Sequence[str], first: Days, second: Days) -> bool:
+def _joined_by_a_word(tokens: Sequence[str], first: Days, second: Days) -> bool:
     """Whether `second` follows `first` after a word that joins them ("to", "and" after
-    "between"), articles aside."""
+    "between"), articles and the rest of a joining phrase aside ("jusqu'à", "fino a")."""
     gap = tokens[first[0][2] : second[0][1]]
-    if not gap or any(t not in SPAN_ARTICLES for t in gap[1:]):
+    if not gap or any(t not in SPAN_ARTICLES and t not in SPAN_TO for t in gap[1:]):
         return False
     return joins(gap[0], opener(tokens, first[0][1])[1])
 

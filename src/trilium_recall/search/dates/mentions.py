@@ -102,12 +102,15 @@ def days_between(first: Day, last: Day) -> list[Day]:
 
 
 def span_mentions(
-    days: Sequence[Day], said: tuple[str, ...], text: str, month_words: dict[int, str]
+    days: Sequence[Day],
+    said: tuple[str, ...],
+    text: str,
+    month_words: dict[int, str],
+    loose: bool | None = None,
 ) -> list[DateMention]:
     """A span's days, named outright by its words; said loosely when there are more than
-    CLOSE_SPAN. A note holding one of them names it by its month's word in the prompt (in
-    `month_words`) and its number, or in figures."""
-    loose = len(days) > CLOSE_SPAN
+    CLOSE_SPAN (or as `loose` says)."""
+    loose = len(days) > CLOSE_SPAN if loose is None else loose
     return [
         DateMention(Date(*day), said, text, loose=loose, held_as=_held_as(day, month_words))
         for day in days
@@ -115,9 +118,27 @@ def span_mentions(
 
 
 def _held_as(day: Day, month_words: dict[int, str]) -> tuple[str, ...]:
+    """The words a note naming one day of a span would hold: its month's word in the prompt
+    (`month_words`) and its number, "20th" for a day of any month (as "on the 20th" is held),
+    or the day in figures."""
     year, month, number = day
     if month is None:
-        return (str(number),)
+        return (_ordinal(number),)
     if month in month_words:
         return (month_words[month], str(number))
     return tuple(str(part) for part in (year, month, number) if part is not None)
+
+
+def _ordinal(number: int) -> str:
+    """ "1st", "2nd", "11th", "21st": as a prompt writes a day of the month in English."""
+    teens = 10 <= number % 100 <= 13
+    return f"{number}{'th' if teens else {1: 'st', 2: 'nd', 3: 'rd'}.get(number % 10, 'th')}"
+
+
+def consecutive(first: Date, second: Date) -> bool:
+    """Whether `second` is the day after `first` (fields either lacks are taken as agreeing)."""
+    if first.month is None or second.month is None:
+        return first.day is not None and second.day == first.day + 1
+    one = (first.year, first.month, first.day or 0)
+    other = (second.year if first.year else None, second.month, second.day or 0)
+    return len(days_between(one, other)) == 2

@@ -21,13 +21,13 @@ import datetime
 import re
 from collections.abc import Collection, Sequence
 
-from ...index.terms import STOP_WORDS, index_term, prompt_terms, words
+from ...index.terms import STOP_WORDS, index_term, words
 from ..languages import MARKERS
 from ..topic import POINTING_WORDS
 from .days import number_at
 from .figures import numeric_dates
 from .from_today import days_from_today
-from .mentions import Date, DateMention, span_mentions, valid_day
+from .mentions import Date, DateMention, consecutive, span_mentions, valid_day
 from .spans import DASHED, Context, spans
 from .words import (
     AMBIGUOUS_MONTHS,
@@ -60,6 +60,7 @@ _ASKING = (
 )
 _ASKED_VERB = re.compile(r"\b(?:did|have|had|was|were)\s+(?:i|we)\s+(\w+)", re.IGNORECASE)
 _ASKED_DOING = re.compile(r"\b(?:did|have|had)\s+(?:i|we)\s+(?:do|done)\b", re.IGNORECASE)
+_HAPPENED = re.compile(r"\b(?:happened|happen|went on|noted|wrote down)\b", re.IGNORECASE)
 # A day as a client sends it (`today`): the shape the MCP tool's schema gives too.
 DAY_WRITTEN = re.compile(r"(?:19|20)\d\d-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])")
 # A date with a time of day is a log's or a program's timestamp ("2026-10-21T10:04",
@@ -101,7 +102,8 @@ def _span(mentions: Sequence[DateMention]) -> str:
     if mentions[0].either:
         return " or ".join(str(m.date) for m in sorted(mentions, key=lambda m: m.date.number))
     ends = dict.fromkeys([str(mentions[0].date), str(mentions[-1].date)])
-    return (" and " if len(mentions) == 2 else " – ").join(ends)  # "the 1st and the 10th of …"
+    apart = len(mentions) == 2 and not consecutive(mentions[0].date, mentions[1].date)
+    return (" and " if apart else " – ").join(ends)  # "the 1st and the 10th of last month"
 
 
 def close_days(mentions: Sequence[DateMention]) -> list[DateMention]:
@@ -138,8 +140,7 @@ def prompt_dates(prompt: str, now: datetime.date | None = None) -> list[DateMent
     now = now or today()
     numeric, head = numeric_dates(head, now)
     tokens = words(DASHED.sub(r"\1 to ", head))
-    asks = asks_the_day(asking_terms(prompt_terms(head), head), head)
-    context = Context(now, bool(_OPENS_WITH_A_DAY.match(head)), asks)
+    context = Context(now, bool(_OPENS_WITH_A_DAY.match(head)), _asks_what_days_held(head))
     ranged, taken = _spans(tokens, context)
     # A span's words are read as nothing else ("dec 18 to 21" is not also "dec 18").
     rest = ["" if i in taken else token for i, token in enumerate(tokens)]
@@ -161,6 +162,9 @@ def _spans(tokens: Sequence[str], context: Context) -> tuple[list[DateMention], 
     for span in spans(tokens, context):
         said = tuple(tokens[span.start : span.end])
         mentions += span_mentions(span.days, said, " ".join(said), span.month_words)
+        # A span that cannot be walked is its two ends, said loosely: its words name days
+        # still (no topic), and rule no journal day out.
+        mentions += span_mentions(span.ends, said, " ".join(said), span.month_words, loose=True)
         taken.update(range(span.start, span.end))
     return mentions, taken
 
@@ -186,6 +190,13 @@ def day_terms(mentions: Sequence[DateMention], terms: Sequence[str]) -> list[str
     """The prompt `terms` that name a day ("october", "21st" of "on october 21st")."""
     said = {index_term(word) for m in mentions if m.date.day for word in m.words}
     return [term for term in terms if index_term(term) in said]
+
+
+def _asks_what_days_held(text: str) -> bool:
+    """Whether a prompt asks what the person did or what happened ("what did I do", "what was
+    I working on", "what happened"): days of the month alone are days there ("from the 3rd to
+    the 9th"), not in "sort the list from the 1st to the 5th"."""
+    return bool(_ASKED_VERB.search(text) or _HAPPENED.search(text))
 
 
 def asks_the_day(asking: Collection[str], prompt: str) -> bool:

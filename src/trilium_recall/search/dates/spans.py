@@ -26,16 +26,17 @@ import datetime
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from ...index.terms import STOP_WORDS
 from .days import number_at
-from .mentions import CLOSE_SPAN, Day, days_between
+from .mentions import CLOSE_SPAN, Day, days_between, valid_day
 from .words import (
+    AMBIGUOUS_EVERYWHERE,
     AMBIGUOUS_MONTHS,
     DASHES,
     DAY_NUMBER,
     DAY_WORDS,
-    ENGLISH_AMBIGUOUS_MONTHS,
     ENGLISH_SPAN_WORDS,
     MONTH_OF,
     MONTHS,
@@ -57,13 +58,15 @@ DASHED = re.compile(rf"(?<=\d)((?:st|nd|rd|th)?\.?)\s*[{DASHES}]\s*(?=\d|[^\W\d_
 
 @dataclass(frozen=True)
 class Span:
-    """The days a span names (none for one that cannot be walked), the tokens it is said with
-    (`start` to `end`, the word that opens it included) and the words it names months by."""
+    """The days a span names (none for one that cannot be walked: then its two `ends`), the
+    tokens it is said with (`start` to `end`, the word that opens it included) and the words it
+    names months by."""
 
     days: list[Day]
     start: int
     end: int
     month_words: dict[int, str]
+    ends: list[Day]  # its two ends, when it cannot be walked (no `days`)
 
 
 @dataclass(frozen=True)
@@ -75,6 +78,7 @@ class _End:
     month_word: str | None  # the word it names its month by
     weekday: bool  # a weekday is named with it ("monday dec 18")
     end: int  # the token after it
+    today: bool = False  # "today" ("from oct 19 to today")
 
     @property
     def ambiguous(self) -> bool:
@@ -130,28 +134,36 @@ def _span_at(tokens: Sequence[str], i: int, context: Context) -> Span | None:
     joiner = tokens[first.end]
     if not joins(joiner, opening):
         return None
-    second_at = first.end + 1
-    while second_at < len(tokens) and tokens[second_at] in SPAN_ARTICLES:
+    second_at = first.end + 1  # after the joining phrase: "to the", "bis zum", "jusqu'à"
+    while second_at < len(tokens) and (tokens[second_at] in SPAN_ARTICLES | SPAN_TO):
         second_at += 1
     last = _end_at(tokens, second_at) or _today_at(tokens, second_at, context.now)
     opens = context.opens_with_a_day and i == 0 and first.month is not None
     before_at = i - 1 if i and tokens[i - 1] in SPAN_ARTICLES else i  # "on the 3rd-9th"
-    said = (opening, tokens[before_at - 1] if before_at else "", joiner)
+    said = _Said(opening, tokens[before_at - 1] if before_at else "", joiner)
     if last is None or not (opens or _told_apart(tokens, first, last, said, context)):
         return None
     start = i if opener_at is None else opener_at
     words = {end.month: end.month_word for end in (first, last) if end.month and end.month_word}
-    return Span(_days(first, last), start, last.end, words)
+    days = _days(first, last)
+    lent = [] if days or (first.month is None and last.month is None) else _lent(first, last)
+    ends = [end for end in dict.fromkeys(lent) if end[1] and valid_day(end[1], end[2], end[0])]
+    return Span(days, start, last.end, words, ends)
+
+
+class _Said(NamedTuple):
+    opening: str  # the word that opens the span ("between", "vom"), or ""
+    before: str  # the word before its first day
+    joiner: str  # the word that joins its days ("to", "bis"; a dash is read as "to")
 
 
 def _told_apart(
-    tokens: Sequence[str], first: _End, last: _End, said: tuple[str, str, str], context: Context
+    tokens: Sequence[str], first: _End, last: _End, said: _Said, context: Context
 ) -> bool:
     """Whether what stands around the two ends tells a span of days from numbers (see the
-    module doc); `said` are the word that opens the span (or ""), the word before the first
-    end and the one joining them (a dash is read as "to")."""
-    opening, word_before, joiner = said
-    before = opening or word_before
+    module doc)."""
+    opening, joiner = said.opening, said.joiner
+    before = opening or said.before
     after = tokens[last.end] if last.end < len(tokens) else ""
     ends_there = after in ("", "to", "and") or (after in STOP_WORDS and after not in MONTH_OF)
     opened = before in SPAN_BETWEEN or before in SPAN_FROM
@@ -159,9 +171,10 @@ def _told_apart(
         asked = context.asks_the_day and (opened or before == "on")
         return asked and first.ordinal and last.ordinal and ends_there
     ambiguous = [end.month_word for end in (first, last) if end.ambiguous]
-    if not ambiguous or any(end.ordinal or end.year for end in (first, last)):
+    said_outright = any((end.ordinal or end.year) and not end.today for end in (first, last))
+    if not ambiguous or said_outright:
         return True
-    if not ENGLISH_AMBIGUOUS_MONTHS.intersection(ambiguous) and not {opening, joiner} <= (
+    if not AMBIGUOUS_EVERYWHERE.intersection(ambiguous) and not {opening, joiner} <= (
         ENGLISH_SPAN_WORDS | {""}
     ):
         return True  # "vom 3. bis 9. Mai gemacht": German "Mai" is no other word
@@ -227,4 +240,4 @@ def _today_at(tokens: Sequence[str], i: int, now: datetime.date) -> _End | None:
     """ "today" as the last end: "from oct 19 to today", "vom 3. Mai bis heute"."""
     if i >= len(tokens) or tokens[i] not in TODAY_WORDS:
         return None
-    return _End(now.day, now.month, now.year, True, None, False, i + 1)
+    return _End(now.day, now.month, now.year, False, None, False, i + 1, today=True)

@@ -41,7 +41,7 @@ from .words import (
 )
 
 # Words that tie a week on to a span of weekdays: "… de la semana pasada", "… of last week".
-_TIES = SPAN_ARTICLES | MONTH_OF | frozenset("la der des".split())
+_TIES = SPAN_ARTICLES | MONTH_OF | frozenset("la der des della da na no in".split())
 # The days of a week named at a token ("last week"): from_today.py's reading, handed in.
 WeekAt = Callable[[Sequence[str], int, datetime.date], Days]
 
@@ -79,12 +79,8 @@ def weekday(tokens: Sequence[str], i: int, now: datetime.date) -> Days:
         which, start = LAST, i
     elif _on(tokens, i) and (tense := tense_of(tokens)) is not None:
         which, start = tense, i
-    elif said_at(tokens, end + 1, tokens[end + 1] if end + 1 < len(tokens) else "") and (
-        _joiner(tokens[end]) and tokens[end + 1] in TODAY_WORDS
-    ):  # "from monday to today": the latest Monday, today's included
-        return [
-            (now - datetime.timedelta(days=(now.weekday() - DAY_NUMBERS[tokens[i]]) % 7), i, end)
-        ]
+    elif _to_today(tokens, i, end):  # "from monday to today", "von Montag bis heute"
+        which, start = LAST, i
     else:
         return []
     return [(nearest(now, DAY_NUMBERS[tokens[i]], which), start, end)]
@@ -131,7 +127,7 @@ def weekday_before(tokens: Sequence[str], i: int) -> int | None:
     if not (2 <= i < len(tokens)) or tokens[i] not in WEEKDAY_NUMBERS:
         return None
     joiner_at = i - 1  # "y el miércoles", "bis zum Mittwoch"; "al" of "del lunes al" joins
-    while joiner_at > 0 and tokens[joiner_at] in SPAN_ARTICLES and _joiner(tokens[joiner_at - 1]):
+    while joiner_at > 0 and tokens[joiner_at] in SPAN_ARTICLES and _joins(tokens[joiner_at - 1]):
         joiner_at -= 1
     first_at = joiner_at - 1
     if first_at >= 1 and tokens[first_at] == "feira":
@@ -200,5 +196,12 @@ def _english_was(tokens: Sequence[str]) -> bool:
     )
 
 
-def _joiner(word: str) -> bool:
+def _joins(word: str) -> bool:
+    """Whether `word` may join two days (whichever opened the span: checked by `spans.joins`)."""
     return word in SPAN_TO or word in SPAN_AND
+
+
+def _to_today(tokens: Sequence[str], i: int, end: int) -> bool:
+    """Whether the weekday named at `i` to `end` is joined to "today" after it."""
+    to = end + 1 < len(tokens) and tokens[end + 1] in TODAY_WORDS
+    return to and joins(tokens[end], opener(tokens, i)[1])

@@ -57,10 +57,11 @@ SPAN_FROM = frozenset("from vom von du del dal de da desde".split())
 SPAN_AND = frozenset("and und et y e".split())
 SPAN_TO = frozenset("to through thru till until bis au al a ao hasta jusqu fino".split())
 SPAN_ARTICLES = frozenset("the dem zum le el il lo o au al".split())
-ENGLISH_SPAN_WORDS = frozenset("between from to through thru till until and on in".split())
-# Of AMBIGUOUS_MONTHS, those that are another word in English or a number ("may", "dec", French
-# "sept"): between a span's words of another language the others are months ("vom 3. bis 9. Mai").
-ENGLISH_AMBIGUOUS_MONTHS = frozenset(
+ENGLISH_SPAN_WORDS = frozenset("between from to through thru till until and".split())
+# Of AMBIGUOUS_MONTHS, those that are other words whatever the language around them (English
+# "may", "march", the abbreviations, French "sept"): between a span's words of another language
+# the rest are months ("vom 3. bis 9. Mai": German "Mai" is Italian "mai" only in Italian).
+AMBIGUOUS_EVERYWHERE = frozenset(
     {"may", "march", "august", "april", "june", "sept", *MONTH_ABBREVIATIONS}
 )
 # Hyphen, en, em and figure dashes, non-breaking hyphen, minus sign, full-width hyphen-minus.
