@@ -185,7 +185,7 @@ FEW_UNITS = (2, 5)
 MOST_COUNTED = 99  # "100 days ago" is read as no day
 
 # "since tuesday", "seit letzter Woche", "depuis lundi", "desde ayer": every day up to today,
-# at most LONGEST_SPAN of them ("since 99 weeks ago" is that week alone).
+# at most mentions.LONGEST_SPAN of them ("since 99 weeks ago" is that week alone).
 SINCE = frozenset("since seit depuis desde".split())
 # Before a count they say "for": "seit 3 Tagen", "depuis deux semaines" (the days up to today).
 SINCE_COUNTED = frozenset("seit depuis".split())
