@@ -505,3 +505,23 @@ def test_a_day_before_words_that_only_look_like_a_span_end_is_itself(
     prompt: str, said: str
 ) -> None:
     assert {m.said for m in prompt_dates(prompt, datetime.date(2026, 10, 22))} == {said}
+
+
+@pytest.mark.parametrize(
+    ("prompt", "day", "said"),
+    [
+        ("what did I do last night?", Date(2026, 10, 21), "last night"),
+        ("was habe ich letzte Nacht gemacht?", Date(2026, 10, 21), "letzte nacht"),
+        ("qu'ai-je fait hier soir ?", Date(2026, 10, 21), "hier soir"),
+        ("¿qué hice anoche?", Date(2026, 10, 21), "anoche"),
+        ("what did I note this morning?", Date(2026, 10, 22), "this morning"),
+        ("¿qué anoté esta mañana?", Date(2026, 10, 22), "esta manana"),
+    ],
+)
+def test_a_part_of_a_day_named_from_today_is_that_day(prompt: str, day: Date, said: str) -> None:
+    mentions = prompt_dates(prompt, datetime.date(2026, 10, 22))
+    assert [(m.date, m.said) for m in mentions] == [(day, said)]
+
+
+def test_what_we_did_this_morning_is_the_session() -> None:
+    assert prompt_dates("summarize what we did this morning", datetime.date(2026, 10, 22)) == []

@@ -308,6 +308,9 @@ def test_more_days_named_from_today_reach_the_journal(index) -> None:
         "09 - Friday"
     ]
     assert "21 - Wednesday" in titles(index.ask("what did I do 2 days ago?", today=_FRI_23))
+    assert titles(index.ask("what did I do last night?", today=_WED_21 + _DAY)) == [
+        "21 - Wednesday"
+    ]
     # a morning is when, not what: no note filed on the 19th, so nothing
     assert index.ask("what did I do yesterday morning?", today=_WED_21 - _DAY).passages == []
 

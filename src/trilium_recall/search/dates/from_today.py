@@ -1,9 +1,9 @@
 """Days a prompt names from today, in the six languages the prompt's language is told in:
-"yesterday", "the day before yesterday", "last friday", "vendredi dernier", "what did I do on
-friday", "next monday", "from monday to wednesday", "last week", "la semana pasada", "last
-month", "the 3rd of last month", "3 days ago", "a few days ago", "vor zwei Wochen", "seit 3
-Tagen", "the week before last" (the words: words.py; weekdays and spans of them: weekdays.py;
-counts back: counted.py).
+"yesterday", "the day before yesterday", "last night", "this morning", "last friday",
+"vendredi dernier", "what did I do on friday", "next monday", "from monday to wednesday", "last
+week", "la semana pasada", "last month", "the 3rd of last month", "3 days ago", "a few days
+ago", "vor zwei Wochen", "seit 3 Tagen", "the week before last" (the words: words.py;
+weekdays and spans of them: weekdays.py; counts back: counted.py).
 
 A journal is looked up this way as often as by date ("what did I work on last week?"). A
 weekday alone is a day only when the prompt says which one: "last", "next", "this" or the
@@ -37,6 +37,7 @@ from .words import (
     MES_AFTER,
     MONTH_WORDS,
     ORDINAL,
+    PARTS_OF_DAYS,
     RELATIVE,
     SINCE,
     SPAN_AND,
@@ -80,6 +81,10 @@ def _reading_at(tokens: tuple[str, ...], i: int, now: datetime.date) -> Reading 
         if RELATIVE.get(word) == 0 and WE.intersection(tokens):
             return None  # "what we did today" is the session
         days = _since(tokens, [_relative_day(tokens, i, now)], now)
+    elif (offset := PARTS_OF_DAYS.get((tokens[i - 1] if i else "", word))) is not None:
+        if offset == 0 and WE.intersection(tokens):
+            return None  # "what we did this morning" is the session
+        days = _since(tokens, [(now + datetime.timedelta(days=offset), i - 1, i + 1)], now)
     elif span := weekday_span(tokens, i, now, _period):
         days = span
     elif may_be_a_weekday(tokens, i):

@@ -100,7 +100,14 @@ RELATIVE = {
     "today": 0, "tonight": 0, "yesterday": -1, "tomorrow": 1, "heute": 0, "gestern": -1,
     "vorgestern": -2, "ubermorgen": 2, "aujourd": 0, "demain": 1, "hoy": 0, "ayer": -1,
     "anteayer": -2, "hoje": 0, "ontem": -1, "anteontem": -2, "amanha": 1, "oggi": 0, "ieri": -1,
-    "domani": 1, "dopodomani": 2,
+    "domani": 1, "dopodomani": 2, "anoche": -1, "stamattina": 0, "stasera": 0,
+}  # fmt: skip
+# A part of a day said from today: "last night" is yesterday's, "this morning" today's (a day,
+# not a topic: its notes answer "what did I note this morning?").
+PARTS_OF_DAYS = {
+    ("last", "night"): -1, ("letzte", "nacht"): -1, ("hier", "soir"): -1,
+    ("this", "morning"): 0, ("this", "afternoon"): 0, ("this", "evening"): 0, ("ce", "matin"): 0,
+    ("ce", "soir"): 0, ("esta", "manana"): 0, ("esta", "tarde"): 0, ("esta", "noche"): 0,
 }  # fmt: skip
 # A word before that moves the day one further: "the day before yesterday", "après-demain",
 # "l'altro ieri", "pasado mañana", "avant-hier" (English only after "day": "before
