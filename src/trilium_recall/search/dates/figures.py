@@ -31,10 +31,11 @@ _BETWEEN = re.compile(
     r"\b(?:" + "|".join(sorted(SPAN_BETWEEN)) + r")\s+(?:the\s+|dem\s+)?$", re.IGNORECASE
 )
 _AND = re.compile(r"\s*(?:" + "|".join(sorted(SPAN_AND)) + r")\s*", re.IGNORECASE)
-# "2026-10-19 to today", "vom 19.10.2026 bis heute": the days up to today.
+# "2026-10-19 to today", "vom 19.10.2026 bis heute": the days up to today (group 1: the words
+# that join them, read as `_JOINED` and `_AND` read them between two dates).
 _TO_TODAY = re.compile(
-    rf"\s*(?:[{DASHES}]|(?:" + "|".join(sorted(SPAN_TO | SPAN_AND)) + r")(?:['’]\s*(?:au|a|à))?)"
-    r"\s+(?:" + "|".join(sorted(TODAY_WORDS)) + r")\b",
+    rf"(\s*(?:[{DASHES}]|(?:" + "|".join(sorted(SPAN_TO | SPAN_AND)) + r")(?:['’]\s*(?:au|a|à))?)"
+    r"\s+)(?:" + "|".join(sorted(TODAY_WORDS)) + r")\b",
     re.IGNORECASE,
 )
 
@@ -72,24 +73,22 @@ def _figures(
     text: str, found: Sequence[tuple[re.Match[str], Date, bool]], now: datetime.date
 ) -> tuple[list[DateMention], list[tuple[int, int]]]:
     """A mention of each date written in figures, or of each day of a span two of them make or
-    one makes up to today (none for a span that cannot be walked: backwards, or longer than
-    LONGEST_SPAN); and where the words "to today" were read."""
+    one makes up to today (its two ends, said loosely, for a span that cannot be walked:
+    backwards, or longer than LONGEST_SPAN); and where the words "to today" were read."""
     mentions: list[DateMention] = []
     read: list[tuple[int, int]] = []
     i = 0
     while i < len(found):
-        (first, start, either), joined = found[i], False
-        if i + 1 < len(found) and not (either or found[i + 1][2]):
-            joined = _span_between(
-                text[first.end() : found[i + 1][0].start()], text[: first.start()]
-            )
-        to_today = _TO_TODAY.match(text, first.end()) if start.year and not either else None
-        if joined:
+        first, start, either = found[i]
+        before = text[: first.start()]
+        pair = i + 1 < len(found) and not (either or found[i + 1][2])
+        if pair and _span_between(text[first.end() : found[i + 1][0].start()], before):
             said = text[first.start() : found[i + 1][0].end()]
             mentions += _span(said, _as_day(start), _as_day(found[i + 1][1]))
             i += 2
             continue
-        if to_today and _said_between(to_today[0], text[: first.start()]):
+        to_today = _TO_TODAY.match(text, first.end()) if start.year and not either else None
+        if to_today and _span_between(to_today[1], before):
             said = text[first.start() : to_today.end()]
             mentions += _span(said, _as_day(start), (now.year, now.month, now.day))
             read.append((first.end(), to_today.end()))
@@ -108,15 +107,9 @@ def _span(said: str, first: Day, last: Day) -> list[DateMention]:
     return span_mentions(list(dict.fromkeys([first, last])), named, said, {}, loose=True)
 
 
-def _said_between(joined: str, before: str) -> bool:
-    """Whether the words `joined` two days make a span after `before`: "and" only after
-    "between"."""
-    return not _AND.match(joined) or bool(_BETWEEN.search(before))
-
-
 def _span_between(between: str, before: str) -> bool:
-    """Whether two dates in figures, with `between` them and `before` the first, are the ends
-    of a span."""
+    """Whether two days in figures (or one and "today"), with `between` them and `before` the
+    first, are the ends of a span: "and" only after "between"."""
     return bool(_JOINED.fullmatch(between) or (_AND.fullmatch(between) and _BETWEEN.search(before)))
 
 

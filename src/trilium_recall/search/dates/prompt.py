@@ -90,12 +90,12 @@ def as_said(mentions: Sequence[DateMention]) -> list[dict[str, object]]:
     for mention in mentions:
         said.setdefault(mention.said, []).append(mention)
     return [
-        {"said": words, "date": _span(days), "from_today": days[0].relative}
+        {"said": words, "date": _shown(days), "from_today": days[0].relative}
         for words, days in said.items()
     ]
 
 
-def _span(mentions: Sequence[DateMention]) -> str:
+def _shown(mentions: Sequence[DateMention]) -> str:
     """ "21 oct 2026"; the days of a span as the first and last, in the order named ("12 oct 2026
     – 18 oct 2026"; "28 dec – 3 jan" has no year to sort by); the two readings of a date
     written either way round ("4 mar 2026 or 3 apr 2026")."""

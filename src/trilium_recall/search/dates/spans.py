@@ -53,6 +53,8 @@ from .words import (
 
 # "dec 18-21", "18th–21st", "dec 18 - jan 3": a dash after a number and before another or a word
 # is "to" (dates in figures are taken out of the text before, so "2026-12-18" is not split).
+# The rest of a joining phrase after its first word: "to the", "bis zum", "jusqu'à", "fino a".
+_JOINING_PHRASE = SPAN_ARTICLES | SPAN_TO
 DASHED = re.compile(rf"(?<=\d)((?:st|nd|rd|th)?\.?)\s*[{DASHES}]\s*(?=\d|[^\W\d_]{{3}})")
 
 
@@ -135,7 +137,7 @@ def _span_at(tokens: Sequence[str], i: int, context: Context) -> Span | None:
     if not joins(joiner, opening):
         return None
     second_at = first.end + 1  # after the joining phrase: "to the", "bis zum", "jusqu'à"
-    while second_at < len(tokens) and (tokens[second_at] in SPAN_ARTICLES | SPAN_TO):
+    while second_at < len(tokens) and tokens[second_at] in _JOINING_PHRASE:
         second_at += 1
     last = _end_at(tokens, second_at) or _today_at(tokens, second_at, context.now)
     opens = context.opens_with_a_day and i == 0 and first.month is not None
