@@ -311,6 +311,25 @@ def test_days_that_are_not_the_journal_s(prompt: str) -> None:
             Date(2026, 10, 14),
             "du lundi au mercredi la semaine derniere",
         ),
+        # a week counted back after them: that week's days
+        (
+            "what did I do from monday to wednesday two weeks ago?",
+            Date(2026, 10, 5),
+            Date(2026, 10, 7),
+            "from monday to wednesday two weeks ago",
+        ),
+        (
+            "was habe ich von Montag bis Mittwoch vor zwei Wochen gemacht?",
+            Date(2026, 10, 5),
+            Date(2026, 10, 7),
+            "von montag bis mittwoch vor zwei wochen",
+        ),
+        (
+            "qu'ai-je fait du lundi au mercredi il y a deux semaines",
+            Date(2026, 10, 5),
+            Date(2026, 10, 7),
+            "du lundi au mercredi il y a deux semaines",
+        ),
         # what is coming: from the first weekday on or after today (a Thursday)
         (
             "what's planned from friday to monday?",
@@ -484,13 +503,34 @@ def test_days_said_loosely_rule_no_other_day_out(prompt: str, loose: bool) -> No
     assert close_days(mentions) == ([] if loose else mentions)
 
 
-def test_two_days_of_a_month_joined_by_and_are_those_two() -> None:
-    """ "the 1st and the 10th of last month" is two days, not the ten between them."""
+@pytest.mark.parametrize("first", ["1st", "10th"])
+def test_two_days_of_a_month_joined_by_and_are_those_two(first: str) -> None:
+    """ "the 1st and the 10th of last month" is two days, not the ten between them, and not
+    the whole month when said the other way round."""
+    second = "10th" if first == "1st" else "1st"
     mentions = prompt_dates(
-        "what did I do the 1st and the 10th of last month", datetime.date(2026, 10, 22)
+        f"what did I do the {first} and the {second} of last month", datetime.date(2026, 10, 22)
     )
     assert [m.date for m in mentions] == [Date(2026, 9, 1), Date(2026, 9, 10)]
     assert as_said(mentions)[0]["date"] == "1 sep 2026 and 10 sep 2026"
+
+
+def test_a_week_that_is_not_one_says_no_weekdays_of_it() -> None:
+    """ "a few weeks ago" is several weeks: Monday to Wednesday of which is not said, so
+    neither this week's (closely, by the tense) nor the first of them is read."""
+    mentions = prompt_dates(
+        "what did I do from monday to wednesday a few weeks ago", datetime.date(2026, 10, 22)
+    )
+    assert mentions and all(m.loose for m in mentions)
+    assert {m.said for m in mentions} == {"a few weeks ago"}
+
+
+def test_two_days_from_today_that_cannot_be_walked_are_their_ends_said_loosely() -> None:
+    """As spans in words and figures are: both named, neither ruling other days out."""
+    now = datetime.date(2026, 10, 22)
+    mentions = prompt_dates("what did I do from today to last monday", now)
+    assert [m.date for m in mentions] == [Date(2026, 10, 22), Date(2026, 10, 19)]
+    assert all(m.loose for m in mentions)
 
 
 @pytest.mark.parametrize(

@@ -85,7 +85,7 @@ def _reading_at(tokens: tuple[str, ...], i: int, now: datetime.date) -> Reading 
         if offset == 0 and WE.intersection(tokens):
             return None  # "what we did this morning" is the session
         days = _since(tokens, [(now + datetime.timedelta(days=offset), i - 1, i + 1)], now)
-    elif span := weekday_span(tokens, i, now, _period):
+    elif span := weekday_span(tokens, i, now, _week):
         days = span
     elif may_be_a_weekday(tokens, i):
         if any(weekday_before(tokens, j) == i for j in range(i + 2, i + 6)):
@@ -114,8 +114,8 @@ def _outermost(readings: list[Reading]) -> list[Reading]:
 def _spans_of_readings(tokens: Sequence[str], readings: list[Reading]) -> list[Reading]:
     """Two readings joined as a span ("from the 10th of last month to the 5th of this month",
     "between last monday and today", "from the 9th of last month to today") as the days from
-    the first one's first day to the second one's last; none when those cannot be walked
-    (backwards, or longer than LONGEST_SPAN)."""
+    the first one's first day to the second one's last. Two that cannot be walked (backwards,
+    or longer than LONGEST_SPAN) are their two ends said loosely, as spans in words are."""
     joined: list[Reading] = []
     for days, counted in sorted(readings, key=lambda r: r[0][0][1]):
         if not (joined and _joined_by_a_word(tokens, joined[-1][0], days)):
@@ -128,6 +128,8 @@ def _spans_of_readings(tokens: Sequence[str], readings: list[Reading]) -> list[R
         length = (last - first).days + 1
         if 0 < length <= LONGEST_SPAN:
             joined.append((each_day(first, length, start, days[0][2]), first_counted or counted))
+        else:
+            joined += [(first_days, True), (days, True)]
     return joined
 
 
@@ -178,6 +180,11 @@ def _relative_day(
         while start > 0 and tokens[start - 1] in ("day", "the"):
             start -= 1
     return now + datetime.timedelta(days=days), start, i + 1
+
+
+def _week(tokens: Sequence[str], i: int, now: datetime.date) -> Days:
+    """The week said after a span of weekdays: "… last week", "… two weeks ago"."""
+    return _period(tokens, i, now) or counted_back(tokens, i, now)
 
 
 def _period(tokens: Sequence[str], i: int, now: datetime.date) -> Days:
@@ -234,6 +241,8 @@ def _day_of_month(
             first, both = opened, not joins(joiner, opening)
             first_at = _with_the(tokens, opened_at) if opener_at is None else opener_at
     days = month(now, months, first_at, end)
+    if both:  # "the 10th and the 1st of last month" are the same two days
+        first, last = sorted((first, last))
     if not 1 <= first <= last <= len(days):
         return []
     return [days[first - 1], days[last - 1]] if both else days[first - 1 : last]

@@ -36,7 +36,7 @@ from .words import (
     SPAN_TO,
     THIS,
     TODAY_WORDS,
-    WEEK_WORDS,
+    UNIT_DAYS,
     WEEKDAY_NUMBERS,
 )
 
@@ -108,6 +108,8 @@ def weekday_span(tokens: Sequence[str], i: int, now: datetime.date, week_at: Wee
         return each_day(day, length, min(start, which), end)
     if week := _week_after(tokens, end, now, week_at):
         monday, end = week
+        if monday is None:
+            return []  # "from monday to wednesday a few weeks ago": which week is not said
         day = monday + datetime.timedelta(days=(first - monday.weekday()) % 7)
         return each_day(day, length, start, end)
     tense = tense_of(tokens)
@@ -145,14 +147,18 @@ def weekday_before(tokens: Sequence[str], i: int) -> int | None:
 
 def _week_after(
     tokens: Sequence[str], at: int, now: datetime.date, week_at: WeekAt
-) -> tuple[datetime.date, int] | None:
+) -> tuple[datetime.date | None, int] | None:
     """(its Monday, the token after it) of a week said at `at`, or after words that only tie
-    it on: "last week", "la semaine dernière", "de la semana pasada", "of last week"."""
-    for word_at in range(at, min(at + 4, len(tokens))):
-        if tokens[word_at] in WEEK_WORDS:
+    it on: "last week", "la semaine dernière", "de la semana pasada", "of last week", "two
+    weeks ago", "vor zwei Wochen"; no Monday for weeks that are not one ("a few weeks ago")."""
+    week_days = UNIT_DAYS["week"]
+    for word_at in range(at, min(at + 5, len(tokens))):  # "… il y a deux semaines"
+        if UNIT_DAYS.get(tokens[word_at]) == week_days:  # "week", "weeks", "Wochen"
             days = week_at(tokens, word_at, now)
             tie = tokens[at : days[0][1]] if days else ["?"]
-            return (days[0][0], days[0][2]) if all(t in _TIES for t in tie) else None
+            if not all(t in _TIES for t in tie):
+                return None
+            return (days[0][0] if len(days) == week_days else None), days[-1][2]
     return None
 
 
