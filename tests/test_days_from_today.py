@@ -170,6 +170,9 @@ def test_each_day_named_from_today_is_shown_as_said() -> None:
         ("what happened monday", [19], "monday"),  # a weekday ending a past-tense question
         ("qu'est-ce que j'ai fait mercredi", [21], "mercredi"),
         ("what did I do last weekend", [24, 25], "last weekend"),
+        ("what did I do over the weekend", [24, 25], "over the weekend"),  # by the tense
+        ("was habe ich am Wochenende gemacht?", [24, 25], "am wochenende"),
+        ("what's planned for the weekend?", [31, 1], "for the weekend"),
         ("what did I do today", [26], "today"),
         ("kannst du mir sagen, was am Mittwoch ansteht", [28], "mittwoch"),
         ("sag mir, was am Mittwoch los war", [21], "mittwoch"),  # German "war" is past
@@ -185,6 +188,8 @@ def test_more_ways_of_naming_days_from_today(prompt: str, days: list[int], named
     "prompt",
     [
         "summarize what we did today",  # "we" and today: the session with the assistant
+        "the build runs over the weekend",  # no tense says which weekend
+        "how was the weekend",
     ],
 )
 def test_days_that_are_not_the_journal_s(prompt: str) -> None:

@@ -29,7 +29,14 @@ from .counted import counted_back
 from .days import Days, each_day, month, nearest, number_at, said_at, week
 from .mentions import CLOSE_SPAN, LONGEST_SPAN
 from .spans import joins, opener
-from .weekdays import may_be_a_weekday, weekday, weekday_before, weekday_span, which_after
+from .weekdays import (
+    may_be_a_weekday,
+    tense_of,
+    weekday,
+    weekday_before,
+    weekday_span,
+    which_after,
+)
 from .words import (
     BEFORE,
     FURTHER,
@@ -37,6 +44,8 @@ from .words import (
     MES_AFTER,
     MONTH_WORDS,
     ORDINAL,
+    OVER_THE_WEEKEND,
+    OVER_WEEKEND,
     PARTS_OF_DAYS,
     RELATIVE,
     SINCE,
@@ -206,6 +215,8 @@ def _period(tokens: Sequence[str], i: int, now: datetime.date) -> Days:
         start = i - 1 if previous == "the" else i
         end = i + 4 if said_at(tokens, i + 3, tokens[i]) else i + 3
         which = 2 * LAST
+    elif (over := _over_the_weekend(tokens, i)) is not None:
+        which, start, end = over, i - 1 if previous in OVER_WEEKEND else i - 2, i + 1
     else:
         return []
     if tokens[i] in WEEKEND_WORDS:  # the last one ends before today
@@ -221,6 +232,17 @@ def _period(tokens: Sequence[str], i: int, now: datetime.date) -> Days:
     if tokens[i] in MONTH_WORDS:
         return _day_of_month(tokens, start, now, which, end) or month(now, which, start, end)
     return week(now, which, start, end)
+
+
+def _over_the_weekend(tokens: Sequence[str], i: int) -> int | None:
+    """Which weekend "over the weekend", "am Wochenende" is, as the tense says: the last one
+    in "what did I do over the weekend", the next one in "what's planned for the weekend"."""
+    if tokens[i] not in WEEKEND_WORDS:
+        return None
+    said = (tokens[i - 1] if i else "") in OVER_WEEKEND
+    if not (said or (i >= 2 and tokens[i - 1] == "the" and tokens[i - 2] in OVER_THE_WEEKEND)):
+        return None
+    return tense_of(tuple(tokens))
 
 
 def _day_of_month(

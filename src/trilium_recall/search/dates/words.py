@@ -150,6 +150,9 @@ COMING_AFTER = ("que", "viene")  # "el viernes que viene": two words
 
 WEEK_WORDS = frozenset("week woche semaine semana settimana".split())
 WEEKEND_WORDS = frozenset("weekend wochenende".split())  # its Saturday and Sunday
+# "over the weekend", "am Wochenende", "übers Wochenende": which one the tense says.
+OVER_THE_WEEKEND = frozenset("over on at during for".split())
+OVER_WEEKEND = frozenset("am ubers".split())
 MONTH_WORDS = frozenset("month monat mois mes mese".split())
 # Spanish and Portuguese "mes" is French "my" ("mes passe-temps"): a month only after one of
 # these ("el mes pasado", "o mês passado", "este mes").
