@@ -196,23 +196,15 @@ def test_session_sends_a_note_once_and_other_sessions_still_get_it(
     _corpus(store, embedder)
     settings = make_settings(tmp_path, max_passages=1)
 
-    def ask(session: str | None) -> list[str]:
-        found = recall(
-            store,
-            embedder,
-            generic,
-            settings,
-            RecallRequest("restic backup restore", session_id=session),
-            gate=OPEN,
-        )
+    def ask(session: str | None, limit: int | None = None) -> list[str]:
+        request = RecallRequest("restic backup restore", session_id=session, limit=limit)
+        found = recall(store, embedder, generic, settings, request, gate=OPEN)
         return [p.note_id for p in found.passages]
 
-    assert [ask("s1"), ask("s1"), ask("s2"), ask(None)] == [
-        ["wiki1"],
-        ["src1"],
-        ["wiki1"],
-        ["wiki1"],
-    ]
+    # The next note is not moved up in its place: asked again, the session gets nothing new.
+    assert [ask("s1"), ask("s1"), ask("s2"), ask(None)] == [["wiki1"], [], ["wiki1"], ["wiki1"]]
+    # A note the session has not had, among the best, still comes.
+    assert [ask("s1", limit=2), ask("s1", limit=2)] == [["src1"], []]
 
 
 def test_recall_skips_before_searching_and_searches_what_a_person_wrote(
