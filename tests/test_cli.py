@@ -163,6 +163,9 @@ def test_status_search_and_explain_read_an_existing_index(demo_engine) -> None:
     assert (
         "restic" in found.stdout.lower() and f"{demo_engine.trilium.url()}/#root/" in found.stdout
     )
+    # A Latin-1 byte in a UTF-8 shell's argv reaches Python as a lone surrogate.
+    latin1 = run("search", os.fsdecode(b"restore my restic backup caf\xe9"), env=env)
+    assert latin1.returncode == 0 and "restic" in latin1.stdout.lower(), latin1.stderr
     as_json = json.loads(run("search", "restore restic backup", "--json", env=env).stdout)
     assert as_json["passages"] and as_json["skipped"] is None
     spoke = run("explain", "how do I restore my restic backup?", env=env)

@@ -430,5 +430,15 @@ def test_lone_surrogate_in_session_id_is_mended_not_a_500(demo_engine) -> None:
     assert _post_raw(demo_engine, body).status_code == 200
 
 
+def test_an_overlong_session_id_is_a_400_that_says_why(demo_engine) -> None:
+    """Each note sent stores the id: a megabyte's id would grow the index by megabytes."""
+    body = {"prompt": "restore my restic backup", "session_id": "s" * 201}
+    answer = _post_raw(demo_engine, json.dumps(body).encode())
+    assert answer.status_code == 400
+    assert answer.json() == {"error": "'session_id' must be at most 200 characters"}
+    body["session_id"] = "s" * 200
+    assert _post_raw(demo_engine, json.dumps(body).encode()).status_code == 200
+
+
 def test_deeply_nested_json_is_a_400(demo_engine) -> None:
     assert _post_raw(demo_engine, b"[" * 100_000).status_code == 400

@@ -207,6 +207,17 @@ def test_session_sends_a_note_once_and_other_sessions_still_get_it(
     assert [ask("s1", limit=2), ask("s1", limit=2)] == [["src1"], []]
 
 
+def test_every_door_s_prompt_is_made_searchable(store, embedder, generic, tmp_path) -> None:
+    """A lone surrogate (the CLI's argv, the MCP tool's JSON) failed the embedder's encoder;
+    a NUL stops SQLite and FTS5."""
+    _corpus(store, embedder)
+    request = RecallRequest("restic\ud800 backup\x00restore")
+    assert request.prompt == "restic\ufffd backup restore"
+    found = recall(store, embedder, generic, make_settings(tmp_path), request, gate=OPEN)
+    assert found.passages and found.trace is not None
+    assert found.trace.keyword.terms == ["restic", "backup", "restore"]
+
+
 def test_recall_skips_before_searching_and_searches_what_a_person_wrote(
     store, embedder, generic, tmp_path
 ) -> None:

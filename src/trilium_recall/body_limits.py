@@ -18,6 +18,9 @@ PROMPT_BODY_BYTES = 2 * 1024 * 1024
 # The hook's stdin, Claude Code's event JSON: about half the engine's cap, so the body the hook
 # sends on (the prompt re-escaped, two short fields) stays under PROMPT_BODY_BYTES.
 HOOK_INPUT_BYTES = 1_000_000
+# A session id: Claude Code's are UUIDs. The hook passes no longer one on, and /recall refuses
+# one: each note sent stores it, and a megabyte's id grew the index by megabytes a prompt.
+SESSION_ID_CHARS = 200
 # POST /ui/explain: the page's prompt box holds at most 100,000 characters (index.html).
 EXPLAIN_BODY_BYTES = 256 * 1024
 # Forms of a few short fields: sign-in and sign-out, the OAuth login, /token and /revoke.

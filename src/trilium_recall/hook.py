@@ -30,7 +30,7 @@ import threading
 import time
 from urllib.parse import urlsplit
 
-from .body_limits import HOOK_INPUT_BYTES
+from .body_limits import HOOK_INPUT_BYTES, SESSION_ID_CHARS
 
 BUDGET_S = 1.5  # Claude Code's limit for the whole hook process
 # The main thread gives up this long after the process started. Waking, exiting and the parent
@@ -41,7 +41,6 @@ DEADLINE_S = BUDGET_S - 0.1
 START_UP_GUESS_S = 0.1
 DEFAULT_URL = "http://127.0.0.1:8765"
 HOOK_EVENT = "UserPromptSubmit"
-MAX_SESSION_ID_CHARS = 200  # Claude Code's are UUIDs; a longer one is not passed on
 # Three passages and their context are a few kB; anything near this is not our engine talking.
 MAX_ANSWER_BYTES = 4_000_000
 _CHUNK = 65536  # stdin read size
@@ -150,7 +149,7 @@ def _request_body(payload: dict[str, object]) -> bytes:
         raise _Skip("no prompt in the hook input")
     body = {"hook_event_name": HOOK_EVENT, "prompt": prompt}
     session_id = payload.get("session_id")
-    if isinstance(session_id, str) and 0 < len(session_id) <= MAX_SESSION_ID_CHARS:
+    if isinstance(session_id, str) and 0 < len(session_id) <= SESSION_ID_CHARS:
         body["session_id"] = session_id
     if payload.get("agent_id"):  # fired inside a subagent or teammate: the engine skips it
         body["agent_id"] = "1"

@@ -11,6 +11,7 @@ import datetime
 from dataclasses import asdict, dataclass, field, replace
 from typing import Literal
 
+from ..textclean import valid_utf8
 from .candidates import SearchTrace
 
 HOOK_LEAD = "Passages from the user's Trilium notes that match this prompt:"
@@ -44,6 +45,12 @@ class RecallRequest:
     use_skip_rules: bool = True
     from_subagent: bool = False
     today: datetime.date | None = None
+
+    def __post_init__(self) -> None:
+        # Every door's prompt made searchable here, once: a lone surrogate (a Latin-1 byte in
+        # a shell's argv, half an emoji in JSON) fails the embedder's encoder, and SQLite and
+        # FTS5 stop at a NUL.
+        object.__setattr__(self, "prompt", valid_utf8(self.prompt).replace("\x00", " "))
 
 
 @dataclass(frozen=True)

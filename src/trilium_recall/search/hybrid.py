@@ -181,9 +181,8 @@ def decide(
         # the day's own notes, latest first; beside a topic, a month's are ranked as found
         chosen.sort(key=lambda c: (not c.passed, c.filed_rank is None, c.filed_rank or 0))
     trace.total_ms = (time.perf_counter() - gathered.started) * 1000
-    # The notes this session already got keep their places: the limit is the last cut of
-    # relevance, and moving the 4th to 9th passing notes up sent a repeated prompt ever weaker
-    # ones ("and the backup retention?" asked again got the Stripe webhook retries).
+    # Notes the session already got keep their places: the limit is relevance's last cut, and
+    # moving the 4th to 9th up sent a repeated prompt ever weaker ones.
     best = [c for c in chosen if c.passed][:limit]
     return SearchResult([c for c in best if c.key not in exclude], trace)
 

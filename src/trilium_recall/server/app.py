@@ -17,8 +17,9 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp
 
+from ..body_limits import SESSION_ID_CHARS
 from ..config import Settings
-from ..errors import EngineStarting, RecallError
+from ..errors import BadRequest, EngineStarting, RecallError
 from ..search.answers import RecallRequest
 from .activity import ActivityLog
 from .auth import Authenticator
@@ -77,18 +78,17 @@ def create_app(
         body = await read_json(request)
         hook_mode = "hook_event_name" in body
         prompt, session_id, instance = _recall_fields(body)
-        result = await engine.recall(
-            RecallRequest(
-                prompt,
-                session_id=session_id,
-                instance=instance,
-                # Claude Code sets agent_id when the hook fires inside a subagent or teammate.
-                from_subagent=hook_mode and bool(body.get("agent_id")),
-                today=optional_date(body, "today"),
-            )
+        asked = RecallRequest(
+            prompt,
+            session_id=session_id,
+            instance=instance,
+            # Claude Code sets agent_id when the hook fires inside a subagent or teammate.
+            from_subagent=hook_mode and bool(body.get("agent_id")),
+            today=optional_date(body, "today"),
         )
+        result = await engine.recall(asked)
         path = "hook" if hook_mode else "api"
-        activity.record(path, prompt, result, session_id=session_id, instance=instance)
+        activity.record(path, asked.prompt, result, session_id=session_id, instance=instance)
         if result.status in ("starting", "building"):
             raise EngineStarting(result.status_text)  # 503 with Retry-After
         if hook_mode:
@@ -160,7 +160,10 @@ def _bind_addresses(settings: Settings) -> list[tuple[Any, ...]]:
 
 
 def _recall_fields(body: dict[str, Any]) -> tuple[str, str | None, str | None]:
-    return prompt_field(body), optional_text(body, "session_id"), optional_text(body, "instance")
+    session_id = optional_text(body, "session_id")
+    if session_id is not None and len(session_id) > SESSION_ID_CHARS:
+        raise BadRequest(f"'session_id' must be at most {SESSION_ID_CHARS} characters")
+    return prompt_field(body), session_id, optional_text(body, "instance")
 
 
 def _hook_answer(context: str) -> Response:

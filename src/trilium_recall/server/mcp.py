@@ -115,7 +115,7 @@ def build_mcp(engine: Engine, activity: ActivityLog | None = None) -> MCPServer:
             log.exception("the MCP recall tool failed")
             raise ToolError(BUG) from None
         if activity is not None:
-            activity.record("mcp", query, result, instance=instance)
+            activity.record("mcp", asked.prompt, result, instance=instance)
         return result.text
 
     return server

@@ -31,11 +31,11 @@ async def read_json(request: Request, limit: int = PROMPT_BODY_BYTES) -> dict[st
 
 
 def prompt_field(body: dict[str, Any], name: str = "prompt") -> str:
-    """A required string; NUL characters become spaces (SQLite and FTS5 stop at them)."""
-    prompt = valid_utf8(body.get(name))  # only the strings we use, not the whole payload
+    """A required string (made searchable by RecallRequest)."""
+    prompt = body.get(name)
     if not isinstance(prompt, str):
         raise BadRequest(f"'{name}' is required and must be a string")
-    return prompt.replace("\x00", " ")
+    return prompt
 
 
 def optional_text(body: dict[str, Any], name: str) -> str | None:

@@ -288,7 +288,7 @@ class WebUI:
         today = optional_date(body, "today")  # the browser's: "yesterday" as the user means it
         asked = RecallRequest(prompt, instance=instance, use_skip_rules=path == "hook", today=today)
         result = await self._engine.recall(asked)
-        self._activity.record("web", prompt, result, instance=instance)
+        self._activity.record("web", asked.prompt, result, instance=instance)
         return _json(self._explained(path, result))
 
     def _explained(self, path: str, result: RecallResult) -> dict[str, object]:
