@@ -59,6 +59,13 @@ ENGLISH = [
         ("quanto de memória devo dar pro cache?", "pt"),
         ("comment sauter un test quand on tourne sous windows ?", "fr"),
         ("restic snapshots --json", None),  # no function words: unsure
+        # Words English shares with Portuguese ("no", "as") and a Python module ("os").
+        ("git push rejected: no upstream branch set as default", "en"),
+        ("from os import path as p; p.join fails", "en"),
+        ("ModuleNotFoundError: No module named 'yaml' even though pip shows it as installed", "en"),
+        ("à quelle heure on dîne au bouchon samedi soir à lyon ?", "fr"),  # "à" folds to "a"
+        # A pasted error is English whatever the person writes in: a tie is the other language.
+        ("ValueError: field tags is not allowed — was soll ich da genau hinschreiben?", "de"),
         # A stack trace repeats Portuguese "com" (with) on every line: words count once.
         (
             'Exception in thread "main" java.lang.IllegalStateException: closed\n'
@@ -230,6 +237,9 @@ def test_a_notebook_of_code_notes_calibrates_without_a_language(store, embedder)
         ("my notion page won't load on windows", ()),  # an everyday word and an OS
         ("puree the soup in a blender, then excel at plating", ()),  # everyday words
         ("what did I write in trilium about my passport", ()),  # the notes' own app
+        ("how do I react to SIGINT in node so the server shuts down", ()),  # a verb
+        ("should the app react when the token expires", ()),
+        ("useMemo vs useCallback in react, when are they worth it", ("react",)),
     ],
 )
 def test_the_technologies_a_prompt_names(prompt, named) -> None:

@@ -21,8 +21,13 @@ from ..index.terms import words
 # less than that it is not English. A short question holds few of them ("come salvo il
 # file in png senza perdere i livelli?"): each list carries its language's common ones.
 MARKERS: dict[str, frozenset[str]] = {
+    # With the words English shares with Portuguese ("no", "as"): "git push rejected: no
+    # upstream branch set as default" held two Portuguese markers and none of English's. Not
+    # "a" ("à" folds to it), "an" and "was" (German's).
     "en": frozenset(
-        "the and is are to of how what why with for my it does do can this that i in on".split()
+        "the and is are to of how what why with for my it does do can this that i in on no as "
+        "be from not if or at by you your we but have has there which when where all after "
+        "into".split()
     ),
     "de": frozenset(
         "der die das und ist ich nicht wie mit ein eine einen auf fur warum wo kann meine mein "
@@ -87,11 +92,14 @@ def prompt_language(prompt: str) -> str | None:
     if script := _script(prompt):
         return script
     found = _markers(prompt)
-    language = _most_markers(found)
-    count = len(found[language])
-    if language == "en":
-        return "en" if count >= 1 else None
-    return language if count >= 2 and count > len(found["en"]) else None
+    # Another language by its own words ("no" and "as" are English too); on a tie with
+    # English it wins: a pasted error is English whatever the person writes in.
+    own = {lang: words - MARKERS["en"] for lang, words in found.items() if lang != "en"}
+    other = max(own, key=lambda lang: (len(own[lang]), len(found[lang])))
+    count, english = len(own[other]), len(found["en"])
+    if count >= 2 and count >= english:
+        return other
+    return "en" if english else None
 
 
 def text_language(text: str) -> str | None:

@@ -56,10 +56,15 @@ SECTIONS_ENOUGH = 20
 MIN_SECTIONS = 2
 
 
+# A name used as a verb: "how do I react to SIGINT", "should the app react when it fails"
+# ("in react, when …" names React).
+VERBS = re.compile(r"\breact(?=\s+(?:to|when|if|quickly|differently)\b)")
+
+
 def named_technologies(prompt: str) -> tuple[str, ...]:
     """The technologies the prompt names: words in prompt order, then symbol names."""
-    named = [word for word in words(prompt) if word in NAMES]
     lower = prompt.lower()
+    named = [word for word in words(VERBS.sub(" ", lower)) if word in NAMES]
     symbols = [name for name, (pattern, _) in SYMBOL_NAMES.items() if pattern.search(lower)]
     return tuple(dict.fromkeys(named + symbols))
 
