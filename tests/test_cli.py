@@ -173,10 +173,12 @@ def test_status_search_and_explain_read_an_existing_index(demo_engine) -> None:
     assert "prompt language en, the closest note's " in spoke.stdout
     assert re.search(r"\n  unknown words \d+% · fused top ", spoke.stdout)
     pointed = run("explain", "according to my notes, how do I restore my restic backup?", env=env)
-    assert 'searched as: "how do I restore my restic backup?" (where to look left out)' in (
-        pointed.stdout
-    )
+    left_out = "(what names no topic left out)"
+    assert f'searched as: "how do I restore my restic backup?" {left_out}' in pointed.stdout
     assert "searched as" not in spoke.stdout  # nothing left out
+    coded = run("explain", "restic_backup.sh fails with `restic forget --prune`", env=env)
+    assert 'code phrases: "restic backup sh" "restic forget prune"' in coded.stdout
+    assert "code phrases" not in spoke.stdout
     dated = run("explain", "what did I do on october 21st?", env=env)
     assert 'dates: "october 21st" = 21 oct (matched by the notes filed then)' in dated.stdout
     assert re.search(r"PASS  21 - Wednesday .*\n.* · filed on the day #1 ·", dated.stdout)

@@ -239,8 +239,10 @@ def _print_explain(result: RecallResult) -> None:
     keyword, signals, verdict = trace.keyword, trace.signals, trace.verdict
     unknown = f" ({', '.join(keyword.unknown)})" if keyword.unknown else ""
     if trace.searched_as is not None:
-        print(f'searched as: "{clip(trace.searched_as, 100)}" (where to look left out)')
+        print(f'searched as: "{clip(trace.searched_as, 100)}" (what names no topic left out)')
     print(f"terms: {', '.join(keyword.terms) or '(none)'}   keyword query: {keyword.fts_query}")
+    if keyword.phrases:
+        print(f"code phrases: {' '.join(keyword.phrases)}")
     if keyword.dates:
         said = ", ".join(
             f'"{d["said"]}" = {d["date"]}' + (" (from today)" if d["from_today"] else "")

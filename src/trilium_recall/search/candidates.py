@@ -159,7 +159,7 @@ class SearchTrace:
     candidates: list[Candidate] = field(default_factory=list)
     substitutions: list[str] = field(default_factory=list)
     reference: Reference = field(default_factory=Reference)  # the notebook's (calibration.py)
-    searched_as: str | None = None  # the prompt less what only says where to look (topic.py)
+    searched_as: str | None = None  # the prompt less where to look and machine noise (topic.py)
     language: str | None = None  # the prompt's, when told (languages.py)
     closest_language: str | None = None  # the best-meaning section's, when told
     foreign: bool = False  # a language the notebook, or that section, is not written in

@@ -27,6 +27,7 @@ from collections.abc import Callable, Sequence
 
 from ..index.store import Store
 from ..index.terms import STOP_WORDS, words
+from .pasted import without_machine_noise
 from .technologies import notebook_holds
 
 APPLICATION = "trilium"
@@ -121,9 +122,11 @@ def application_is_topic(store: Store) -> bool:
 
 
 def topic_of(prompt: str, application_is_topic: Callable[[], bool]) -> str:
-    """`prompt` without what only says where to look; the prompt itself if nothing else is left.
-    `application_is_topic` is asked only of a prompt that names the application: most never do,
-    and they cost /recall no index read."""
+    """`prompt` without what only says where to look, and without a pasted trace's frames and
+    machine ids (pasted.py); the prompt itself if nothing else is left. `application_is_topic`
+    is asked only of a prompt that names the application: most never do, and they cost
+    /recall no index read."""
+    prompt = without_machine_noise(prompt)
     named = APPLICATION in prompt.casefold()
     place = () if not named or application_is_topic() else (APPLICATION_AS_PLACE,)
     patterns = (RECORDED, OWN_NOTES, *place)  # "did I write" before "in my notes about"

@@ -1,0 +1,63 @@
+"""What a pasted trace or log line carries that names nothing: stack frames and machine ids.
+
+A developer pastes an error with its stack: twelve `at listenInCluster (node:net:1788:12)`
+lines, `File "/home/dana/app/cli.py", line 88, in main`, a process id `(node:9120)`, a request's
+UUID. Read as written, the frames took the prompt's 24 keyword terms ("491", "listen2",
+"home") and its 6 code phrases before the question after them was reached, the embedder read
+only the trace (the question began past its 1,000 characters), and the ids counted as words no
+note holds. Every such prompt was silent; without the frames and ids the same prompts found
+their notes. The exception line and the person's own words are what a note can answer; those
+stay, and so do ports ("127.0.0.1:5432" says Postgres) and error codes ("[DEP0005]").
+"""
+
+from __future__ import annotations
+
+import re
+
+# A whole line that is a frame: JavaScript's and Java's "at f (file:line:col)", "at
+# file:line:col", "at async f (…)", "at java.base/…(Arrays.java:3537)", "... 12 more";
+# Python's 'File "…", line 88, in main' with the source line under it, and the header;
+# Go's "goroutine 1 [running]:" and its "\t/path/file.go:92 +0x1d" lines.
+_FRAME_LINE = re.compile(
+    r"""^[ \t]*(?:
+        at[ \t]++(?:async[ \t]++)?(?:[^\s(]++[ \t]*+(?:\[as[ \t][^\]\n]++\][ \t]*+)?)?
+          \(?(?:node:|[^\s()/\\.]*+[/\\.])[^\s()]*:\d++(?::\d++)?\)?
+      | at[ \t]+[^\n]*\((?:native|<anonymous>)\)
+      | \.\.\.[ \t]+\d+[ \t]+more
+      | File[ \t]+"[^"\n]+",[ \t]+line[ \t]+\d+[^\n]*
+        (?:\n[ \t]+(?!File[ \t])\S[^\n]*)?(?:\n[ \t]*[~^]+)?  # its source line, its marks
+      | Traceback[ \t]+\(most[ \t]+recent[ \t]+call[ \t]+last\):
+      | goroutine[ \t]+\d+[ \t]+\[[^\]\n]+\]:
+      | /\S+\.go:\d+[ \t]+\+0x[0-9a-f]+
+    )[ \t]*$\n?""",
+    re.MULTILINE | re.VERBOSE,
+)
+# The same frames run together on one line, as a trace pasted into a one-line box arrives.
+_INLINE_FRAME = re.compile(r"\bat (?:async )?[\w.$<>\[\]/]+ \([^()\s]+:\d+:\d+\)")
+# Ids a machine wrote: node's process id, UUIDs, hashes (hex with a digit and a letter), a
+# timestamp's time of day, a file's line and column ("server.js:42:17" keeps the file).
+_MACHINE = re.compile(
+    r"""\(node:\d+\)
+      | \b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b
+      | \b0x[0-9a-f]+\b
+      | \b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{8,}\b
+      | (?<=\d)[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\b
+      | (?<=[\w)]):\d+:\d+\b""",
+    re.IGNORECASE | re.VERBOSE,
+)
+_SPACES = re.compile(r"[ \t]{2,}")
+# Search reads a prompt's start only: its first 24 terms, 6 code phrases in 4,000 characters,
+# 1,000 characters embedded (index/terms.py, hybrid.py).
+PASTE_CHARS = 8000
+
+
+def without_machine_noise(prompt: str) -> str:
+    """The prompt without stack frames and machine ids; the prompt itself when nothing else
+    is left (a trace alone is still all there is to search). Only its start is read: search
+    reads no further (a pasted megabyte of log is cut to that)."""
+    head = prompt[:PASTE_CHARS]
+    text = _MACHINE.sub(" ", _INLINE_FRAME.sub(" ", _FRAME_LINE.sub("", head)))
+    if text == head:
+        return prompt
+    text = _SPACES.sub(" ", text).strip()
+    return text if any(ch.isalpha() for ch in text) else prompt

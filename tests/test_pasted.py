@@ -1,0 +1,142 @@
+"""A pasted trace's frames and a machine's ids are left out of what is searched (search/pasted.py):
+the exception line and the person's words are what a note can answer."""
+
+from __future__ import annotations
+
+import pytest
+
+from trilium_recall.index.terms import code_phrases, prompt_terms
+from trilium_recall.search.pasted import PASTE_CHARS, without_machine_noise
+from trilium_recall.search.topic import topic_of
+
+NODE_TRACE = """node:events:491
+      throw er; // Unhandled 'error' event
+      ^
+
+Error: listen EADDRINUSE: address already in use :::3000
+    at Server.setupListenHandle [as _listen2] (node:net:1740:16)
+    at listenInCluster (node:net:1788:12)
+    at Server.listen (node:net:1876:7)
+    at Object.<anonymous> (/home/dana/projects/shop/api/src/server.js:41:8)
+    at Module._compile (node:internal/modules/cjs/loader:1254:14)
+    at Module._extensions..js (node:internal/modules/cjs/loader:1308:10)
+    at Module.load (node:internal/modules/cjs/loader:1117:32)
+    at Module._load (node:internal/modules/cjs/loader:958:12)
+    at Function.executeUserEntryPoint [as runMain] (node:internal/modules/run_main:81:12)
+    at node:internal/main/run_main_module:23:47
+    at new Promise (<anonymous>)
+    at async Promise.all (/app/lib/boot.js:12:3)
+
+can my server wait a second and try the port again instead of crashing"""
+
+PYTHON_TRACE = """Traceback (most recent call last):
+  File "/home/dana/projects/invoicer/src/cli.py", line 88, in <module>
+    main()
+  File "/home/dana/projects/invoicer/src/cli.py", line 61, in main
+    totals = load_totals(args.path)
+             ^^^^^^^^^^^^^^^^^^^^^^
+  File "/usr/lib/python3.11/json/__init__.py", line 293, in load
+    return loads(fp.read(),
+json.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)
+
+why does json.load fail on an empty file"""
+
+JAVA_TRACE = """Exception in thread "main" java.lang.IllegalStateException: closed
+\tat com.acme.app.Store.read(Store.java:42)
+\tat com.acme.app.Main.main(Main.java:7)
+\t... 12 more
+why is the store closed already"""
+
+
+@pytest.mark.parametrize(
+    ("prompt", "searched"),
+    [
+        (
+            NODE_TRACE,
+            "Error: listen EADDRINUSE: address already in use :::3000",
+        ),
+        (
+            PYTHON_TRACE,
+            "json.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)\n\n"
+            "why does json.load fail on an empty file",
+        ),
+        (
+            JAVA_TRACE,
+            'Exception in thread "main" java.lang.IllegalStateException: closed\n'
+            "why is the store closed already",
+        ),
+    ],
+)
+def test_a_trace_s_frames_are_left_out_and_its_error_and_question_kept(
+    prompt: str, searched: str
+) -> None:
+    cleaned = without_machine_noise(prompt)
+    assert searched.split("\n")[0] in cleaned and prompt.split("\n")[-1] in cleaned
+    assert " at " not in cleaned.replace("Server instance at", "")
+    assert 'File "' not in cleaned and ":1740:16" not in cleaned
+
+
+def test_the_question_after_a_long_trace_is_what_the_keywords_read() -> None:
+    """Read as written, the frames took all 24 terms ("491", "listen2", "home") and the six code
+    phrases before the question was reached."""
+    asked = topic_of(NODE_TRACE, application_is_topic=lambda: False)
+    terms = prompt_terms(asked)
+    assert {"server", "port", "crashing", "eaddrinuse"} <= set(terms)
+    assert not {"listen2", "1740", "home", "dana", "loader"} & set(terms)
+    assert not any("internal" in phrase for phrase in code_phrases(asked))
+
+
+@pytest.mark.parametrize(
+    ("prompt", "cleaned"),
+    [
+        (
+            "(node:9120) [DEP0005] DeprecationWarning: Buffer() is deprecated",
+            "[DEP0005] DeprecationWarning: Buffer() is deprecated",
+        ),
+        (
+            "GET /api/orders/9b2c1f4e-3d5a-4e7b-8c6d-1a2b3c4d5e6f hangs with ECONNRESET",
+            "GET /api/orders/ hangs with ECONNRESET",
+        ),
+        ("commit 3f2a9c1d broke the build", "commit broke the build"),
+        ("segfault at 0x7ffd4e2a in libfoo", "segfault at in libfoo"),
+        ("2026-12-05 14:03:22,118 ERROR worker crashed", "2026-12-05 ERROR worker crashed"),
+        (
+            "panicked at src/main.rs:14:18: index out of bounds",
+            "panicked at src/main.rs : index out of bounds",
+        ),
+        (
+            "ReferenceError: process is not defined at Object.<anonymous> (config.ts:3:15)",
+            "ReferenceError: process is not defined",
+        ),
+    ],
+)
+def test_ids_a_machine_wrote_are_left_out(prompt: str, cleaned: str) -> None:
+    assert without_machine_noise(prompt) == cleaned
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "connect ECONNREFUSED 127.0.0.1:5432 after upgrading node",  # a port says Postgres
+        "mysql ERROR 1045 (28000): Access denied",  # codes people type
+        "we meet at 10:30 on friday",
+        "at 10:30 the backup failed",
+        "the cafe added 12 beds",
+        "restic forget --keep-daily 7 --prune\n",  # even its trailing newline
+        "",
+    ],
+)
+def test_a_prompt_without_machine_noise_is_searched_as_written(prompt: str) -> None:
+    assert without_machine_noise(prompt) == prompt
+
+
+def test_a_trace_alone_is_still_all_there_is_to_search() -> None:
+    frames = "    at f (/app/a.js:1:2)\n    at g (/app/b.js:3:4)"
+    assert without_machine_noise(frames) == frames
+
+
+def test_only_the_start_a_search_reads_is_cleaned() -> None:
+    """A pasted megabyte of log is read as far as search reads, not scanned whole."""
+    log = "(node:1) warning\n" + "x " * PASTE_CHARS
+    cleaned = without_machine_noise(log)
+    assert cleaned.startswith("warning") and len(cleaned) <= PASTE_CHARS
