@@ -369,3 +369,11 @@ def test_a_prompt_opening_with_a_short_month_and_a_day_is_that_day(index) -> Non
     day and a stop it is; "may 19 — …" has no note filed then, so it is silent."""
     assert titles(index.ask("oct 21 — anything noted?")) == ["21 - Wednesday"]
     assert index.ask("may 19 — anything noted?").passages == []
+
+
+def test_asking_for_the_notes_of_a_day_gets_that_day_s(index) -> None:
+    """ "notes" only asks what the day held: read as a topic no day note holds, "show my notes
+    from sept 22" was silent and "notes from 2026-09-22" sent the year's empty note and the
+    wiki's log beside the day's."""
+    for prompt in ("show my notes from sept 22", "notes from 2026-09-22"):
+        assert titles(index.ask(prompt)) == ["22 - Tuesday"], prompt

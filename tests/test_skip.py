@@ -161,3 +161,24 @@ def test_a_subagent_s_prompt_is_skipped_and_a_long_envelope_costs_little() -> No
     assert triage("how do i restore restic", from_subagent=True).skip == "machine: subagent"
     huge = "<task-notification>" + "<result>" + "x " * 500_000 + "</result></task-notification>"
     assert triage(huge).skip == "machine: task-notification"
+
+
+@pytest.mark.parametrize(
+    ("prompt", "searched"),
+    [
+        ("ok but what about the restic retention?", "what about the restic retention?"),
+        ("thanks! now what is my restic backup retention?", "what is my restic backup retention?"),
+        ("ok, how do I restore restic", "how do I restore restic"),
+        ("great so how does the backup work", "how does the backup work"),
+        ("looks good but the wireguard MTU is still wrong", "the wireguard MTU is still wrong"),
+        ("done. next: restic prune schedule", "restic prune schedule"),
+        # no mark or word that goes on after it: the word is the prompt's own
+        ("no module named yaml after pip install", "no module named yaml after pip install"),
+        ("please explain the backup schedule", "please explain the backup schedule"),
+        ("is the backup encrypted?", "is the backup encrypted?"),
+        ("ok, the port?", "ok, the port?"),  # too little left to be a prompt of its own
+    ],
+)
+def test_a_leading_acknowledgement_is_not_searched(prompt: str, searched: str) -> None:
+    """Searched, "ok" matched the "OK" of a journal note, and the restic question went silent."""
+    assert triage(prompt) == Triage(None, searched)

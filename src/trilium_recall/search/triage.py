@@ -39,6 +39,10 @@ _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 SCAN_CHARS = 400
 # A person's question beside a pasted envelope has at least this many words.
 MIN_HUMAN_WORDS = 3
+# A leading word and what follows it up to the next word; the marks that end an acknowledgement.
+_LEADING_WORD = re.compile(r"\s*([^\W_]+)([^\w]*)")
+_MARK = re.compile(r"[,!.;:—–-]")
+_GOES_ON = frozenset("but so now and then".split())  # "ok so how …", "thanks, but …"
 _SLASH = re.compile(r"^/[A-Za-z][\w:.-]*(\s|$)")
 
 # Harness blocks that may precede a person's prompt; removed before anything else is decided.
@@ -103,7 +107,7 @@ def triage(prompt: str, *, from_subagent: bool = False) -> Triage:
     for reason, matches in RULES:
         if matches(head):
             return Triage(reason, "")
-    return Triage(None, text)
+    return Triage(None, _without_leading_acknowledgement(text))
 
 
 def skip_reason(prompt: str) -> str | None:
@@ -149,6 +153,29 @@ def _is_slash_command(prompt: str) -> bool:
 def _is_acknowledgement(prompt: str) -> bool:
     words = _words(prompt)
     return len(words) <= ACK_MAX_WORDS and all(word in _ACK_WORDS for word in words)
+
+
+def _without_leading_acknowledgement(text: str) -> str:
+    """ "ok but what about the restic retention?" is "what about the restic retention?": an
+    acknowledgement ends at a mark ("thanks! now …", "ok, …") or a word that goes on ("but",
+    "so", "now"); "no module named yaml" keeps its "no"."""
+    cut = end = 0
+    for match in _LEADING_WORD.finditer(text[:SCAN_CHARS]):
+        word = match[1].casefold()
+        if match.start() != end or word not in _ACK_WORDS | _GOES_ON:
+            break
+        end = match.end()
+        if word in _GOES_ON or _MARK.search(match[2]):
+            cut = end
+            if word in _GOES_ON:
+                break
+    return _rest(text, cut)
+
+
+def _rest(text: str, end: int) -> str:
+    """What follows the acknowledgement, when it is a prompt of its own."""
+    rest = text[end:]
+    return rest if end and len(_WORD.findall(rest)) >= MIN_HUMAN_WORDS else text
 
 
 def _is_bare_follow_up(prompt: str) -> bool:

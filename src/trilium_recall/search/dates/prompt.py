@@ -53,7 +53,8 @@ _ASKING = (
     | frozenset().union(*MARKERS.values())
     | WHEN_WORDS
     | frozenset(
-        """happened happen happening went entry entries journal diary remind reminder planned
+        """happened happen happening went entry entries journal diary note notes notiz notizen
+        nota notas remind reminder planned
         plan plans agenda schedule summarize summary recap todo list did done doing fait gemacht
         passiert habe hecho hice hizo paso feito fiz aconteceu fatto successo qu ai""".split()
     )
