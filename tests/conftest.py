@@ -170,6 +170,7 @@ def add_note(
     path: str = "Notes",
     links: Sequence[tuple[str, str]] = (),
     instance: str = "default",
+    parents: tuple[str, ...] = ("root",),
 ) -> None:
     """Write a note straight into the index, as the syncer would."""
     record = NoteRecord(
@@ -180,7 +181,7 @@ def add_note(
         "text/html",
         area,
         (path,),
-        ("root",),
+        parents,
         "blob-" + note_id,
         None,
         "2026-01-01 00:00:00.000Z",

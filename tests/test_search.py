@@ -207,6 +207,24 @@ def test_session_sends_a_note_once_and_other_sessions_still_get_it(
     assert [ask("s1", limit=2), ask("s1", limit=2)] == [["src1"], []]
 
 
+def test_a_folder_keeps_its_place_and_sends_nothing(store, embedder, generic, tmp_path) -> None:
+    """A note that is only its title with notes filed under it ("Journal", "2026") sent its
+    title as a passage; a leaf that is only its title is sent: where it is filed says when."""
+    add_note(store, embedder, "year", "Restic 2026", [("Restic 2026", "Restic 2026")])
+    child = [("Restic restore drill", "restic restore drill notes from the 2026 test")]
+    add_note(store, embedder, "drill", "Restic restore drill", child, parents=("year",))
+    add_note(store, embedder, "task", "Restic 2026 task", [("Restic 2026 task",) * 2])
+    add_note(store, embedder, "other", "Restic misc", [("Restic misc", "restic misc 2026")])
+    settings = make_settings(tmp_path, max_passages=3)
+    result = search(store, embedder, generic, settings, "restic 2026", gate=OPEN)
+    folder = next(c for c in result.trace.candidates if c.hit.note_id == "year")
+    assert folder.passed and folder.folder and folder.reason.endswith("not sent")
+    sent = [c.hit.note_id for c in result.passages]
+    assert "year" not in sent and "task" in sent and len(sent) < 3
+    assert store.has_children("default", "year") and not store.has_children("default", "task")
+    assert not store.has_children("default", "y_ar")  # LIKE's "_" is no wildcard here
+
+
 def test_every_door_s_prompt_is_made_searchable(store, embedder, generic, tmp_path) -> None:
     """A lone surrogate (the CLI's argv, the MCP tool's JSON) failed the embedder's encoder;
     a NUL stops SQLite and FTS5."""

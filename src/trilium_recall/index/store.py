@@ -314,6 +314,13 @@ class Store:
             self._filed = (stamp, self._filed[1] if notes == self._filed[1] else notes)
         return self._filed[1]
 
+    def has_children(self, instance: str, note_id: str) -> bool:
+        """Whether an indexed note is filed under this one (`parents`: a JSON list of ids)."""
+        escaped = "".join("\\" + ch if ch in "\\%_" else ch for ch in note_id)  # LIKE's own
+        sql = "SELECT 1 FROM notes WHERE instance = ? AND skip_reason IS NULL AND parents LIKE ?"
+        found = self.db.execute(sql + " ESCAPE '\\' LIMIT 1", (instance, f'%"{escaped}"%'))
+        return found.fetchone() is not None
+
     def section_hits(self, ids: Sequence[int]) -> dict[int, SectionHit]:
         if not ids:
             return {}

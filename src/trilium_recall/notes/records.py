@@ -73,6 +73,11 @@ class SectionHit:
         """The breadcrumb a passage shows."""
         return self.paths[0] if self.paths else ""
 
+    @property
+    def title_only(self) -> bool:
+        """Its note holds nothing but its title (notes/sections.py indexes such a note by it)."""
+        return self.text.strip() == self.title.strip()
+
 
 @dataclass(frozen=True)
 class FiledNote:

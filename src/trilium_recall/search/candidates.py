@@ -3,8 +3,8 @@ candidate section with its ranks and signals, and the trace of one search."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 
 from ..index.vectors import NO_NEIGHBOURS, Neighbours
 from ..notes.records import SectionHit
@@ -101,6 +101,7 @@ class Candidate:
     order_value: float | None = None  # its learned order's value (first ten candidates only)
     filed_rank: int | None = None  # among sections filed on a day the prompt names (dates/filed.py)
     dates: DateReading = NO_READING  # what its note's dates say to the prompt's (dates/filed.py)
+    folder: bool = False  # passed, but only a title with notes under it: sent nothing
 
     @property
     def key(self) -> tuple[str, str]:
@@ -227,3 +228,18 @@ class SearchTrace:
 class SearchResult:
     passages: list[Candidate]
     trace: SearchTrace
+
+
+def without_folders(
+    candidates: list[Candidate], has_children: Callable[[str, str], bool]
+) -> list[Candidate]:
+    """The candidates, a passing note that holds nothing but its title and has notes filed
+    under it marked a folder ("Journal", "2026", "Personal"): it keeps its place among the best
+    and sends nothing. A leaf that is only its title (a task "Dentist appointment" under a
+    journal day) says something by where it is filed, and is sent."""
+    return [
+        replace(c, folder=True, reason=f"{c.reason}; a folder, nothing but its title: not sent")
+        if c.passed and c.hit.title_only and has_children(c.hit.instance, c.hit.note_id)
+        else c
+        for c in candidates
+    ]

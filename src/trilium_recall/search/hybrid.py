@@ -26,6 +26,7 @@ from .candidates import (
     KeywordHits,
     SearchResult,
     SearchTrace,
+    without_folders,
 )
 from .dates.filed import filed_on, read_dates
 from .dates.prompt import asking_terms, asks_the_day, day_terms, prompt_dates, said_loosely
@@ -172,7 +173,7 @@ def decide(
     """Prompt decision → candidate decisions in the learned order → summary stands in for
     source → top `limit`."""
     trace = replace(gathered.trace, substitutions=[])
-    candidates = _judge(gathered, trace, gate)
+    candidates = without_folders(_judge(gathered, trace, gate), store.has_children)
     trace.candidates = candidates
     summarised = summaries_for_sources(store, settings, gathered.query_vector, candidates, trace)
     chosen = in_order(summarised, gate.order)  # a source kept as wiki moves by its new score
@@ -181,10 +182,9 @@ def decide(
         # the day's own notes, latest first; beside a topic, a month's are ranked as found
         chosen.sort(key=lambda c: (not c.passed, c.filed_rank is None, c.filed_rank or 0))
     trace.total_ms = (time.perf_counter() - gathered.started) * 1000
-    # Notes the session already got keep their places: the limit is relevance's last cut, and
-    # moving the 4th to 9th up sent a repeated prompt ever weaker ones.
+    # Notes the session already got, and folders, keep their places: the 4th to 9th are weak.
     best = [c for c in chosen if c.passed][:limit]
-    return SearchResult([c for c in best if c.key not in exclude], trace)
+    return SearchResult([c for c in best if c.key not in exclude and not c.folder], trace)
 
 
 def fuse(
