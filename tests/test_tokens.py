@@ -137,6 +137,26 @@ def test_pasted_code_and_quoted_text_become_phrases_split_where_fts5_splits() ->
     assert code_phrases('the error "NEAR(a b) OR *c"') == ['"near a b or c"']  # plain words
 
 
+def test_a_word_quoted_as_code_is_a_name_even_if_a_stop_word() -> None:
+    """ "`once` vs `on`" searched "vs", "event", "listeners": the names were dropped as stop
+    words, and a note titled "… vs …" came first."""
+    assert prompt_terms("`once` vs `on` for event listeners") == [
+        "once",
+        "on",
+        "event",
+        "listeners",
+    ]
+    assert code_phrases("`once` vs `on` for event listeners") == ['"once"', '"on"']
+    assert prompt_terms("Promise.any vs Promise.all") == ["promise", "any", "all"]
+    assert prompt_terms('what does "the quick" mean') == ["quick", "mean"]  # quoted prose
+
+
+def test_abbreviations_and_stop_words_alone_are_no_code() -> None:
+    """ "e.g." matched 124 of the Python notebook's sections as the phrase "e g"."""
+    assert code_phrases("use a cache e.g. redis, i.e. in memory, and/or a file") == []
+    assert code_phrases("`and` binds tighter than `or`") == ['"and"', '"or"']
+
+
 @pytest.mark.parametrize(
     "prompt",
     ["x" * 1_000_000, "a_" * 500_000, "a.b " * 250_000, "KeyErro" * 150_000],

@@ -55,7 +55,8 @@ STOP_WORDS = frozenset(
     what when where which while who whom why will with would you your yours yourself yourselves
     s t d ll ve re m don doesn didn isn aren wasn weren won wouldn couldn shouldn please tell
     show give find know need want like get got use used using make
-    way thing things something anything also der die das und ist ein eine nicht mit wie was ich
+    way thing things something anything also vs versus der die das und ist ein eine nicht mit
+    wie was ich
     le la les de des et est un une pour el los las y en que por con para""".split()
 )
 
@@ -110,10 +111,12 @@ def _split(which: tuple[str, tuple[str, ...]], text: str) -> list[str]:
 
 def prompt_terms(prompt: str) -> list[str]:
     """Distinct content words of the prompt, in order, one per stem ("note" and "notes" are one
-    term, shown as first written): the keyword side's vocabulary."""
+    term, shown as first written): the keyword side's vocabulary. A stop word that is part of
+    code is a name ("`once` vs `on`", "Promise.any")."""
     terms: dict[str, str] = {}
+    code = {token for tokens, prose in _code_tokens(prompt) if not prose for token in tokens}
     for word in words(prompt):
-        if len(word) > 1 and word not in STOP_WORDS:
+        if len(word) > 1 and (word not in STOP_WORDS or word in code):
             terms.setdefault(index_term(word), word)
             if len(terms) == MAX_TERMS:  # a pasted log's later words are not stemmed at all
                 break
@@ -150,11 +153,23 @@ def terms_in(terms: Sequence[str], held: Collection[str]) -> tuple[str, ...]:
 def code_phrases(prompt: str) -> list[str]:
     """The prompt's code and quoted text as FTS5 phrase queries, split where FTS5 splits
     (`shared_buffers` is the phrase "shared buffers"): evidence stronger than loose words."""
-    phrases: dict[str, None] = {}
+    phrases = {'"' + " ".join(t.replace('"', '""') for t in tokens) + '"': None
+               for tokens, _ in _code_tokens(prompt)}  # fmt: skip
+    return list(phrases)[:MAX_PHRASES]
+
+
+def _code_tokens(prompt: str) -> list[tuple[list[str], bool]]:
+    """(tokens, whether quoted prose) of each piece of code or "quoted text" in the prompt's
+    start: a single word only in backticks or as a CamelCase or dotted name; never single
+    letters ("e.g.", "a/b") or stop words alone unless in backticks ("and/or"), nor a run of
+    text too long to be a name."""
+    found = []
     for match in _CODE.finditer(prompt[:MAX_PHRASE_CHARS]):
         tokens = words(next(group for group in match.groups() if group))
-        if len(tokens) > MAX_PHRASE_TOKENS:
+        if not tokens or len(tokens) > MAX_PHRASE_TOKENS or all(len(t) == 1 for t in tokens):
             continue
-        if tokens and (len(tokens) > 1 or match.group(3) or match.group(4)):
-            phrases['"' + " ".join(t.replace('"', '""') for t in tokens) + '"'] = None
-    return list(phrases)[:MAX_PHRASES]
+        if not match.group(1) and all(t in STOP_WORDS for t in tokens):
+            continue
+        if len(tokens) > 1 or match.group(1) or match.group(3) or match.group(4):
+            found.append((tokens, match.group(2) is not None))
+    return found
