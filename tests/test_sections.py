@@ -192,6 +192,18 @@ def test_code_note_blocks_packed():
         assert any(f"// block {b}\n" in s.text for s in sections)
 
 
+def test_a_split_code_note_s_pieces_start_at_a_line_and_keep_its_lines():
+    """A block bigger than the overlap ended a piece: the next began with its last words run
+    together ("} server_0 { listen 010; … }" on one line)."""
+    lines = [f"server_{b} {{ listen {b}{i}; proxy_pass http://up_{b}_{i}; }}" for b in range(8)
+             for i in range(12)]  # fmt: skip
+    blocks = ["\n".join(lines[b * 12 : b * 12 + 12]) for b in range(8)]
+    sections = split_note("nginx.conf", "code", "text/plain", "\n\n".join(blocks))
+    assert len(sections) > 2
+    for section in sections:
+        assert all(line in lines for line in section.text.split("\n") if line)
+
+
 def test_small_code_note_is_one_section():
     code = "SELECT 1;\n\n\nSELECT 2;\n"
     assert split_note("q", "code", "text/x-sql", code) == [

@@ -359,6 +359,22 @@ def test_schema_13_snippets_get_the_hash_of_the_text_they_embedded(tmp_path, emb
     again.close()
 
 
+def test_schema_17_notes_of_several_sections_are_read_and_split_again(tmp_path, embedder) -> None:
+    """Migration m018: their pieces now start at a whole line; one section was never split."""
+    path = tmp_path / "recall.sqlite3"
+    store = Store(path, VectorIndex(embedder.dim, embedder.name))
+    add_note(store, embedder, "one", "One", [("One", "a single section")])
+    add_note(store, embedder, "two", "Two", [("Two", "first piece"), ("Two", "second piece")])
+    with store.atomic() as db:
+        db.execute("PRAGMA user_version = 17")
+    store.close()
+    again = Store(path, VectorIndex(embedder.dim, embedder.name))
+    rows = again.db.execute("SELECT note_id, blob_id, utc_modified FROM notes ORDER BY note_id")
+    assert rows.fetchall() == [("one", "blob-one", "2026-01-01 00:00:00.000Z"), ("two", None, "")]
+    assert again.db.execute("SELECT count(*) FROM sections").fetchone()[0] == 3  # kept meanwhile
+    again.close()
+
+
 def test_the_notes_filed_by_date_are_read_again_only_when_the_notes_change(
     tmp_path, embedder
 ) -> None:

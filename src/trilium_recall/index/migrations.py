@@ -354,6 +354,19 @@ def m017_note_calendar(db: apsw.Connection) -> None:
         db.execute("ALTER TABLE notes ADD COLUMN calendar TEXT")
 
 
+def m018_resplit_with_whole_lines(db: apsw.Connection) -> None:
+    """A long section's pieces begin with the previous piece's last whole lines, not its last
+    words run together (notes/sections.py): a split code note's pieces began mid-statement with
+    three lines on one. Each note of more than one section is read and split again at the next
+    full comparison, as after m013; the old pieces answer until then, and text that did not
+    change keeps its cached vector."""
+    db.execute(
+        "UPDATE notes SET blob_id = NULL, utc_modified = '' WHERE skip_reason IS NULL AND "
+        "(SELECT count(*) FROM sections s "
+        "WHERE s.instance = notes.instance AND s.note_id = notes.note_id) > 1"
+    )
+
+
 MIGRATIONS: list[Callable[[apsw.Connection], None]] = [
     m001_index,
     m002_oauth,
@@ -372,4 +385,5 @@ MIGRATIONS: list[Callable[[apsw.Connection], None]] = [
     m015_stemmed_keywords,
     m016_notes_changes,
     m017_note_calendar,
+    m018_resplit_with_whole_lines,
 ]

@@ -212,6 +212,15 @@ def _overlap(atoms: list[_Atom]) -> list[_Atom]:
         total += atom.count
     if tail:
         return [_Atom("", tail[0].text, tail[0].count), *tail[1:]]
+    lines: list[str] = []
+    for line in reversed(atoms[-1].text.split("\n")[1:]):  # ...else its last whole lines: a
+        count = _count(line)  # piece of code starts at a line, its lines kept apart
+        if total + count > _OVERLAP_COUNT:
+            break
+        lines.insert(0, line)
+        total += count
+    if lines:
+        return [_Atom("", "\n".join(lines), total)]
     words: list[str] = []
     for word in reversed(atoms[-1].text.split()):  # ...else the last words of the last one
         count = _count(word)
