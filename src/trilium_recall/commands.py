@@ -283,10 +283,10 @@ def _print_explain(result: RecallResult) -> None:
             f" · terms{window} {', '.join(c.matched_terms) or '-'} ({c.coverage:.0%})"
             f"\n      {c.reason}"
         )
-    for line in trace.substitutions:
-        print(f"\nsummary for source: {line}")
-    sent = len(result.passages)
-    print(f"\n{counted(sent, 'passage')} sent" if sent else "\nsilent: nothing passed the gate")
+    print("".join(f"\nsummary for source: {line}" for line in trace.substitutions), end="")
+    sent, passed = len(result.passages), any(c.passed for c in trace.candidates)
+    why = "what passed is a folder: nothing to send" if passed else "nothing passed the gate"
+    print(f"\n{counted(sent, 'passage')} sent" if sent else f"\nsilent: {why}")
 
 
 def _print_reference(trace: SearchTrace) -> None:
