@@ -59,12 +59,14 @@ ENGLISH = [
         ("quanto de memória devo dar pro cache?", "pt"),
         ("comment sauter un test quand on tourne sous windows ?", "fr"),
         ("restic snapshots --json", None),  # no function words: unsure
-        # Words English shares with Portuguese ("no", "as") and a Python module ("os").
-        ("git push rejected: no upstream branch set as default", "en"),
-        ("from os import path as p; p.join fails", "en"),
+        # Only words Portuguese shares with English ("no", "as", "do"): English, unless a
+        # letter English does not write says otherwise.
+        ("git push rejected: no upstream branch set as default", None),
         ("ModuleNotFoundError: No module named 'yaml' even though pip shows it as installed", "en"),
-        ("à quelle heure on dîne au bouchon samedi soir à lyon ?", "fr"),  # "à" folds to "a"
-        # A pasted error is English whatever the person writes in: a tie is the other language.
+        ("as configurações do wireguard no raspberry pi", "pt"),
+        ("onde guardei as notas do wireguard no raspberry pi", "pt"),
+        ("o backup do servidor", "pt"),
+        ("à quelle heure on dîne au bouchon samedi soir à lyon ?", "fr"),
         ("ValueError: field tags is not allowed — was soll ich da genau hinschreiben?", "de"),
         # A stack trace repeats Portuguese "com" (with) on every line: words count once.
         (

@@ -10,6 +10,7 @@ English may keep a recipe in German or a travel plan in Japanese.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 
 from ..index.terms import words
@@ -21,13 +22,8 @@ from ..index.terms import words
 # less than that it is not English. A short question holds few of them ("come salvo il
 # file in png senza perdere i livelli?"): each list carries its language's common ones.
 MARKERS: dict[str, frozenset[str]] = {
-    # With the words English shares with Portuguese ("no", "as"): "git push rejected: no
-    # upstream branch set as default" held two Portuguese markers and none of English's. Not
-    # "a" ("à" folds to it), "an" and "was" (German's).
     "en": frozenset(
-        "the and is are to of how what why with for my it does do can this that i in on no as "
-        "be from not if or at by you your we but have has there which when where all after "
-        "into".split()
+        "the and is are to of how what why with for my it does do can this that i in on".split()
     ),
     "de": frozenset(
         "der die das und ist ich nicht wie mit ein eine einen auf fur warum wo kann meine mein "
@@ -59,6 +55,11 @@ MARKERS: dict[str, frozenset[str]] = {
         "anche dei delle nella sul alla ancora sempre molto voglio puo tra ogni ci".split()
     ),
 }
+# Markers that are English words too: a language all of whose markers in a prompt are these
+# is that language only when the prompt has a letter English does not write ("as
+# configurações do wireguard no raspberry pi"); an English error message is full of them.
+ENGLISH_WORDS = frozenset("no as do come die".split())
+_ASCII = re.compile(r"[\x00-\x7f]*")
 # Markers that say the notebook holds a language: distinctive in running text (the English
 # "die" or "per" would misfire), each its own stem, as the index counts stems ("les" would be
 # counted as "le", Italian's too). A language is held when a share of sections has each.
@@ -92,14 +93,16 @@ def prompt_language(prompt: str) -> str | None:
     if script := _script(prompt):
         return script
     found = _markers(prompt)
-    # Another language by its own words ("no" and "as" are English too); on a tie with
-    # English it wins: a pasted error is English whatever the person writes in.
-    own = {lang: words - MARKERS["en"] for lang, words in found.items() if lang != "en"}
-    other = max(own, key=lambda lang: (len(own[lang]), len(found[lang])))
-    count, english = len(own[other]), len(found["en"])
-    if count >= 2 and count >= english:
-        return other
-    return "en" if english else None
+    if _ASCII.fullmatch(prompt):  # "git push rejected: no upstream branch set as default"
+        found = {
+            lang: words if lang == "en" or words - ENGLISH_WORDS else set()
+            for lang, words in found.items()
+        }
+    language = _most_markers(found)
+    count = len(found[language])
+    if language == "en":
+        return "en" if count >= 1 else None
+    return language if count >= 2 and count > len(found["en"]) else None
 
 
 def text_language(text: str) -> str | None:

@@ -56,15 +56,18 @@ SECTIONS_ENOUGH = 20
 MIN_SECTIONS = 2
 
 
-# A name used as a verb: "how do I react to SIGINT", "should the app react when it fails"
-# ("in react, when …" names React).
-VERBS = re.compile(r"\breact(?=\s+(?:to|when|if|quickly|differently)\b)")
+# A name used as a verb, after its subject or a modal: "how do I react to SIGINT", "should the
+# app react when it fails"; "in react, when …", "migrate from react to vue" name React.
+VERBS = re.compile(
+    r"\b(i|we|you|they|it|app|should|would|could|can|will|does|do|did|to|not|t)\s+react"
+    r"(?=\s+(?:to|when|if|quickly|differently)\b)"
+)
 
 
 def named_technologies(prompt: str) -> tuple[str, ...]:
     """The technologies the prompt names: words in prompt order, then symbol names."""
     lower = prompt.lower()
-    named = [word for word in words(VERBS.sub(" ", lower)) if word in NAMES]
+    named = [word for word in words(VERBS.sub(r"\1", lower)) if word in NAMES]
     symbols = [name for name, (pattern, _) in SYMBOL_NAMES.items() if pattern.search(lower)]
     return tuple(dict.fromkeys(named + symbols))
 
