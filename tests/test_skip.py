@@ -170,10 +170,15 @@ def test_a_subagent_s_prompt_is_skipped_and_a_long_envelope_costs_little() -> No
         ("thanks! now what is my restic backup retention?", "what is my restic backup retention?"),
         ("ok, how do I restore restic", "how do I restore restic"),
         ("great so how does the backup work", "how does the backup work"),
-        ("looks good but the wireguard MTU is still wrong", "the wireguard MTU is still wrong"),
-        ("done. next: restic prune schedule", "restic prune schedule"),
-        # no mark or word that goes on after it: the word is the prompt's own
+        ("ok. how do i rotate the restic key", "how do i rotate the restic key"),
+        ("yes - do the restic prune with 7 daily", "do the restic prune with 7 daily"),
+        # no mark before a space or word that goes on after it: the word is the prompt's own
         ("no module named yaml after pip install", "no module named yaml after pip install"),
+        ("next.js app router caching is stale", "next.js app router caching is stale"),
+        ("go: cannot find main module", "go: cannot find main module"),
+        ("fine-tune llama on my notes", "fine-tune llama on my notes"),
+        ("nice -n 19 for the backup job", "nice -n 19 for the backup job"),
+        ("now() returns the wrong timezone", "now() returns the wrong timezone"),
         ("please explain the backup schedule", "please explain the backup schedule"),
         ("is the backup encrypted?", "is the backup encrypted?"),
         ("ok, the port?", "ok, the port?"),  # too little left to be a prompt of its own

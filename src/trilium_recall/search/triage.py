@@ -39,9 +39,16 @@ _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 SCAN_CHARS = 400
 # A person's question beside a pasted envelope has at least this many words.
 MIN_HUMAN_WORDS = 3
-# A leading word and what follows it up to the next word; the marks that end an acknowledgement.
+# An acknowledgement before a question: its words, each followed by what comes before the next
+# word; the marks that end it (before a space: "next.js", "k-means", "go: cannot find module"
+# are no acknowledgement), and the words after it that go on into the question.
+_LEADING_ACKS = frozenset(
+    """ok okay k kk yes yep yeah yup sure no nope nah thanks thank you thx ty cheers great
+    perfect cool nice good fine lgtm sgtm np alright right correct exactly agreed awesome
+    excellent wonderful brilliant""".split()
+)
 _LEADING_WORD = re.compile(r"\s*([^\W_]+)([^\w]*)")
-_MARK = re.compile(r"[,!.;:—–-]")
+_MARK = re.compile(r"\s*[,!.;—–-]+\s")
 _GOES_ON = frozenset("but so now and then".split())  # "ok so how …", "thanks, but …"
 _SLASH = re.compile(r"^/[A-Za-z][\w:.-]*(\s|$)")
 
@@ -157,18 +164,20 @@ def _is_acknowledgement(prompt: str) -> bool:
 
 def _without_leading_acknowledgement(text: str) -> str:
     """ "ok but what about the restic retention?" is "what about the restic retention?": an
-    acknowledgement ends at a mark ("thanks! now …", "ok, …") or a word that goes on ("but",
-    "so", "now"); "no module named yaml" keeps its "no"."""
+    acknowledgement ends at a mark before a space ("thanks! now …", "ok, …") or at a word that
+    goes on ("but", "so", "now"); "no module named yaml", "next.js …", "fine-tune …" keep
+    their first word."""
     cut = end = 0
     for match in _LEADING_WORD.finditer(text[:SCAN_CHARS]):
         word = match[1].casefold()
-        if match.start() != end or word not in _ACK_WORDS | _GOES_ON:
+        goes_on = end > 0 and word in _GOES_ON
+        if match.start() != end or not (goes_on or word in _LEADING_ACKS):
             break
         end = match.end()
-        if word in _GOES_ON or _MARK.search(match[2]):
+        if goes_on:
+            return _rest(text, end)
+        if _MARK.match(match[2]):
             cut = end
-            if word in _GOES_ON:
-                break
     return _rest(text, cut)
 
 
