@@ -190,6 +190,7 @@ def test_more_ways_of_naming_days_from_today(prompt: str, days: list[int], named
         "summarize what we did today",  # "we" and today: the session with the assistant
         "the build runs over the weekend",  # no tense says which weekend
         "how was the weekend",
+        "what did I do over the weekend of the 14th",  # another word says which weekend
     ],
 )
 def test_days_that_are_not_the_journal_s(prompt: str) -> None:
@@ -518,6 +519,13 @@ def test_two_days_of_a_month_joined_by_and_are_those_two(first: str) -> None:
     )
     assert [m.date for m in mentions] == [Date(2026, 9, 1), Date(2026, 9, 10)]
     assert as_said(mentions)[0]["date"] == "1 sep 2026 and 10 sep 2026"
+
+
+def test_a_weekend_counted_back_is_not_also_the_last_one() -> None:
+    mentions = prompt_dates(
+        "what did I do on the weekend two weeks ago", datetime.date(2026, 10, 26)
+    )
+    assert {m.said for m in mentions} == {"two weeks ago"}
 
 
 def test_a_week_that_is_not_one_says_no_weekdays_of_it() -> None:

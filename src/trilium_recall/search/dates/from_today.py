@@ -57,6 +57,7 @@ from .words import (
     WE,
     WEEK_WORDS,
     WEEKEND_WORDS,
+    WHICH_WEEKEND,
 )
 
 
@@ -242,6 +243,9 @@ def _over_the_weekend(tokens: Sequence[str], i: int) -> int | None:
     said = (tokens[i - 1] if i else "") in OVER_WEEKEND
     if not (said or (i >= 2 and tokens[i - 1] == "the" and tokens[i - 2] in OVER_THE_WEEKEND)):
         return None
+    after = tokens[i + 1] if i + 1 < len(tokens) else ""
+    if after in WHICH_WEEKEND or after.isdigit():
+        return None  # "over the weekend of the 14th", "… two weeks ago": another word says which
     return tense_of(tuple(tokens))
 
 

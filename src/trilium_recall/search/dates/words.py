@@ -185,6 +185,11 @@ _COUNT_WORDS = (
     "ten zehn dix diez dez dieci",
 )
 COUNTS = {word: n for n, names in enumerate(_COUNT_WORDS, 1) for word in names.split()}
+# After "over the weekend" these say which one: "… of the 14th", "… in october", "… two weeks
+# ago", "am Wochenende vor zwei Wochen", "… last month".
+WHICH_WEEKEND = frozenset(
+    ["of", "in", "before", "after", *COUNTS, *AGO_BEFORE, IL_Y_A[0], *BEFORE, *MONTHS]
+)
 # "a few days ago", "vor ein paar Tagen", "il y a quelques jours", "hace unos días", "qualche
 # giorno fa": from FEW_UNITS[1] to FEW_UNITS[0] days (or weeks) back.
 FEW = frozenset(
