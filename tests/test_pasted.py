@@ -44,6 +44,8 @@ why does json.load fail on an empty file"""
 JAVA_TRACE = """Exception in thread "main" java.lang.IllegalStateException: closed
 \tat com.acme.app.Store.read(Store.java:42)
 \tat com.acme.app.Main.main(Main.java:7)
+\tat java.base/jdk.internal.reflect.NativeMethodAccessorImpl.invoke0(Native Method)
+\tat com.acme.app.Boot.run(Unknown Source)
 \t... 12 more
 why is the store closed already"""
 
@@ -72,7 +74,7 @@ def test_a_trace_s_frames_are_left_out_and_its_error_and_question_kept(
 ) -> None:
     cleaned = without_machine_noise(prompt)
     assert searched.split("\n")[0] in cleaned and prompt.split("\n")[-1] in cleaned
-    assert " at " not in cleaned.replace("Server instance at", "")
+    assert "\tat " not in cleaned and "    at " not in cleaned
     assert 'File "' not in cleaned and ":1740:16" not in cleaned
 
 
@@ -98,7 +100,7 @@ def test_the_question_after_a_long_trace_is_what_the_keywords_read() -> None:
             "GET /api/orders/ hangs with ECONNRESET",
         ),
         ("commit 3f2a9c1d broke the build", "commit broke the build"),
-        ("segfault at 0x7ffd4e2a in libfoo", "segfault at in libfoo"),
+        ("segfault at 0x7ffd4e2a91c0 in libfoo", "segfault at in libfoo"),
         ("2026-12-05 14:03:22,118 ERROR worker crashed", "2026-12-05 ERROR worker crashed"),
         (
             "panicked at src/main.rs:14:18: index out of bounds",
@@ -121,6 +123,10 @@ def test_ids_a_machine_wrote_are_left_out(prompt: str, cleaned: str) -> None:
         "mysql ERROR 1045 (28000): Access denied",  # codes people type
         "we meet at 10:30 on friday",
         "at 10:30 the backup failed",
+        "backup window 01:00:00 to 05:00:00",  # times of day, no file's line and column
+        "what does 0x80070005 mean on my windows vm",  # an error code of eight digits
+        "C0000005 access violation in the facade12 build",  # no hash's alternation
+        "the db refuses connections\nat 127.0.0.1:5432\nsince the upgrade",  # a port, no frame
         "the cafe added 12 beds",
         "restic forget --keep-daily 7 --prune\n",  # even its trailing newline
         "",

@@ -15,14 +15,16 @@ from __future__ import annotations
 import re
 
 # A whole line that is a frame: JavaScript's and Java's "at f (file:line:col)", "at
-# file:line:col", "at async f (…)", "at java.base/…(Arrays.java:3537)", "... 12 more";
-# Python's 'File "…", line 88, in main' with the source line under it, and the header;
-# Go's "goroutine 1 [running]:" and its "\t/path/file.go:92 +0x1d" lines.
+# file:line:col", "at async f (…)", "at java.base/…(Arrays.java:3537)", "at f (Native
+# Method)", "... 12 more"; Python's 'File "…", line 88, in main' with the source line under
+# it, and the header; Go's "goroutine 1 [running]:" and its "\t/path/file.go:92 +0x1d" lines.
+# A place outside parentheses needs a line and a column: "at 127.0.0.1:5432" is a port.
 _FRAME_LINE = re.compile(
     r"""^[ \t]*(?:
         at[ \t]++(?:async[ \t]++)?(?:[^\s(]++[ \t]*+(?:\[as[ \t][^\]\n]++\][ \t]*+)?)?
-          \(?(?:node:|[^\s()/\\.]*+[/\\.])[^\s()]*:\d++(?::\d++)?\)?
-      | at[ \t]+[^\n]*\((?:native|<anonymous>)\)
+          (?:\((?:node:|[^\s()/\\.]*+[/\\.])[^\s()]*:\d++(?::\d++)?\)
+            |(?:node:|[^\s()/\\.]*+[/\\.])[^\s()]*:\d++:\d++)
+      | at[ \t]++[^\n(]*+\((?i:native(?:[ \t]method)?|unknown[ \t]source|<anonymous>)\)
       | \.\.\.[ \t]+\d+[ \t]+more
       | File[ \t]+"[^"\n]+",[ \t]+line[ \t]+\d+[^\n]*
         (?:\n[ \t]+(?!File[ \t])\S[^\n]*)?(?:\n[ \t]*[~^]+)?  # its source line, its marks
@@ -34,17 +36,20 @@ _FRAME_LINE = re.compile(
 )
 # The same frames run together on one line, as a trace pasted into a one-line box arrives.
 _INLINE_FRAME = re.compile(r"\bat (?:async )?[\w.$<>\[\]/]+ \([^()\s]+:\d+:\d+\)")
-# Ids a machine wrote: node's process id, UUIDs, hashes (hex with a digit and a letter), a
-# timestamp's time of day, a file's line and column ("server.js:42:17" keeps the file).
+# Ids a machine wrote: node's process id, UUIDs, addresses ("0x7ffd4e2a91c0"; an error code of
+# eight digits, "0x80070005", stays), hashes (hex whose digits and letters alternate at least
+# three times: "3f2a9c1d", not "facade12" or "C0000005"), a timestamp's time of day, a file's
+# line and column ("server.js:42:17" keeps the file; "10:30:00" is no file's).
 _MACHINE = re.compile(
-    r"""\(node:\d+\)
+    r"""(?P<noise>\(node:\d+\)
       | \b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b
-      | \b0x[0-9a-f]+\b
-      | \b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{8,}\b
+      | \b0x(?![0-9a-f]{8}\b)[0-9a-f]+\b
       | (?<=\d)[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\b
-      | (?<=[\w)]):\d+:\d+\b""",
+      | (?<=[a-z_)]):\d+:\d+\b)
+      | (?P<hex>\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{8,}\b)""",
     re.IGNORECASE | re.VERBOSE,
 )
+_ALTERNATION = re.compile(r"(?:\d+[a-f]+){2}\d|(?:[a-f]+\d+){2}[a-f]", re.IGNORECASE)
 _SPACES = re.compile(r"[ \t]{2,}")
 # Search reads a prompt's start only: its first 24 terms, 6 code phrases in 4,000 characters,
 # 1,000 characters embedded (index/terms.py, hybrid.py).
@@ -56,8 +61,14 @@ def without_machine_noise(prompt: str) -> str:
     is left (a trace alone is still all there is to search). Only its start is read: search
     reads no further (a pasted megabyte of log is cut to that)."""
     head = prompt[:PASTE_CHARS]
-    text = _MACHINE.sub(" ", _INLINE_FRAME.sub(" ", _FRAME_LINE.sub("", head)))
+    text = _MACHINE.sub(_blank, _INLINE_FRAME.sub(" ", _FRAME_LINE.sub("", head)))
     if text == head:
         return prompt
     text = _SPACES.sub(" ", text).strip()
     return text if any(ch.isalpha() for ch in text) else prompt
+
+
+def _blank(found: re.Match[str]) -> str:
+    """A space for a machine's id; a word of hex letters and digits that do not alternate as a
+    hash's do is left as it is."""
+    return " " if found["noise"] or _ALTERNATION.search(found["hex"]) else found[0]
