@@ -316,9 +316,8 @@ class Store:
 
     def has_children(self, instance: str, note_id: str) -> bool:
         """Whether an indexed note is filed under this one (`parents`: a JSON list of ids)."""
-        escaped = "".join("\\" + ch if ch in "\\%_" else ch for ch in note_id)  # LIKE's own
-        sql = "SELECT 1 FROM notes WHERE instance = ? AND skip_reason IS NULL AND parents LIKE ?"
-        found = self.db.execute(sql + " ESCAPE '\\' LIMIT 1", (instance, f'%"{escaped}"%'))
+        sql = "SELECT 1 FROM notes WHERE instance = ? AND skip_reason IS NULL AND instr(parents, ?)"
+        found = self.db.execute(sql + " LIMIT 1", (instance, json.dumps(note_id)))  # case kept
         return found.fetchone() is not None
 
     def section_hits(self, ids: Sequence[int]) -> dict[int, SectionHit]:
