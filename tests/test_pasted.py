@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from conftest import add_note
 from trilium_recall.index.terms import code_phrases, prompt_terms
 from trilium_recall.search.pasted import PASTE_CHARS, without_machine_noise
-from trilium_recall.search.topic import topic_of
+from trilium_recall.search.topic import index_holds, topic_of
 
 NODE_TRACE = """node:events:491
       throw er; // Unhandled 'error' event
@@ -146,3 +147,18 @@ def test_only_the_start_a_search_reads_is_cleaned() -> None:
     log = "(node:1) warning\n" + "x " * PASTE_CHARS
     cleaned = without_machine_noise(log)
     assert cleaned.startswith("warning") and len(cleaned) <= PASTE_CHARS
+
+
+def test_an_id_the_notes_hold_is_searched(store, embedder) -> None:
+    """A healthcheck's UUID kept in a backup script is the best evidence there is; one no note
+    holds is a request's id."""
+    uuid = "5f3c1a9e-2b7d-4c61-9f0a-7e2d81b44c10"
+    script = [("restic-backup.sh", f"curl -fsS https://hc-ping.com/{uuid}")]
+    add_note(store, embedder, "s", "restic-backup.sh", script)
+
+    def searched(prompt: str) -> str:
+        return topic_of(prompt, lambda: False, lambda text: index_holds(store, text))
+
+    assert searched(f"which check is {uuid}?") == f"which check is {uuid}?"
+    assert searched("which check is 9b2c1f4e-3d5a-4e7b-8c6d-1a2b3c4d5e6f?") == "which check is ?"
+    assert searched("(node:4242) warning at 3f2a9c1d") == "warning at"  # a pid is never kept

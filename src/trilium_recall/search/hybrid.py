@@ -43,7 +43,7 @@ from .null_bank import GenericPrompts
 from .rankings import RRF_K, keyword_hits, meaning_hits, note_ranking, rrf
 from .summaries import summaries_for_sources
 from .technologies import named_technologies, names_another_stack
-from .topic import application_is_topic, topic_of
+from .topic import application_is_topic, index_holds, topic_of
 
 # Meaning counted twice in the fusion (see rankings.RRF_K).
 KEYWORD_WEIGHT = 1.0
@@ -128,7 +128,7 @@ def gather(
 ) -> Gathered:
     """Keyword hits ∥ query vector → meaning hits → RRF → area weight → best section per note."""
     started = time.perf_counter()
-    asked = topic_of(prompt, lambda: application_is_topic(store))
+    asked = topic_of(prompt, lambda: application_is_topic(store), lambda t: index_holds(store, t))
     # Dates are read as written: "did I take notes on the 3rd?" is read for its topic as "the
     # 3rd?", and a bare ordinal is a day only after "on".
     dates = prompt_dates(prompt, today) if ranking.dates else []

@@ -13,6 +13,7 @@ stay, and so do ports ("127.0.0.1:5432" says Postgres) and error codes ("[DEP000
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 # A whole line that is a frame: JavaScript's and Java's "at f (file:line:col)", "at
 # file:line:col", "at async f (…)", "at java.base/…(Arrays.java:3537)", "at f (Native
@@ -36,16 +37,17 @@ _FRAME_LINE = re.compile(
 )
 # The same frames run together on one line, as a trace pasted into a one-line box arrives.
 _INLINE_FRAME = re.compile(r"\bat (?:async )?[\w.$<>\[\]/]+ \([^()\s]+:\d+:\d+\)")
-# Ids a machine wrote: node's process id, UUIDs, addresses ("0x7ffd4e2a91c0"; an error code of
-# eight digits, "0x80070005", stays), hashes (hex whose digits and letters alternate at least
-# three times: "3f2a9c1d", not "facade12" or "C0000005"), a timestamp's time of day, a file's
-# line and column ("server.js:42:17" keeps the file; "10:30:00" is no file's).
+# What a machine wrote: node's process id, addresses ("0x7ffd4e2a91c0"; an error code of eight
+# digits, "0x80070005", stays), a timestamp's time of day, a file's line and column
+# ("server.js:42:17" keeps the file; "10:30:00" is no file's); and ids, left in when the notes
+# hold them (a healthcheck's UUID in a backup script): UUIDs and hashes (hex whose digits and
+# letters alternate at least three times: "3f2a9c1d", not "facade12" or "C0000005").
 _MACHINE = re.compile(
     r"""(?P<noise>\(node:\d+\)
-      | \b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b
       | \b0x(?![0-9a-f]{8}\b)[0-9a-f]+\b
       | (?<=\d)[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\b
       | (?<=[a-z_)]):\d+:\d+\b)
+      | (?P<uuid>\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b)
       | (?P<hex>\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{8,}\b)""",
     re.IGNORECASE | re.VERBOSE,
 )
@@ -56,19 +58,19 @@ _SPACES = re.compile(r"[ \t]{2,}")
 PASTE_CHARS = 8000
 
 
-def without_machine_noise(prompt: str) -> str:
-    """The prompt without stack frames and machine ids; the prompt itself when nothing else
-    is left (a trace alone is still all there is to search). Only its start is read: search
-    reads no further (a pasted megabyte of log is cut to that)."""
+def without_machine_noise(prompt: str, held: Callable[[str], bool] = lambda _: False) -> str:
+    """The prompt without stack frames and machine ids (but those `held` says the notes hold);
+    the prompt itself when nothing else is left (a trace alone is still all there is to
+    search). Only its start is read: search reads no further (a pasted megabyte of log is cut
+    to that)."""
+
+    def blank(found: re.Match[str]) -> str:
+        machine = found["noise"] or found["uuid"] or _ALTERNATION.search(found["hex"])
+        return " " if machine and (found["noise"] or not held(found[0])) else found[0]
+
     head = prompt[:PASTE_CHARS]
-    text = _MACHINE.sub(_blank, _INLINE_FRAME.sub(" ", _FRAME_LINE.sub("", head)))
+    text = _MACHINE.sub(blank, _INLINE_FRAME.sub(" ", _FRAME_LINE.sub("", head)))
     if text == head:
         return prompt
     text = _SPACES.sub(" ", text).strip()
     return text if any(ch.isalpha() for ch in text) else prompt
-
-
-def _blank(found: re.Match[str]) -> str:
-    """A space for a machine's id; a word of hex letters and digits that do not alternate as a
-    hash's do is left as it is."""
-    return " " if found["noise"] or _ALTERNATION.search(found["hex"]) else found[0]

@@ -115,18 +115,28 @@ _CUT_SPACES = re.compile(rf"(?<![ \t])[ \t]*+(?:{_CUT}[ \t]*+)++")
 TOPIC_CHARS = 2000
 
 
+def index_holds(store: Store, text: str) -> bool:
+    """Whether the notes hold every word of `text` ("5f3c1a9e-2b7d-…": a UUID a note keeps)."""
+    _, counts = store.term_document_counts(words(text))
+    return bool(counts) and all(counts.values())
+
+
 def application_is_topic(store: Store) -> bool:
     """Whether enough of the notebook's sections name Trilium for the name to be a topic."""
     total, counts = store.term_document_counts([APPLICATION])
     return notebook_holds(counts[APPLICATION], total)
 
 
-def topic_of(prompt: str, application_is_topic: Callable[[], bool]) -> str:
+def topic_of(
+    prompt: str,
+    application_is_topic: Callable[[], bool],
+    held: Callable[[str], bool] = lambda _: False,
+) -> str:
     """`prompt` without what only says where to look, and without a pasted trace's frames and
-    machine ids (pasted.py); the prompt itself if nothing else is left. `application_is_topic`
-    is asked only of a prompt that names the application: most never do, and they cost
-    /recall no index read."""
-    prompt = without_machine_noise(prompt)
+    the machine ids the notes do not hold (`held`, pasted.py); the prompt itself if nothing else
+    is left. `application_is_topic` is asked only of a prompt that names the application: most
+    never do, and they cost /recall no index read."""
+    prompt = without_machine_noise(prompt, held)
     named = APPLICATION in prompt.casefold()
     place = () if not named or application_is_topic() else (APPLICATION_AS_PLACE,)
     patterns = (RECORDED, OWN_NOTES, *place)  # "did I write" before "in my notes about"
