@@ -223,6 +223,8 @@ def test_a_folder_keeps_its_place_and_sends_nothing(store, embedder, generic, tm
     assert "year" not in sent and "task" in sent and len(sent) < 3
     assert store.has_children("default", "year") and not store.has_children("default", "task")
     assert not store.has_children("default", "y_ar") and not store.has_children("default", "YEAR")
+    add_note(store, embedder, "sub", "Subtask", [("Subtask", "a step")], parents=("task",))
+    assert store.has_children("default", "task")  # read again after a write to the notes
 
 
 def test_every_door_s_prompt_is_made_searchable(store, embedder, generic, tmp_path) -> None:

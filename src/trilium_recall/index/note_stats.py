@@ -1,7 +1,7 @@
 """Questions about the indexed notes as a whole, answered in SQL: how many per area, per
 top-level breadcrumb, which failed, and a title with its longest section's heading per note.
 Asked by the status page and the MCP instructions (server/overview.py) and by calibration, on
-a `Store`'s connection."""
+a `Store`'s connection; and which notes have notes under them (`Store.has_children`)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,16 @@ from .terms import fts_query, words
 
 Row = tuple[Any, ...]  # columns as each docstring lists them
 WORD_SAMPLE = 50  # sections read to tell a word from the other forms of its stem
+
+
+def parents(db: apsw.Connection) -> frozenset[tuple[str, str]]:
+    """(instance, note_id) of each note an indexed note is filed under."""
+    return frozenset(
+        db.execute(
+            "SELECT n.instance, p.value FROM notes n, json_each(n.parents) p "
+            "WHERE n.skip_reason IS NULL"
+        )
+    )
 
 
 def failed(db: apsw.Connection, instance: str, limit: int) -> list[Row]:
