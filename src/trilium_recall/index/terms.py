@@ -153,18 +153,18 @@ def terms_in(terms: Sequence[str], held: Collection[str]) -> tuple[str, ...]:
 def code_phrases(prompt: str) -> list[str]:
     """The prompt's code and quoted text as FTS5 phrase queries, split where FTS5 splits
     (`shared_buffers` is the phrase "shared buffers"): evidence stronger than loose words."""
-    phrases = {'"' + " ".join(t.replace('"', '""') for t in tokens) + '"': None
-               for tokens, _ in _code_tokens(prompt)
-               if not all(t in STOP_WORDS for t in tokens)}  # fmt: skip
+    phrases: dict[str, None] = {}
+    for tokens, _ in _code_tokens(prompt):
+        if not all(t in STOP_WORDS for t in tokens):  # "`once`" alone is in nearly every section
+            phrases['"' + " ".join(t.replace('"', '""') for t in tokens) + '"'] = None
     return list(phrases)[:MAX_PHRASES]
 
 
 def _code_tokens(prompt: str) -> list[tuple[list[str], bool]]:
     """(tokens, whether quoted prose) of each piece of code or "quoted text" in the prompt's
     start: a single word only in backticks or as a CamelCase or dotted name; never single
-    letters ("e.g.", "a/b") or stop words alone unless in backticks ("and/or"; "`once`" is a
-    term, but as a phrase it would match nearly every section), nor a run of text too long to
-    be a name."""
+    letters ("e.g.", "a/b") or stop words alone unless in backticks ("and/or"; "`once`"), nor
+    a run of text too long to be a name."""
     found = []
     for match in _CODE.finditer(prompt[:MAX_PHRASE_CHARS]):
         tokens = words(next(group for group in match.groups() if group))

@@ -10,7 +10,6 @@ English may keep a recipe in German or a travel plan in Japanese.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 
 from ..index.terms import words
@@ -59,7 +58,6 @@ MARKERS: dict[str, frozenset[str]] = {
 # is that language only when the prompt has a letter English does not write ("as
 # configurações do wireguard no raspberry pi"); an English error message is full of them.
 ENGLISH_WORDS = frozenset("no as do come die".split())
-_ASCII = re.compile(r"[\x00-\x7f]*")
 # Markers that say the notebook holds a language: distinctive in running text (the English
 # "die" or "per" would misfire), each its own stem, as the index counts stems ("les" would be
 # counted as "le", Italian's too). A language is held when a share of sections has each.
@@ -93,7 +91,7 @@ def prompt_language(prompt: str) -> str | None:
     if script := _script(prompt):
         return script
     found = _markers(prompt)
-    if _ASCII.fullmatch(prompt):  # "git push rejected: no upstream branch set as default"
+    if prompt.isascii():  # "git push rejected: no upstream branch set as default"
         found = {
             lang: words if lang == "en" or words - ENGLISH_WORDS else set()
             for lang, words in found.items()

@@ -37,7 +37,8 @@ _FOLLOW_UP_WORDS = frozenset(
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 # Every short-prompt rule is about short prompts: a long one is never scanned whole.
 SCAN_CHARS = 400
-# A person's question beside a pasted envelope has at least this many words.
+# A person's question beside a pasted envelope, or after an acknowledgement, has at least this
+# many words.
 MIN_HUMAN_WORDS = 3
 # An acknowledgement before a question: its words, each followed by what comes before the next
 # word; the marks that end it (before a space: "next.js", "k-means", "go: cannot find module"
