@@ -94,7 +94,7 @@ def test_imports_flow_one_way() -> None:
 FOUNDATION = {
     "__init__", "config", "errors", "areas", "textclean", "claude_settings", "body_limits",
 }  # fmt: skip
-ENTRY_POINTS = {"cli", "commands", "build_progress", "hook", "doctor"}
+ENTRY_POINTS = {"cli", "commands", "explained", "build_progress", "hook", "doctor"}
 LAYERS = (
     "foundation",
     "trilium",

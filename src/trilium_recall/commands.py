@@ -22,17 +22,15 @@ from .config import PASSWORD_FILE_VAR, Instance, Settings, is_http_url, load_set
 from .demo.mode import demo_index, demo_settings, start_demo_trilium, try_it
 from .doctor import engine_health, password_check, render, run_doctor
 from .errors import IndexUnusable, RecallError
+from .explained import print_explained
 from .index.activity_log import Activity, recent
 from .index.file import index_errors
 from .index.store import Store
 from .search.answers import RecallRequest, RecallResult
-from .search.candidates import SearchTrace
-from .search.dates.prompt import as_said
 from .server.activity import parse_since
 from .server.app import create_app, refuse_unbindable, server_options
 from .server.engine import Engine
 from .server.overview import failed_notes
-from .textclean import clip, counted
 
 log = logging.getLogger("trilium_recall")
 CLI_BUDGET_MS = 120_000  # search and explain wait for the answer; the hook's budget is not theirs
@@ -217,7 +215,7 @@ def _search(args: argparse.Namespace, explain: bool = False) -> int:
             answer["explain"] = result.trace.to_json()
         print(json.dumps(answer, indent=2, ensure_ascii=False))
     elif explain:
-        _print_explain(result)
+        print_explained(result)
     else:
         print(result.text)
     return 0
@@ -225,85 +223,6 @@ def _search(args: argparse.Namespace, explain: bool = False) -> int:
 
 def _explain(args: argparse.Namespace) -> int:
     return _search(args, explain=True)
-
-
-def _print_explain(result: RecallResult) -> None:
-    """The prompt decision with each signal's share, then one short block per candidate."""
-    if result.skipped:
-        print(f"Skipped before searching: {result.skipped}")
-        return
-    trace = result.trace
-    if trace is None or trace.signals is None or trace.verdict is None:
-        print(result.text)  # no search ran: still building, or late
-        return
-    keyword, signals, verdict = trace.keyword, trace.signals, trace.verdict
-    unknown = f" ({', '.join(keyword.unknown)})" if keyword.unknown else ""
-    if trace.searched_as is not None:
-        print(f'searched as: "{clip(trace.searched_as, 100)}" (what names no topic left out)')
-    print(f"terms: {', '.join(keyword.terms) or '(none)'}   keyword query: {keyword.fts_query}")
-    if keyword.phrases:
-        print(f"code phrases: {' '.join(keyword.phrases)}")
-    if keyword.dates:
-        said = ", ".join(
-            f'"{d["said"]}" = {d["date"]}' + (" (from today)" if d["from_today"] else "")
-            for d in as_said(keyword.dates)
-        )
-        print(f"dates: {said} (matched by the notes filed then)")
-    print(
-        f"keyword hits: {len(keyword.hits)} ({trace.keyword_ms:.0f} ms)   "
-        f"meaning hits: {len(trace.neighbours.hits)} (query embedding {trace.embed_ms:.0f} ms)"
-    )
-    print(
-        f"\nIs the prompt about the notes?  {verdict.reason}\n"
-        f"  margin {signals.margin:+.3f} = best snippet {signals.top_cosine:.3f} − closest "
-        f"generic prompt {signals.generic_cosine:.3f} − generic level here {signals.offset:+.3f}"
-        f'\n    closest generic prompt: "{clip(signals.generic_prompt, 70)}"\n'
-        f"  agreement {signals.agreement:.0%} of the keyword weight in the best-meaning note · "
-        f"best keyword match {signals.coverage:.0%} ({counted(signals.terms, 'term')}) · "
-        f"z {signals.zscore:.1f}\n"
-        f"  unknown words {signals.unknown_share:.0%}{unknown} · "
-        f"fused top {signals.fused_top:.3f}\n"
-        "  score = " + " + ".join(f"{name} {part:+.2f}" for name, part in verdict.parts.items())
-    )
-    _print_reference(trace)
-    for c in trace.candidates[:10]:
-        ranks = f"keyword #{c.keyword_rank or '-'} · meaning #{c.meaning_rank or '-'}"
-        if c.phrase_rank:
-            ranks += f" · code phrase #{c.phrase_rank}"
-        if c.note_rank:
-            ranks += f" · note by keywords #{c.note_rank}"
-        if c.filed_rank:
-            ranks += f" · filed on the day #{c.filed_rank}"
-        if c.order_value is not None:
-            ranks += f" · learned order {c.order_value:.2f}"
-        window = " around the matched snippet (long section)" if c.windowed else ""
-        print(
-            f"\n{'PASS' if c.passed else 'drop'}  {c.hit.title}  ({c.hit.area} × {c.weight:.2f})"
-            f"  score {c.score:.4f}\n      {ranks} · fused {c.fused:.4f} · cosine {c.cosine:.3f}"
-            f" · terms{window} {', '.join(c.matched_terms) or '-'} ({c.coverage:.0%})"
-            f"\n      {c.reason}"
-        )
-    print("".join(f"\nsummary for source: {line}" for line in trace.substitutions), end="")
-    sent, passed = len(result.passages), any(c.passed for c in trace.candidates)
-    why = "what passed is a folder: nothing to send" if passed else "nothing passed the gate"
-    print(f"\n{counted(sent, 'passage')} sent" if sent else f"\nsilent: {why}")
-
-
-def _print_reference(trace: SearchTrace) -> None:
-    """This notebook's reference points (search/calibration.py) and the prompt's language."""
-    r = trace.reference
-    about = "none (shipped default spread)" if r.about_level is None else f"{r.about_level:+.3f}"
-    foreign = " (another language than the notes: no keyword agreement asked)"
-    held = "not measured" if r.technologies is None else ", ".join(r.technologies) or "none"
-    named = ", ".join(trace.technologies) or "none"
-    other = " (none of them the notebook's: another stack)" if trace.other_stack else ""
-    print(
-        f"  this notebook: generic level {r.generic_level:+.3f}, about-level {about} "
-        f"({r.reason}); languages {', '.join(r.languages) or 'not told'}; prompt language "
-        f"{trace.language or 'not told'}, the closest note's "
-        f"{trace.closest_language or 'not told'}{foreign if trace.foreign else ''}\n"
-        f"  technologies: the notebook's {held}; the prompt names {named}{other}"
-    )
 
 
 def _log(args: argparse.Namespace) -> int:

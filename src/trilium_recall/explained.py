@@ -1,0 +1,95 @@
+"""The text `trilium-recall explain` prints (`commands` runs the search): the prompt decision
+with each signal's share, this notebook's reference points, and one short block per
+candidate with the reason it passed or was dropped."""
+
+from __future__ import annotations
+
+from .search.answers import RecallResult
+from .search.candidates import Candidate, SearchTrace
+from .search.dates.prompt import as_said
+from .textclean import clip, counted
+
+
+def print_explained(result: RecallResult) -> None:
+    """The prompt decision with each signal's share, then one short block per candidate."""
+    if result.skipped:
+        print(f"Skipped before searching: {result.skipped}")
+        return
+    trace = result.trace
+    if trace is None or trace.signals is None or trace.verdict is None:
+        print(result.text)  # no search ran: still building, or late
+        return
+    keyword, signals, verdict = trace.keyword, trace.signals, trace.verdict
+    unknown = f" ({', '.join(keyword.unknown)})" if keyword.unknown else ""
+    if trace.searched_as is not None:
+        print(f'searched as: "{clip(trace.searched_as, 100)}" (what names no topic left out)')
+    print(f"terms: {', '.join(keyword.terms) or '(none)'}   keyword query: {keyword.fts_query}")
+    if keyword.phrases:
+        print(f"code phrases: {' '.join(keyword.phrases)}")
+    if keyword.dates:
+        said = ", ".join(
+            f'"{d["said"]}" = {d["date"]}' + (" (from today)" if d["from_today"] else "")
+            for d in as_said(keyword.dates)
+        )
+        print(f"dates: {said} (matched by the notes filed then)")
+    print(
+        f"keyword hits: {len(keyword.hits)} ({trace.keyword_ms:.0f} ms)   "
+        f"meaning hits: {len(trace.neighbours.hits)} (query embedding {trace.embed_ms:.0f} ms)"
+    )
+    print(
+        f"\nIs the prompt about the notes?  {verdict.reason}\n"
+        f"  margin {signals.margin:+.3f} = best snippet {signals.top_cosine:.3f} − closest "
+        f"generic prompt {signals.generic_cosine:.3f} − generic level here {signals.offset:+.3f}"
+        f'\n    closest generic prompt: "{clip(signals.generic_prompt, 70)}"\n'
+        f"  agreement {signals.agreement:.0%} of the keyword weight in the best-meaning note · "
+        f"best keyword match {signals.coverage:.0%} ({counted(signals.terms, 'term')}) · "
+        f"z {signals.zscore:.1f}\n"
+        f"  unknown words {signals.unknown_share:.0%}{unknown} · "
+        f"fused top {signals.fused_top:.3f}\n"
+        "  score = " + " + ".join(f"{name} {part:+.2f}" for name, part in verdict.parts.items())
+    )
+    _print_reference(trace)
+    for candidate in trace.candidates[:10]:
+        print(_candidate_block(candidate))
+    for line in trace.substitutions:
+        print(f"\nsummary for source: {line}")
+    sent, passed = len(result.passages), any(c.passed for c in trace.candidates)
+    why = "what passed is a folder: nothing to send" if passed else "nothing passed the gate"
+    print(f"\n{counted(sent, 'passage')} sent" if sent else f"\nsilent: {why}")
+
+
+def _print_reference(trace: SearchTrace) -> None:
+    """This notebook's reference points (search/calibration.py) and the prompt's language."""
+    r = trace.reference
+    about = "none (shipped default spread)" if r.about_level is None else f"{r.about_level:+.3f}"
+    foreign = " (another language than the notes: no keyword agreement asked)"
+    held = "not measured" if r.technologies is None else ", ".join(r.technologies) or "none"
+    named = ", ".join(trace.technologies) or "none"
+    other = " (none of them the notebook's: another stack)" if trace.other_stack else ""
+    print(
+        f"  this notebook: generic level {r.generic_level:+.3f}, about-level {about} "
+        f"({r.reason}); languages {', '.join(r.languages) or 'not told'}; prompt language "
+        f"{trace.language or 'not told'}, the closest note's "
+        f"{trace.closest_language or 'not told'}{foreign if trace.foreign else ''}\n"
+        f"  technologies: the notebook's {held}; the prompt names {named}{other}"
+    )
+
+
+def _candidate_block(c: Candidate) -> str:
+    """One candidate: passed or dropped, its ranks and scores, and why."""
+    ranks = f"keyword #{c.keyword_rank or '-'} · meaning #{c.meaning_rank or '-'}"
+    if c.phrase_rank:
+        ranks += f" · code phrase #{c.phrase_rank}"
+    if c.note_rank:
+        ranks += f" · note by keywords #{c.note_rank}"
+    if c.filed_rank:
+        ranks += f" · filed on the day #{c.filed_rank}"
+    if c.order_value is not None:
+        ranks += f" · learned order {c.order_value:.2f}"
+    window = " around the matched snippet (long section)" if c.windowed else ""
+    return (
+        f"\n{'PASS' if c.passed else 'drop'}  {c.hit.title}  ({c.hit.area} × {c.weight:.2f})"
+        f"  score {c.score:.4f}\n      {ranks} · fused {c.fused:.4f} · cosine {c.cosine:.3f}"
+        f" · terms{window} {', '.join(c.matched_terms) or '-'} ({c.coverage:.0%})"
+        f"\n      {c.reason}"
+    )
