@@ -195,7 +195,9 @@ def test_status_search_and_explain_read_an_existing_index(demo_engine) -> None:
     assert "silent: nothing passed the gate" in explained.stdout
     folders = run("explain", "journal 2026", env=env)  # "Journal" and "2026" hold only titles
     assert "a folder, nothing but its title: not sent" in folders.stdout
-    assert "silent: what passed is a folder: nothing to send" in folders.stdout
+    assert "1 passage sent" in folders.stdout  # the closest note that holds more than a title
+    only_folders = run("explain", "journal 2026 personal", env=env)  # the best three: folders
+    assert "silent: what passed is a folder: nothing to send" in only_folders.stdout
     assert "not about the notes: score -" in explained.stdout
     assert "closest generic prompt:" in explained.stdout
     skipped = run("explain", "/compact", env=env)
@@ -249,6 +251,10 @@ def test_demo_builds_serves_and_prints_commands_to_try(demo_engine, tmp_path: Pa
             "explain", "--demo", EXPLAINED_PROMPT, env={"RECALL_DATA_DIR": str(tmp_path)}
         )
         assert explained.returncode == 0 and "\nPASS  " in explained.stdout, explained.stdout
+        # The stand-in that served the notes lives only as long as `demo`: no link into it.
+        found = run("search", "--demo", "restic retention", env={"RECALL_DATA_DIR": str(tmp_path)})
+        assert found.returncode == 0 and "## Backups (restic)" in found.stdout, found.stdout
+        assert "Source:" not in found.stdout and "127.0.0.1" not in found.stdout
     finally:
         process.terminate()
         process.wait(timeout=20)

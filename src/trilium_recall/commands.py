@@ -190,7 +190,9 @@ def _offline_settings(args: argparse.Namespace) -> Settings:
         recorded = store.recorded_instances()
     finally:
         store.close()
-    instances = {name: Instance(name, url, SecretStr("")) for name, url in recorded.items()}
+    # The demo's stand-in served its notes only while `demo` ran: no link into it.
+    links = {name: "" if args.demo else url for name, url in recorded.items()}
+    instances = {name: Instance(name, url, SecretStr("")) for name, url in links.items()}
     return settings.model_copy(update={"instances": instances})
 
 

@@ -53,7 +53,8 @@ class Instance:
     token: SecretStr = field(repr=False)
 
     def note_url(self, note_id: str) -> str:
-        return f"{self.url}/#root/{note_id}"
+        """The note in Trilium's web app; empty when there is no server to link to."""
+        return f"{self.url}/#root/{note_id}" if self.url else ""
 
 
 def _split(value: Any) -> Any:

@@ -213,6 +213,7 @@ class CandidateSignals:
     cosine: float
     coverage: float
     terms: int
+    folder: bool = False  # only a title with notes under it: sends nothing, sets no bar
     filed: bool = False  # filed on a day the prompt names (dates/filed.py)
     # Of the prompt's weight beside the days it names loosely, the share this note matches (1:
     # the prompt is only the days, or names them closely). Filed notes answer only when it
@@ -310,8 +311,10 @@ def _related_candidates(
 ) -> list[tuple[bool, str]]:
     """The best candidate, each about as strong on meaning or keywords, and (with
     `keep_ranked_above`) any ranked above one that passed; never another day's journal note."""
-    best_cosine = max(c.cosine for c in candidates)
-    best_coverage = max(c.coverage for c in candidates)
+    # A folder is close to any prompt naming it ("2026") and sends nothing: it sets no bar.
+    leaves = [c for c in candidates if not c.folder] or candidates
+    best_cosine = max(c.cosine for c in leaves)
+    best_coverage = max(c.coverage for c in leaves)
     verdicts = []
     for c in candidates:
         gap = best_cosine - c.cosine
