@@ -196,8 +196,8 @@ def test_a_candidate_ranked_above_a_passing_one_is_not_dropped() -> None:
 
 
 def test_a_folder_sets_no_bar_for_the_notes_under_it() -> None:
-    """ "meeting notes from 2026-10-07": the folder "2026" came closest, sends nothing, and the
-    transcript filed that day was dropped as 0.06 below it."""
+    """Asked for "meeting notes from 2026-10-07", the folder "2026" came closest and sends
+    nothing; the transcript filed that day was dropped as 0.06 below it."""
     about = judge_prompt(signals(), GATE)
     ranked = [
         CandidateSignals(cosine=0.92, coverage=0.3, terms=1, folder=True),
