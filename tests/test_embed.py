@@ -1,10 +1,7 @@
-"""The real model's thread: a prompt runs on the full OpenMP team alone and on one thread beside
-another prompt, and the team's size never changes a vector."""
+"""The real model's thread: a prompt runs on one OpenMP thread, a build batch on every core, and
+the team's size never changes a vector."""
 
 from __future__ import annotations
-
-import asyncio
-import threading
 
 import numpy as np
 import pytest
@@ -14,7 +11,7 @@ from conftest import health_when, make_settings
 from standin_edits import EditableTrilium
 from trilium_recall.config import Instance
 from trilium_recall.index import embed
-from trilium_recall.index.embed import BESIDE_ANOTHER_PROMPT, E5Embedder
+from trilium_recall.index.embed import QUERY_THREADS, E5Embedder
 from trilium_recall.search.answers import RecallRequest
 from trilium_recall.server import engine as engine_module
 
@@ -40,42 +37,34 @@ def _recorded_team_sizes(monkeypatch: pytest.MonkeyPatch) -> list[int | None]:
     return sizes
 
 
-def test_a_prompt_runs_on_one_thread_only_beside_another_prompt(monkeypatch) -> None:
+def test_a_prompt_runs_on_one_thread_and_a_build_batch_on_every_core(monkeypatch) -> None:
     """The team splits the rows of each product among threads, never a sum: a prompt's vector
     is the same on any team (compared within the tolerance that holds across CPUs)."""
     sizes = _recorded_team_sizes(monkeypatch)
-    busy = threading.Event()
-    embedder = E5Embedder(busy=busy.is_set)
+    embedder = E5Embedder()
     try:
-        alone = np.stack([embedder.query(p) for p in PROMPTS])
-        busy.set()
-        beside = np.stack([embedder.query(p) for p in PROMPTS])
-        batch = embedder.passages(PROMPTS)  # a build batch: every core, busy or not
+        one = np.stack([embedder.query(p) for p in PROMPTS])
+        batch = embedder.passages(PROMPTS)
     finally:
         embedder.close()
     n = len(PROMPTS)
-    assert sizes[: 3 * n] == [None] * n + [BESIDE_ANOTHER_PROMPT] * n + [None]
-    np.testing.assert_allclose(alone, beside, atol=2e-3)
-    assert np.allclose(np.linalg.norm(beside, axis=1), 1.0, atol=1e-3)
+    assert QUERY_THREADS == 1 and sizes[: n + 1] == [QUERY_THREADS] * n + [None]
+    every_core = E5Embedder(query_threads=None)
+    try:
+        sizes.clear()
+        full = np.stack([every_core.query(p) for p in PROMPTS])
+    finally:
+        every_core.close()
+    assert sizes == [None] * n
+    np.testing.assert_allclose(one, full, atol=2e-3)
+    assert np.allclose(np.linalg.norm(one, axis=1), 1.0, atol=1e-3)
     assert batch.shape == (n, embedder.dim)
 
 
-async def test_the_engine_embeds_a_prompt_on_one_thread_while_it_answers_another(
-    tmp_path, monkeypatch
-) -> None:
-    """The engine's own model asks how many prompts are being answered: a prompt that arrives
-    while another is still in the pipeline gets one thread; alone, every core."""
+async def test_the_engine_embeds_every_prompt_on_one_thread(tmp_path, monkeypatch) -> None:
+    """The engine's own model: a prompt alone gets one thread too (a team of two spins at every
+    layer and took 1.6 s beside another program's threads)."""
     sizes = _recorded_team_sizes(monkeypatch)
-    parked, release = threading.Event(), threading.Event()
-    real_recall = engine_module.recall
-
-    def recall_parking_the_first(store, embedder, generic, settings, request, **kwargs):
-        if request.prompt == PROMPTS[0]:  # held before its embedding, still being answered
-            parked.set()
-            assert release.wait(60)
-        return real_recall(store, embedder, generic, settings, request, **kwargs)
-
-    monkeypatch.setattr(engine_module, "recall", recall_parking_the_first)
     fake = EditableTrilium(token="tok")
     fake.add_note("noteAAAAAAAA", "Backups", content="<p>restic snapshots every night</p>")
     fake.start()
@@ -86,14 +75,9 @@ async def test_the_engine_embeds_a_prompt_on_one_thread_while_it_answers_another
     try:
         await health_when(engine, lambda health: health["status"] == "ok", 120)
         sizes.clear()
-        first = asyncio.create_task(engine.recall(RecallRequest(PROMPTS[0])))
-        assert await asyncio.to_thread(parked.wait, 60)
-        await engine.recall(RecallRequest(PROMPTS[1]))  # beside the parked one
-        release.set()
-        await first  # now alone
-        await engine.recall(RecallRequest(PROMPTS[2]))  # alone
+        for prompt in PROMPTS:
+            await engine.recall(RecallRequest(prompt))
     finally:
-        release.set()
         await engine.stop()
         fake.stop()
-    assert sizes == [BESIDE_ANOTHER_PROMPT, None, None]
+    assert sizes == [QUERY_THREADS] * len(PROMPTS)

