@@ -10,7 +10,10 @@
   labelled in `sets/pydocs.json`;
 - `nodedocs`: a second developer's notebook, 30 pages of the Node.js 18 API docs, built by
   `nodedocs.py` from the nodejs-doc package (unpacked) the same way, labelled in
-  `sets/nodedocs.json`.
+  `sets/nodedocs.json`;
+- `gitdocs`: a third developer's notebook, the Git 2.39 user manual, six guides and 30 command
+  pages, built by `gitdocs.py` from the git-doc package (unpacked) the same way, labelled in
+  `sets/gitdocs.json`.
 
 The shared folder is `SHARED_DIR` or `shared` beside the checkout (as for the tests);
 `missing()` names what is absent so the scripts can stop with a reason.
@@ -27,6 +30,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import gitdocs
 import nodedocs
 import pydocs
 from pydantic import SecretStr
@@ -52,6 +56,9 @@ PACKAGES = {
     nodedocs.DOC / "fs.md.gz": (
         "apt-get download nodejs-doc && dpkg-deb -x nodejs-doc_*.deb eval/.index/nodejs-doc"
     ),
+    gitdocs.DOC / "git-commit.html": (
+        "apt-get download git-doc && dpkg-deb -x git-doc_*.deb eval/.index/git-doc"
+    ),
 }
 TOKEN = "eval_token"
 INSTANCE = "eval"
@@ -75,6 +82,7 @@ LOADERS: dict[str, Callable[[FakeTrilium], None]] = {
     },
     "pydocs": lambda fake: fake.load_notebook_dir(built(pydocs.OUT, pydocs.write_notebook)),
     "nodedocs": lambda fake: fake.load_notebook_dir(built(nodedocs.OUT, nodedocs.write_notebook)),
+    "gitdocs": lambda fake: fake.load_notebook_dir(built(gitdocs.OUT, gitdocs.write_notebook)),
 }
 CORPORA = tuple(LOADERS)
 
