@@ -137,6 +137,12 @@ def test_pasted_code_and_quoted_text_become_phrases_split_where_fts5_splits() ->
     assert code_phrases('the error "NEAR(a b) OR *c"') == ['"near a b or c"']  # plain words
 
 
+def test_a_revision_is_a_name() -> None:
+    """ "HEAD~2 vs HEAD^2" searched "head" alone, in a notebook where every page says HEAD."""
+    assert code_phrases("HEAD~2 vs HEAD^2, and main~3") == ['"head 2"', '"main 3"']
+    assert code_phrases("is x^2 or n~3 faster") == []  # single letters: no name
+
+
 def test_a_word_quoted_as_code_is_a_name_even_if_a_stop_word() -> None:
     """ "`once` vs `on`" searched "vs", "event", "listeners": the names were dropped as stop
     words, and a note titled "… vs …" came first."""

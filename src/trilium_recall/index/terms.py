@@ -41,7 +41,7 @@ MAX_PHRASE_TOKENS = 8  # a longer "identifier" is a run of text, not a name to m
 _CODE = re.compile(
     r"`([^`\n]{2,80})`"
     r"|\"([^\"\n]{3,80})\""
-    r"|(?<![\w-])((?:--?)?[A-Za-z_][A-Za-z0-9-]*(?:(?:\.|::|/|_+)[A-Za-z0-9-]+)+_*(?:\(\))?)"
+    r"|(?<![\w-])((?:--?)?[A-Za-z_][A-Za-z0-9-]*(?:(?:\.|::|/|_+|~|\^)[A-Za-z0-9-]+)+_*(?:\(\))?)"
     r"|\b([a-z]*[A-Z][a-z0-9]+[A-Z]\w*)"
     r"|(--[a-z][\w-]+)"
 )
