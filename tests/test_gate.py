@@ -195,23 +195,6 @@ def test_a_candidate_ranked_above_a_passing_one_is_not_dropped() -> None:
     assert ordered[3] == landed[3]
 
 
-def test_a_folder_sets_no_bar_for_the_notes_under_it() -> None:
-    """Asked for "meeting notes from 2026-10-07", the folder "2026" came closest and sends
-    nothing; the transcript filed that day was dropped as 0.06 below it."""
-    about = judge_prompt(signals(), GATE)
-    ranked = [
-        CandidateSignals(cosine=0.92, coverage=0.3, terms=1, folder=True),
-        CandidateSignals(cosine=0.86, coverage=0.2, terms=1),  # the best of what can be sent
-        CandidateSignals(cosine=0.83, coverage=0.1, terms=1),
-    ]
-    verdicts = judge_candidates(ranked, about, GATE)
-    assert verdicts[1] == (True, "meaning: cosine 0.860, 0.000 below the best")
-    assert verdicts[2] == (False, "weaker: cosine 0.030 below the best (max 0.02)")
-    # Beside nothing but folders, the best of them is the bar.
-    only_folders = [replace(c, folder=True) for c in ranked]
-    assert [ok for ok, _ in judge_candidates(only_folders, about, GATE)] == [True, False, False]
-
-
 def test_a_prompt_in_another_language_is_not_asked_for_keyword_agreement() -> None:
     gate = replace(GATE, foreign_weight=1.5)
     english = judge_prompt(signals(agreement=0.25), gate)

@@ -219,6 +219,7 @@ def test_a_folder_keeps_its_place_and_sends_nothing(store, embedder, generic, tm
     result = search(store, embedder, generic, settings, "restic 2026", gate=OPEN)
     folder = next(c for c in result.trace.candidates if c.hit.note_id == "year")
     assert folder.passed and folder.folder and folder.reason.endswith("not sent")
+    assert folder.to_json()["folder"] is True  # explain --json tells it from a leaf
     sent = [c.hit.note_id for c in result.passages]
     assert "year" not in sent and "task" in sent and len(sent) < 3
     assert store.has_children("default", "year") and not store.has_children("default", "task")

@@ -11,6 +11,7 @@ import logging
 import os
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime
 
 import uvicorn
@@ -190,9 +191,7 @@ def _offline_settings(args: argparse.Namespace) -> Settings:
         recorded = store.recorded_instances()
     finally:
         store.close()
-    # The demo's stand-in served its notes only while `demo` ran: no link into it.
-    links = {name: "" if args.demo else url for name, url in recorded.items()}
-    instances = {name: Instance(name, url, SecretStr("")) for name, url in links.items()}
+    instances = {name: Instance(name, url, SecretStr("")) for name, url in recorded.items()}
     return settings.model_copy(update={"instances": instances})
 
 
@@ -211,6 +210,9 @@ def _search(args: argparse.Namespace, explain: bool = False) -> int:
             await engine.stop()
 
     result = asyncio.run(search())
+    if args.demo:  # the stand-in that served the demo's notes lives only while `demo` runs
+        unlinked = [replace(passage, url="") for passage in result.passages]
+        result = replace(result, passages=unlinked)
     if args.json:
         answer = result.to_json()
         if explain and result.trace:

@@ -53,8 +53,7 @@ class Instance:
     token: SecretStr = field(repr=False)
 
     def note_url(self, note_id: str) -> str:
-        """The note in Trilium's web app; empty when there is no server to link to."""
-        return f"{self.url}/#root/{note_id}" if self.url else ""
+        return f"{self.url}/#root/{note_id}"
 
 
 def _split(value: Any) -> Any:

@@ -101,17 +101,11 @@ class Candidate:
     order_value: float | None = None  # its learned order's value (first ten candidates only)
     filed_rank: int | None = None  # among sections filed on a day the prompt names (dates/filed.py)
     dates: DateReading = NO_READING  # what its note's dates say to the prompt's (dates/filed.py)
-    folder: bool = False  # only a title with notes under it: never sent (marked_folders)
+    folder: bool = False  # passed, but only a title with notes under it: sent nothing
 
     @property
     def key(self) -> tuple[str, str]:
         return (self.hit.instance, self.hit.note_id)
-
-    def judged(self, passed: bool, reason: str) -> Candidate:
-        """This candidate with the gate's verdict; a passing folder says it sends nothing."""
-        if passed and self.folder:
-            reason = f"{reason}; a folder, nothing but its title: not sent"
-        return replace(self, passed=passed, reason=reason)
 
     def signals(self, filed_share: float) -> CandidateSignals:
         """What the gate reads; `filed_share`: of the prompt's weight beside the day it names,
@@ -120,7 +114,6 @@ class Candidate:
             self.cosine,
             self.coverage,
             len(self.matched_terms),
-            folder=self.folder,
             filed=self.filed_rank is not None,
             filed_share=filed_share,
             another_day=self.dates.another_day,
@@ -149,6 +142,7 @@ class Candidate:
             "score": round(self.score, 5),
             "order_value": None if self.order_value is None else round(self.order_value, 3),
             "passed": self.passed,
+            "folder": self.folder,  # passed, but nothing but a title: not sent
             "why": self.reason,
             "stands_for": self.stands_for,
             "keywords_counted_in": "text around the matched snippet (long section)"
@@ -237,17 +231,16 @@ class SearchResult:
     trace: SearchTrace
 
 
-def marked_folders(
+def without_folders(
     candidates: list[Candidate], has_children: Callable[[str, str], bool]
 ) -> list[Candidate]:
-    """The candidates, a note that holds nothing but its title and has notes filed under it
-    marked a folder ("Journal", "2026", "Personal"): if it passes it keeps its place among the
-    best and sends nothing, and it never sets the bar the others are judged against
-    (gate._related_candidates). A leaf that is only its title (a task "Dentist appointment"
-    under a journal day) says something by where it is filed, and is sent."""
+    """The candidates, a passing note that holds nothing but its title and has notes filed
+    under it marked a folder ("Journal", "2026", "Personal"): it keeps its place among the best
+    and sends nothing. A leaf that is only its title (a task "Dentist appointment" under a
+    journal day) says something by where it is filed, and is sent."""
     return [
-        replace(c, folder=True)
-        if c.hit.title_only and has_children(c.hit.instance, c.hit.note_id)
+        replace(c, folder=True, reason=f"{c.reason}; a folder, nothing but its title: not sent")
+        if c.passed and c.hit.title_only and has_children(c.hit.instance, c.hit.note_id)
         else c
         for c in candidates
     ]

@@ -26,7 +26,7 @@ from .candidates import (
     KeywordHits,
     SearchResult,
     SearchTrace,
-    marked_folders,
+    without_folders,
 )
 from .dates.filed import filed_on, read_dates
 from .dates.prompt import asking_terms, asks_the_day, day_terms, prompt_dates, said_loosely
@@ -173,8 +173,7 @@ def decide(
     """Prompt decision → candidate decisions in the learned order → summary stands in for
     source → top `limit`."""
     trace = replace(gathered.trace, substitutions=[])
-    folders = marked_folders(gathered.candidates, store.has_children)
-    candidates = _judge(replace(gathered, candidates=folders), trace, gate)
+    candidates = without_folders(_judge(gathered, trace, gate), store.has_children)
     trace.candidates = candidates
     summarised = summaries_for_sources(store, settings, gathered.query_vector, candidates, trace)
     chosen = in_order(summarised, gate.order)  # a source kept as wiki moves by its new score
@@ -394,5 +393,8 @@ def _judge(gathered: Gathered, trace: SearchTrace, gate: GateThresholds) -> list
     shares = [1.0 if rest is None else _matched_share(c, trace.keyword, rest) for c in candidates]
     signals = [c.signals(share) for c, share in zip(candidates, shares, strict=True)]
     verdicts = judge_candidates(signals, trace.verdict, gate)
-    judged = [c.judged(*verdict) for c, verdict in zip(candidates, verdicts, strict=True)]
+    judged = [
+        replace(c, passed=passed, reason=reason)
+        for c, (passed, reason) in zip(candidates, verdicts, strict=True)
+    ]
     return sorted(judged, key=lambda c: not c.passed)
