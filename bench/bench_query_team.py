@@ -7,10 +7,10 @@ Two E5Embedders (the product's, each model on its own thread) embed the eval cor
 one after the other, each while 0, 1 or 2 busy-loop processes hold cores or while another
 OpenMP program runs (a second model embedding batches on every core: what a BLAS job or a
 parallel build does to the cores), one on one thread (what the product gives every prompt,
-`embed.QUERY_THREADS`) and one on the full team. The two alternate inside each round, so a
-busy neighbour slows each alike. Reported: the wall time of each query (p50 / p99) and CPU time
-per query (the process's: the models' threads and their OpenMP workers, nothing else runs in
-it).
+`embed.QUERY_THREADS`) and one on the full team. The two take each prompt in turn, which goes
+first alternating prompt by prompt, so a busy neighbour slows each alike. Reported: the wall
+time of each query (p50 / p95 / p99) and the process's CPU time per query (the models' threads
+and their OpenMP workers, nothing else runs in it).
 """
 
 from __future__ import annotations
@@ -39,23 +39,32 @@ OPENMP = (
 )
 NEIGHBOURS = {"none": [], "1 busy loop": [SPIN], "2 busy loops": [SPIN, SPIN], "OpenMP": [OPENMP]}
 CHOICES = {"one thread": embed.QUERY_THREADS, "full team": None}
+Results = dict[tuple[str, str], tuple[list[float], list[float]]]  # (walls, CPUs) by row
 
 
 def start(neighbour: str) -> list[subprocess.Popen[bytes]]:
     return [subprocess.Popen([sys.executable, "-c", code]) for code in NEIGHBOURS[neighbour]]
 
 
-def run(embedder: embed.E5Embedder, prompts: list[str]) -> tuple[list[float], float]:
-    """Wall ms of each query and CPU ms a query."""
-    for prompt in prompts[:3]:
-        embedder.query(prompt)
-    walls = []
-    cpu = time.process_time()
-    for prompt in prompts:
-        started = time.perf_counter()
-        embedder.query(prompt)
-        walls.append((time.perf_counter() - started) * 1000)
-    return walls, (time.process_time() - cpu) * 1000 / len(prompts)
+def timed(embedder: embed.E5Embedder, prompt: str) -> tuple[float, float]:
+    """Wall ms and process CPU ms of one query (the CPU includes the other team's spinning,
+    if it still spins from the query before)."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    embedder.query(prompt)
+    return (time.perf_counter() - wall) * 1000, (time.process_time() - cpu) * 1000
+
+
+def measure(
+    embedders: dict[str, embed.E5Embedder], prompts: list[str], results: Results, neighbour: str
+) -> None:
+    """Each prompt on each team, the order alternating prompt by prompt."""
+    for i, prompt in enumerate(prompts):
+        names = list(embedders) if i % 2 else list(reversed(embedders))
+        for name in names:
+            wall, cpu = timed(embedders[name], prompt)
+            kept = results.setdefault((neighbour, name), ([], []))
+            kept[0].append(wall)
+            kept[1].append(cpu)
 
 
 def main() -> None:
@@ -66,18 +75,21 @@ def main() -> None:
     prompts = eval_prompts()[: args.queries]
     load = load_average()[0]
     embedders = {name: embed.E5Embedder(query_threads=size) for name, size in CHOICES.items()}
-    results: dict[tuple[str, str], tuple[list[float], list[float]]] = {}
+    for embedder in embedders.values():
+        for prompt in prompts[:3]:
+            embedder.query(prompt)  # warm
+    results: Results = {}
     try:
         for _ in range(args.rounds):
             for neighbour in NEIGHBOURS:
                 running = start(neighbour)
                 try:
                     time.sleep(3)  # the loops run, the other model has loaded
-                    for choice, embedder in embedders.items():
-                        walls, cpu = run(embedder, prompts)
-                        kept = results.setdefault((neighbour, choice), ([], []))
-                        kept[0].extend(walls)
-                        kept[1].append(cpu)
+                    if any(process.poll() is not None for process in running):
+                        sys.exit(f"the {neighbour!r} neighbour stopped before the run")
+                    measure(embedders, prompts, results, neighbour)
+                    if any(process.poll() is not None for process in running):
+                        sys.exit(f"the {neighbour!r} neighbour stopped during the run")
                 finally:
                     for process in running:
                         process.kill()
@@ -87,12 +99,11 @@ def main() -> None:
             embedder.close()
     print(machine())
     print(f"load average (1 min) before / after: {load:.2f} / {load_average()[0]:.2f}\n")
-    print("| beside | team | query p50 / p99 | CPU a query |")
+    print("| beside | team | query p50 / p95 / p99 | CPU a query |")
     print("|---|---|---|---|")
     for (neighbour, choice), (walls, cpus) in results.items():
-        cpu = sum(cpus) / len(cpus)
-        wall = f"{percentile(walls, 50):.1f} / {percentile(walls, 99):.1f} ms"
-        print(f"| {neighbour} | {choice} | {wall} | {cpu:.1f} ms |")
+        wall = " / ".join(f"{percentile(walls, q):.1f}" for q in (50, 95, 99))
+        print(f"| {neighbour} | {choice} | {wall} ms | {sum(cpus) / len(cpus):.1f} ms |")
 
 
 if __name__ == "__main__":

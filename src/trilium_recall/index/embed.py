@@ -26,12 +26,12 @@ MAX_QUERY_CHARS = 1000
 QUERIES_BEFORE_BUILD = 4
 _Job = tuple[Callable[[], Any] | None, Future, bool]  # (work, its result, is it a query)
 # OpenMP threads a prompt's embedding runs on; build batches get every core. On an idle machine
-# a team of two embeds a prompt in 15-17 ms (p50) against 28 on one thread, but its threads
-# wait for each other at every layer, spinning: beside busy loops or another OpenMP program (a
-# BLAS job, a parallel build, a second model) its p99 was 195-1,724 ms against 53-101 ms on one
-# thread, and a query took 1.6 s beside the eval's model, past the hook's budget
-# (bench/bench_query_team.py, bench/RESULTS.md). A user's machine is often busy, and the load
-# of other processes cannot be seen in time to choose per prompt.
+# a team of two embeds a short prompt in 17 ms (p50) against 28 on one thread (a 1,000-character
+# one in 179 against 349), but its threads wait for each other at every layer, spinning: beside
+# two busy loops or another OpenMP program (a BLAS job, a parallel build, a second model) its
+# p95 was 1.7 s against 74-83 ms on one thread, past the hook's budget (bench/bench_query_team.py,
+# bench/RESULTS.md). A user's machine is often busy, and the load of other processes cannot be
+# seen in time to choose per prompt.
 QUERY_THREADS = 1
 
 
