@@ -1,6 +1,6 @@
 """Retrieval quality per corpus and leave-one-corpus-out over the corpora, in one run.
 
-The nine corpora of corpora.py, from six domains, each with its labelled
+The ten corpora of corpora.py, from six domains, each with its labelled
 set: answerable prompts with the notes that answer them, unrelated prompts that must get nothing
 (near misses counted apart), plus one skip set (sets/skip.json). Everything the gate fits is
 fitted on all corpora but one and scored on the one held out; those are the figures that count.

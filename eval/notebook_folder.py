@@ -1,7 +1,7 @@
 """A documentation notebook as a folder the fake Trilium loads (`load_notebook_dir`):
 `notebook.json` listing every note and `notes/<id>-<slug>.html` holding each body. Shared by the
-builders of the developer's-notebook corpora (`pydocs.py`, `nodedocs.py`), which follow
-../shared/corpora/README.md: one note per page, a page over MAX_WORDS words has its top
+builders of the developer's-notebook corpora (`pydocs.py`, `nodedocs.py`, `gitdocs.py`), which
+follow ../shared/corpora/README.md: one note per page, a page over MAX_WORDS words has its top
 sections of MIN_SPLIT_WORDS or more cut out as child notes.
 """
 
