@@ -25,7 +25,8 @@ import re
 import sys
 from pathlib import Path
 
-from notebook_folder import MAX_WORDS, MIN_SPLIT_WORDS, Note, manifest, report, words, write_folder
+import notebook_folder
+from notebook_folder import MAX_WORDS, MIN_SPLIT_WORDS, Note, manifest, words, write_folder
 from pydocs import Blocks, Converter, classes, esc, plain
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
@@ -108,14 +109,7 @@ class GitConverter(Converter):
         for child in node.iter(include_text=True):
             if skip is None or child.mem_id != skip.mem_id:
                 self.node(child, body, depth)
-        blocks = body.as_blocks()
-        if not blocks:
-            return
-        if label and blocks[0].startswith("<p>"):
-            blocks[0] = f"<p><strong>{esc(label)}:</strong> {blocks[0][3:]}"
-        elif label:
-            blocks.insert(0, f"<p><strong>{esc(label)}</strong></p>")
-        out.block("<blockquote>" + "".join(blocks) + "</blockquote>")
+        self.quoted(label, body, out)
 
     def heading(self, node: LexborNode, out: Blocks, depth: int) -> None:
         text = heading_text(node)
@@ -190,10 +184,5 @@ def write_notebook(target: Path = OUT) -> list[tuple[dict, str, int]]:
     return write_folder(target, manifest(notebook(), PREFIX))
 
 
-def main(argv: list[str]) -> None:
-    target = Path(argv[0]) if argv else OUT
-    report(write_notebook(target), target)
-
-
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    notebook_folder.build_from_argv(sys.argv[1:], OUT, write_notebook)

@@ -24,8 +24,9 @@ import re
 import sys
 from pathlib import Path
 
+import notebook_folder
 from markdown_it import MarkdownIt
-from notebook_folder import MAX_WORDS, MIN_SPLIT_WORDS, Note, manifest, report, words, write_folder
+from notebook_folder import MAX_WORDS, MIN_SPLIT_WORDS, Note, manifest, words, write_folder
 
 HERE = Path(__file__).resolve().parent
 PACKAGE = HERE / ".index" / "nodejs-doc"
@@ -130,10 +131,5 @@ def write_notebook(target: Path = OUT) -> list[tuple[dict, str, int]]:
     return write_folder(target, manifest(notebook(), PREFIX))
 
 
-def main(argv: list[str]) -> None:
-    target = Path(argv[0]) if argv else OUT
-    report(write_notebook(target), target)
-
-
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    notebook_folder.build_from_argv(sys.argv[1:], OUT, write_notebook)

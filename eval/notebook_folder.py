@@ -12,6 +12,7 @@ import json
 import re
 import shutil
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -84,3 +85,11 @@ def report(rows: list[tuple[dict, str, int]], target: Path) -> None:
     total = sum(words(body) for _, body, _ in rows)
     print("\n".join(tree_listing(rows)))
     print(f"{len(rows)} notes, {total} words → {target}", file=sys.stderr)
+
+
+def build_from_argv(
+    argv: list[str], default: Path, write: Callable[[Path], list[tuple[dict, str, int]]]
+) -> None:
+    """A builder's command line: write the notebook to the folder named, or `default`."""
+    target = Path(argv[0]) if argv else default
+    report(write(target), target)

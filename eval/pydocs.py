@@ -17,7 +17,8 @@ import re
 import sys
 from pathlib import Path
 
-from notebook_folder import MAX_WORDS, MIN_SPLIT_WORDS, Note, manifest, report, words, write_folder
+import notebook_folder
+from notebook_folder import MAX_WORDS, MIN_SPLIT_WORDS, Note, manifest, words, write_folder
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 HERE = Path(__file__).resolve().parent
@@ -221,6 +222,11 @@ class Converter:
                 label = plain(child)
             else:
                 self.node(child, body, depth)
+        self.quoted(label, body, out)
+
+    @staticmethod
+    def quoted(label: str, body: Blocks, out: Blocks) -> None:
+        """`body` as a blockquote led by its `label` (bold, before the first paragraph's text)."""
         blocks = body.as_blocks()
         if not blocks:
             return
@@ -392,10 +398,5 @@ def write_notebook(target: Path = OUT, doc: Path = DOC) -> list[tuple[dict, str,
     return write_folder(target, manifest(notebook(doc), PREFIX))
 
 
-def main(argv: list[str]) -> None:
-    target = Path(argv[0]) if argv else OUT
-    report(write_notebook(target), target)
-
-
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    notebook_folder.build_from_argv(sys.argv[1:], OUT, write_notebook)
