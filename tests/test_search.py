@@ -57,10 +57,15 @@ def test_fts5_operators_and_quotes_in_prompt_do_not_break_search(
 
 
 def _corpus(store, embedder) -> None:
-    text = "restic backup restore snapshot nightly repository"
-    add_note(store, embedder, "wiki1", "Restic backups", [("Restic backups", text)], area="wiki")
-    add_note(store, embedder, "src1", "Restic backups", [("Restic backups", text)], area="sources")
-    add_note(store, embedder, "jour1", "Restic backups", [("Restic backups", text)], area="journal")
+    # The same words in another order: an equal match for the bag-of-words embedder and bm25,
+    # and not one text (only one copy of a text is sent).
+    words = "restic backup restore snapshot nightly repository"
+    texts = [words, words.replace("snapshot nightly", "nightly snapshot")]
+    texts.append(" ".join(reversed(words.split())))
+    for (note_id, area), text in zip(
+        [("wiki1", "wiki"), ("src1", "sources"), ("jour1", "journal")], texts, strict=True
+    ):
+        add_note(store, embedder, note_id, "Restic backups", [("Restic backups", text)], area=area)
     add_note(
         store,
         embedder,
@@ -178,8 +183,8 @@ def test_at_most_limit_passages_best_section_per_note(store, embedder, generic, 
             f"n{i}",
             f"Kubernetes note {i}",
             [
-                (f"Kubernetes note {i}", "kubectl rollout restart deployment"),
-                (f"Kubernetes note {i} › more", "kubectl rollout restart deployment again"),
+                (f"Kubernetes note {i}", f"kubectl rollout restart deployment web-{i}"),
+                (f"Kubernetes note {i} › more", f"kubectl rollout restart deployment api-{i}"),
             ],
         )
     result = search(
@@ -188,6 +193,22 @@ def test_at_most_limit_passages_best_section_per_note(store, embedder, generic, 
     assert len(result.passages) == 3
     assert len({c.hit.note_id for c in result.passages}) == 3
     assert len(result.trace.candidates) == 6  # one per note, though each has two sections
+
+
+def test_a_text_repeated_in_several_notes_is_sent_once(store, embedder, generic, tmp_path) -> None:
+    """API docs repeat one example under several functions (the Node notebook's try/catch under
+    process.setuid, seteuid, setegid): three copies filled the three places."""
+    example = "try { process.setuid(501) } catch (err) { console.error(`failed: ${err}`) }"
+    copies = {"setuid", "seteuid", "setegid"}
+    for name in sorted(copies):
+        add_note(store, embedder, name, f"process.{name}(id)", [(f"process.{name}(id)", example)])
+    own = [("Dropping privileges", "process.setuid(501) after binding the port drops root")]
+    add_note(store, embedder, "uid", "Dropping privileges", own)
+    prompt = "process.setuid(501) failed: console.error(err)"
+    result = search(store, embedder, generic, make_settings(tmp_path), prompt, gate=OPEN)
+    sent = [c.hit.note_id for c in result.passages]
+    assert len(copies & set(sent)) == 1 and "uid" in sent and len(sent) == 2
+    assert len([c for c in result.trace.candidates if c.passed]) == 4  # each passed, one is sent
 
 
 def test_session_sends_a_note_once_and_other_sessions_still_get_it(

@@ -244,3 +244,23 @@ def without_folders(
         else c
         for c in candidates
     ]
+
+
+def one_of_each_text(
+    candidates: Sequence[Candidate],
+    snippet_spans: Callable[[Sequence[int]], dict[int, tuple[int, int]]],
+) -> list[Candidate]:
+    """The candidates less any whose matched snippet (`snippet_spans`: where each sits in its
+    section's text) says what one before it already said: API docs and man pages repeat an
+    example or a shared section in several notes, and three copies of one example answer
+    nothing more than one."""
+    spans = snippet_spans([c.snippet_id for c in candidates if c.snippet_id is not None])
+    said: set[str] = set()
+    kept = []
+    for candidate in candidates:
+        start, end = spans.get(candidate.snippet_id or -1, (0, len(candidate.hit.text)))
+        text = " ".join(candidate.hit.text[start:end].split()).casefold()
+        if text not in said:
+            said.add(text)
+            kept.append(candidate)
+    return kept

@@ -26,6 +26,7 @@ from .candidates import (
     KeywordHits,
     SearchResult,
     SearchTrace,
+    one_of_each_text,
     without_folders,
 )
 from .dates.filed import filed_on, read_dates
@@ -171,7 +172,7 @@ def decide(
     exclude: frozenset[tuple[str, str]] = frozenset(),
 ) -> SearchResult:
     """Prompt decision → candidate decisions in the learned order → summary stands in for
-    source → top `limit`."""
+    source → top `limit`, one of each text."""
     trace = replace(gathered.trace, substitutions=[])
     candidates = without_folders(_judge(gathered, trace, gate), store.has_children)
     trace.candidates = candidates
@@ -183,7 +184,7 @@ def decide(
         chosen.sort(key=lambda c: (not c.passed, c.filed_rank is None, c.filed_rank or 0))
     trace.total_ms = (time.perf_counter() - gathered.started) * 1000
     # Notes the session already got, and folders, keep their places: the 4th to 9th are weak.
-    best = [c for c in chosen if c.passed][:limit]
+    best = one_of_each_text([c for c in chosen if c.passed], store.snippet_spans)[:limit]
     return SearchResult([c for c in best if c.key not in exclude and not c.folder], trace)
 
 
@@ -375,8 +376,7 @@ def _beside_the_day(keyword: KeywordHits) -> list[str]:
 
 
 def _matched_share(candidate: Candidate, keyword: KeywordHits, rest: Sequence[str]) -> float:
-    """The share of the weight of `rest` that `candidate` matches; 1 when `rest` weighs
-    nothing."""
+    """The share of the weight of `rest` that `candidate` matches (1 if `rest` weighs none)."""
     weight = keyword.coverage(rest)  # a sum over a few terms: cheap beside the match
     matched = keyword.coverage([t for t in candidate.matched_terms if t in rest])
     return matched / weight if weight else 1.0
