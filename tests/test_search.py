@@ -196,18 +196,19 @@ def test_at_most_limit_passages_best_section_per_note(store, embedder, generic, 
 
 
 def test_a_text_repeated_in_several_notes_is_sent_once(store, embedder, generic, tmp_path) -> None:
-    """API docs repeat one example under several functions (the Node notebook's try/catch under
-    process.setuid, seteuid, setegid): three copies filled the three places."""
-    example = "try { process.setuid(501) } catch (err) { console.error(`failed: ${err}`) }"
-    copies = {"setuid", "seteuid", "setegid"}
+    """Man pages repeat a shared section word for word (git's MERGE STRATEGIES under merge, pull
+    and rebase): three copies filled the three places."""
+    shared = "ort is the default merge strategy; recursive resolves two heads with a 3-way merge"
+    copies = {"merge", "pull", "rebase"}
     for name in sorted(copies):
-        add_note(store, embedder, name, f"process.{name}(id)", [(f"process.{name}(id)", example)])
-    own = [("Dropping privileges", "process.setuid(501) after binding the port drops root")]
-    add_note(store, embedder, "uid", "Dropping privileges", own)
-    prompt = "process.setuid(501) failed: console.error(err)"
+        title = f"git-{name}: MERGE STRATEGIES"
+        add_note(store, embedder, name, title, [(title, shared)])
+    own = [("Merge options", "git merge -X ours keeps our side of a conflicting 3-way merge")]
+    add_note(store, embedder, "options", "git-merge: OPTIONS", own)
+    prompt = "which merge strategy does a 3-way merge, and is ort the default"
     result = search(store, embedder, generic, make_settings(tmp_path), prompt, gate=OPEN)
     sent = [c.hit.note_id for c in result.passages]
-    assert len(copies & set(sent)) == 1 and "uid" in sent and len(sent) == 2
+    assert len(copies & set(sent)) == 1 and "options" in sent and len(sent) == 2
     assert len([c for c in result.trace.candidates if c.passed]) == 4  # each passed, one is sent
 
 

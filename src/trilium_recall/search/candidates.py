@@ -251,9 +251,9 @@ def one_of_each_text(
     snippet_spans: Callable[[Sequence[int]], dict[int, tuple[int, int]]],
 ) -> list[Candidate]:
     """The candidates less any whose matched snippet (`snippet_spans`: where each sits in its
-    section's text) says what one before it already said: API docs and man pages repeat an
-    example or a shared section in several notes, and three copies of one example answer
-    nothing more than one."""
+    section's text) says what one before it already said: man pages and API docs repeat a
+    shared section or example word for word in several notes (git's MERGE STRATEGIES under
+    merge, pull and rebase), and three copies answer nothing more than one."""
     spans = snippet_spans([c.snippet_id for c in candidates if c.snippet_id is not None])
     said: set[str] = set()
     kept = []
