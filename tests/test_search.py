@@ -19,7 +19,7 @@ from trilium_recall.search.gate import FITTED, CandidateOrder
 from trilium_recall.search.hybrid import Ranking, gather, in_order, search
 from trilium_recall.search.null_bank import GenericPrompts
 from trilium_recall.search.rankings import note_ranking, rrf
-from trilium_recall.search.recall import recall
+from trilium_recall.search.recall import EXCERPT_CHARS, recall
 
 # Passes no prompt on its score, only the strong-keyword rule (3 terms, 60 % of the weight).
 KEYWORDS_ONLY = replace(FITTED, bias=-100.0, keyword_terms=3, keyword_coverage=0.6)
@@ -210,6 +210,21 @@ def test_a_text_repeated_in_several_notes_is_sent_once(store, embedder, generic,
     sent = [c.hit.note_id for c in result.passages]
     assert len(copies & set(sent)) == 1 and "options" in sent and len(sent) == 2
     assert len([c for c in result.trace.candidates if c.passed]) == 4  # each passed, one is sent
+
+
+def test_a_long_section_is_sent_as_the_text_around_its_matched_snippet(
+    store, embedder, generic, tmp_path
+) -> None:
+    """The excerpt of a section longer than EXCERPT_CHARS is cut around the snippet that
+    matched (where it sits comes with the search's result), not from the section's start."""
+    filler = " ".join(f"Step {i} of the kitchen list counts plates and cups." for i in range(60))
+    tail = "Restic prune keeps seven daily snapshots and twelve monthly ones."
+    add_note(store, embedder, "long", "Household", [("Household", f"{filler} {tail}")])
+    request = RecallRequest("restic prune daily monthly snapshots")
+    found = recall(store, embedder, generic, make_settings(tmp_path), request, gate=OPEN)
+    text = found.passages[0].text
+    assert len(f"{filler} {tail}") > EXCERPT_CHARS >= len(text.strip("… "))
+    assert tail in text and text.startswith("… ") and "Step 0 " not in text
 
 
 def test_session_sends_a_note_once_and_other_sessions_still_get_it(

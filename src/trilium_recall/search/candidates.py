@@ -229,6 +229,8 @@ class SearchTrace:
 class SearchResult:
     passages: list[Candidate]
     trace: SearchTrace
+    # Where each passage's matched snippet sits in its text: the excerpt is cut around it.
+    spans: dict[int, tuple[int, int]] = field(default_factory=dict)
 
 
 def without_folders(
@@ -249,11 +251,12 @@ def without_folders(
 def one_of_each_text(
     candidates: Sequence[Candidate],
     snippet_spans: Callable[[Sequence[int]], dict[int, tuple[int, int]]],
-) -> list[Candidate]:
-    """The candidates less any whose matched snippet (`snippet_spans`: where each sits in its
-    section's text) says what one before it already said: man pages and API docs repeat a
-    shared section or example word for word in several notes (git's MERGE STRATEGIES under
-    merge, pull and rebase), and three copies answer nothing more than one."""
+) -> tuple[list[Candidate], dict[int, tuple[int, int]]]:
+    """The candidates less any whose matched snippet says what one before it already said, and
+    where each snippet sits in its section's text (`snippet_spans`, read once: the excerpts are
+    cut around them). Man pages and API docs repeat a shared section or example word for word
+    in several notes (git's MERGE STRATEGIES under merge, pull and rebase), and three copies
+    answer nothing more than one."""
     spans = snippet_spans([c.snippet_id for c in candidates if c.snippet_id is not None])
     said: set[str] = set()
     kept = []
@@ -263,4 +266,4 @@ def one_of_each_text(
         if text not in said:
             said.add(text)
             kept.append(candidate)
-    return kept
+    return kept, spans

@@ -171,8 +171,7 @@ def decide(
     limit: int = 3,
     exclude: frozenset[tuple[str, str]] = frozenset(),
 ) -> SearchResult:
-    """Prompt decision → candidate decisions in the learned order → summary stands in for
-    source → top `limit`, one of each text."""
+    """Prompt decision → candidates in the learned order → summary for source → top `limit`."""
     trace = replace(gathered.trace, substitutions=[])
     candidates = without_folders(_judge(gathered, trace, gate), store.has_children)
     trace.candidates = candidates
@@ -184,8 +183,9 @@ def decide(
         chosen.sort(key=lambda c: (not c.passed, c.filed_rank is None, c.filed_rank or 0))
     trace.total_ms = (time.perf_counter() - gathered.started) * 1000
     # Notes the session already got, and folders, keep their places: the 4th to 9th are weak.
-    best = one_of_each_text([c for c in chosen if c.passed], store.snippet_spans)[:limit]
-    return SearchResult([c for c in best if c.key not in exclude and not c.folder], trace)
+    best, spans = one_of_each_text([c for c in chosen if c.passed], store.snippet_spans)
+    sent = [c for c in best[:limit] if c.key not in exclude and not c.folder]
+    return SearchResult(sent, trace, spans)
 
 
 def fuse(

@@ -69,7 +69,6 @@ def recall(
     )
     if deadline is not None and time.monotonic() > deadline:
         return RecallResult("late", took_ms=_since(started), trace=result.trace)
-    spans = store.snippet_spans([c.snippet_id for c in result.passages if c.snippet_id])
     passages = [
         Passage(
             instance=c.hit.instance,
@@ -78,7 +77,7 @@ def recall(
             path=c.hit.path,
             area=c.hit.area,
             heading=c.hit.heading,
-            text=excerpt(c.hit.text, around=spans.get(c.snippet_id or -1)),
+            text=excerpt(c.hit.text, around=result.spans.get(c.snippet_id or -1)),
             score=round(c.score, 5),
             url=settings.instances[c.hit.instance].note_url(c.hit.note_id),
         )
@@ -116,10 +115,14 @@ def excerpt(text: str, limit: int = EXCERPT_CHARS, around: tuple[int, int] | Non
     if around is not None and around[1] > limit:
         start = max(0, min(around[0] - limit // 4, len(text) - limit))
         boundary = max(text.rfind(". ", 0, start + 1), text.rfind("\n", 0, start + 1))
-        start = boundary + 1 if boundary >= 0 and start - boundary < limit // 4 else start
+        if boundary >= 0 and start - boundary < limit // 4 and boundary + 1 + limit >= around[1]:
+            start = boundary + 1  # a sentence's start, when the snippet still fits after it
     head = text[start : start + limit]
+    if start + len(head) == len(text):  # the text's end: nothing to cut
+        return ("… " if start > 0 else "") + head.strip()
+    reach = around[1] - start if around is not None else 0  # a cut keeps the snippet whole
     cut = max(head.rfind(". "), head.rfind("\n"))
-    if cut < limit // 2:
+    if cut < limit // 2 or cut + 1 < reach:
         cut = head.rfind(" ")
-    body = head[: cut + 1 if cut > 0 else limit].strip()
-    return ("… " if start > 0 else "") + body + (" …" if start + len(head) < len(text) else "")
+    body = head[: cut + 1 if cut > 0 and cut + 1 >= reach else limit].strip()
+    return ("… " if start > 0 else "") + body + " …"
