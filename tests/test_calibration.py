@@ -242,6 +242,8 @@ def test_a_notebook_of_code_notes_calibrates_without_a_language(store, embedder)
         ("how do I react to SIGINT in node so the server shuts down", ()),  # a verb
         ("should the app react when the token expires", ()),
         ("useMemo vs useCallback in react, when are they worth it", ("react",)),
+        ("git grep only in python files", ("git", "python")),  # a git question, whatever it greps
+        ("svn: E155007 is not a working copy", ("svn",)),
     ],
 )
 def test_the_technologies_a_prompt_names(prompt, named) -> None:
@@ -285,6 +287,7 @@ def test_a_notebook_is_about_the_technologies_enough_of_its_sections_name() -> N
     )
     assert names_another_stack(("rust",), ("python",))
     assert not names_another_stack(("python", "rust"), ("python",))  # porting between the two
+    assert not names_another_stack(("git", "python"), ("git", "perl"))  # a git manual's own
     assert not names_another_stack((), ("python",))
     assert not names_another_stack(("rust",), None)  # a calibration from before: not measured
 

@@ -16,8 +16,9 @@ from collections.abc import Callable, Sequence
 
 from ..index.terms import words
 
-# Languages, runtimes, frameworks, data stores and tools people name in a prompt, as single
-# FTS5 tokens (lower case); then applications by kind, for the notebooks that are not a
+# Languages, runtimes, frameworks, data stores, version control and tools people name in a
+# prompt, as single FTS5 tokens (lower case): a git manual asked "git grep, only python files"
+# is asked about one of its own; then applications by kind, for the notebooks that are not a
 # developer's (a photo editor's manual is asked "krita: ..." as a coding notebook is asked
 # "... in rust"). Names that are everyday words (notion, word, eclipse, blender, excel,
 # obsidian, handbrake, audacity) and desktop operating systems (a question about any
@@ -29,7 +30,8 @@ NAMES = frozenset(
     php laravel swift perl lua haskell elixir erlang clojure dart flutter julia matlab fortran
     cobol react vue angular svelte django flask fastapi spring csharp dotnet powershell vba
     mysql postgres postgresql sqlite mongodb redis elasticsearch kafka docker kubernetes
-    kubectl helm terraform ansible nginx jenkins gitlab vscode android ios
+    kubectl helm terraform ansible nginx jenkins vscode android ios
+    git github gitlab bitbucket svn mercurial
 
     photoshop lightroom indesign inkscape krita gimp darktable rawtherapee digikam imagemagick
     scribus coreldraw figma canva sketchup zbrush freecad openscad autocad solidworks
