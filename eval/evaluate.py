@@ -385,11 +385,23 @@ def load(name: str, model: E5Embedder) -> Corpus:
         name,
         store,
         corpus_settings(HERE / ".index" / name),
-        calibrate(GenericPrompts.load(EMBEDDER, store), store.vectors, store, model),
+        calibrate(bank_without_twins(name, store), store.vectors, store, model),
     )
     corpus.answerable, corpus.unrelated = labelled_set(name, SETS)
     corpus.whole_notes = WholeNotes(store)
     return corpus
+
+
+def bank_without_twins(name: str, store: Store) -> GenericPrompts:
+    """The shipped bank less the prompts a blind reader judged the same request as one of this
+    corpus's (sets/bank_twins.json): a scored prompt's twin in the null model would decide it."""
+    bank = GenericPrompts.load(EMBEDDER, store)
+    listed = json.loads((SETS / "bank_twins.json").read_text())["twins"].get(name, [])
+    twins = {pair["bank"] for pair in listed}
+    if missing := twins - set(bank.prompts):
+        raise SystemExit(f"sets/bank_twins.json names prompts the bank no longer has: {missing}")
+    kept = [i for i, prompt in enumerate(bank.prompts) if prompt not in twins]
+    return GenericPrompts([bank.prompts[i] for i in kept], bank.vectors[kept])
 
 
 EMBEDDER: CachedEmbedder
