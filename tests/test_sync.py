@@ -349,6 +349,22 @@ async def test_a_recall_area_label_overrides_every_other_rule(harness, trilium) 
     assert harness.notes()["rawNoteAAAAA"][0] == "sources"
 
 
+async def test_a_cloned_note_shows_the_path_of_the_area_it_is_weighted_as(harness, trilium) -> None:
+    """A passage shows its note's first path: for a clone, the one in the note's area, then the
+    shortest; "Journal › …" sorts before "LLM Wiki › …" by name but a wiki summary filed
+    under a day is still a wiki page."""
+    trilium.clone("summaryAAAAA", "KyGxfC5ueh8v")  # a day note of the journal
+    trilium.clone("resticAAAAAA", "rawNoteAAAAA")  # deeper, and in the sources
+    await harness.syncer.full()
+    summary, restic = (
+        harness.store.known_notes("default")[n] for n in ("summaryAAAAA", "resticAAAAAA")
+    )
+    assert summary.paths[0] == "LLM Wiki › Wiki › Summaries"
+    assert len(summary.paths) == 2 and summary.paths[1].startswith("Journal › ")
+    assert harness.notes()["resticAAAAAA"][0] == "sources"
+    assert restic.paths == ("LLM Wiki › Raw › Call with storage vendor", "Tech notes")
+
+
 async def test_a_renamed_note_renames_the_breadcrumbs_of_its_whole_subtree(
     harness, trilium
 ) -> None:

@@ -102,9 +102,26 @@ def _walk(
 
 def classify(note: Note, tree: Mapping[str, Note], rules: Rules) -> Verdict:
     chains = ancestor_chains(note.note_id, tree)
-    paths = tuple(sorted({_breadcrumb(chain) for chain in chains}))[:MAX_PATHS]
-    area = min((_area(note, chain, rules) for chain in chains), key=AREA_RANK.__getitem__)
+    areas = [_area(note, chain, rules) for chain in chains]
+    area = min(areas, key=AREA_RANK.__getitem__)
+    paths = _paths(chains, areas)
     return Verdict(area, paths, _skip_reason(note, chains, rules), _calendar(note, chains))
+
+
+def _paths(chains: list[list[Note]], areas: list[str]) -> tuple[str, ...]:
+    """Each breadcrumb once, the one a passage shows first: in the area the note is weighted
+    as (a wiki page cloned under a journal day is shown where the wiki files it), outside the
+    hidden tree, the shortest, then by name."""
+    ranked = sorted(
+        zip(chains, areas, strict=True),
+        key=lambda pair: (
+            AREA_RANK[pair[1]],
+            any(member.note_id == HIDDEN_ROOT for member in pair[0]),
+            len(pair[0]),
+            _breadcrumb(pair[0]),
+        ),
+    )
+    return tuple(dict.fromkeys(_breadcrumb(chain) for chain, _ in ranked))[:MAX_PATHS]
 
 
 def _calendar(note: Note, chains: list[list[Note]]) -> str | None:
