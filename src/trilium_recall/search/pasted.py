@@ -40,15 +40,16 @@ _INLINE_FRAME = re.compile(r"\bat (?:async )?[\w.$<>\[\]/]+ \([^()\s]+:\d+:\d+\)
 # What a machine wrote: node's process id, addresses ("0x7ffd4e2a91c0"; an error code of eight
 # digits, "0x80070005", stays), a timestamp's time of day, a file's line and column
 # ("server.js:42:17" keeps the file; "10:30:00" is no file's); and ids, left in when the notes
-# hold them (a healthcheck's UUID in a backup script): UUIDs and hashes (hex whose digits and
-# letters alternate at least three times: "3f2a9c1d", not "facade12" or "C0000005").
+# hold them (a healthcheck's UUID in a backup script): UUIDs and hashes of seven or more
+# characters, git's short hash (hex whose digits and letters alternate at least three times:
+# "4e1f2a0", not "facade12" or "C0000005").
 _MACHINE = re.compile(
     r"""(?P<noise>\(node:\d+\)
       | \b0x(?![0-9a-f]{8}\b)[0-9a-f]+\b
       | (?<=\d)[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\b
       | (?<=[a-z_)]):\d+:\d+\b)
       | (?P<uuid>\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b)
-      | (?P<hex>\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{8,}\b)""",
+      | (?P<hex>\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,}\b)""",
     re.IGNORECASE | re.VERBOSE,
 )
 _ALTERNATION = re.compile(r"(?:\d+[a-f]+){2}\d|(?:[a-f]+\d+){2}[a-f]", re.IGNORECASE)
