@@ -193,8 +193,12 @@ def test_a_date_the_notes_are_filed_under_is_matched_and_another_is_unknown(inde
     assert on_the_day.trace.verdict is not None and other_day.trace.verdict is not None
     assert on_the_day.trace.verdict.score > other_day.trace.verdict.score
     assert titles(on_the_day)[0] == "22 - Tuesday"
-    # filed on the 22nd, so not what the 23rd's prompt asks for, however close
-    dropped = next(c for c in other_day.trace.candidates if c.hit.title == "22 - Tuesday")
+    # Filed on the 22nd, so not what the 23rd's prompt asks for, however close: with the
+    # prompt let through (the fitted gate may say silence first), the date is why it drops.
+    let_through = index.ask(
+        "what went wrong with the flaky test on the 23rd?", gate=replace(FITTED, bias=100.0)
+    )
+    dropped = next(c for c in let_through.trace.candidates if c.hit.title == "22 - Tuesday")
     assert dropped.dates.another_day and not dropped.passed
     assert dropped.reason == "filed on another day than the prompt names"
 

@@ -381,6 +381,9 @@ def test_the_prompt_decision_reads_unknown_words_and_the_fused_top(
     plain = search(store, embedder, generic, settings, "restore restic snapshot", gate=OPEN)
     assert plain.trace.signals is not None
     assert plain.trace.signals.unknown_share == 0.0
+    # A command's bundled options are no word a note need hold.
+    flagged = search(store, embedder, generic, settings, "restic restore -qvx snapshot", gate=OPEN)
+    assert flagged.trace.keyword.unknown == []
     # An area weight orders the notes; it does not make the prompt more about them.
     weighted = make_settings(tmp_path, area_weights="wiki=2,sources=2,journal=2,other=2")
     heavier = search(store, embedder, generic, weighted, prompt, gate=OPEN).trace.signals

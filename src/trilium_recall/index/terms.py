@@ -45,6 +45,9 @@ _CODE = re.compile(
     r"|\b([a-z]*[A-Z][a-z0-9]+[A-Z]\w*)"
     r"|(--[a-z][\w-]+)"
 )
+# English function words (with the contractions as FTS5 splits them, "don" "t", and as people
+# type them without the apostrophe, "dont"), the verbs of asking, and the commonest German,
+# French and Spanish ones.
 STOP_WORDS = frozenset(
     """a about above after again against all am an and any are as at be because been before being
     below between both but by can could did do does doing down during each few for from further
@@ -54,6 +57,8 @@ STOP_WORDS = frozenset(
     themselves then there these they this those through to too under until up very was we were
     what when where which while who whom why will with would you your yours yourself yourselves
     s t d ll ve re m don doesn didn isn aren wasn weren won wouldn couldn shouldn please tell
+    dont doesnt didnt isnt arent wasnt werent wont wouldnt couldnt shouldnt cant hasnt havent
+    im ive youre thats whats theres
     show give find know need want like get got use used using make
     way thing things something anything also vs versus der die das und ist ein eine nicht mit
     wie was ich
@@ -148,6 +153,16 @@ def stems(*texts: str) -> set[str]:
 def terms_in(terms: Sequence[str], held: Collection[str]) -> tuple[str, ...]:
     """The prompt terms whose stem is among the `held` stems, in prompt order."""
     return tuple(term for term in terms if index_term(term) in held)
+
+
+# A command's short options run together: "git clean -fdx", "tar -xvzf", "rm -rf".
+_OPTION_BUNDLE = re.compile(r"(?<![\w-])-([A-Za-z]{2,5})\b")
+
+
+def option_bundles(prompt: str) -> set[str]:
+    """The words that are a command's bundled short options ("fdx" of "-fdx"): a notebook that
+    documents the options one by one holds no such word, and its absence says nothing."""
+    return {word for match in _OPTION_BUNDLE.finditer(prompt) for word in words(match.group(1))}
 
 
 def code_phrases(prompt: str) -> list[str]:

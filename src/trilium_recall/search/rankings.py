@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from ..index.store import Store
-from ..index.terms import code_phrases, fts_query, idf, prompt_terms
+from ..index.terms import code_phrases, fts_query, idf, option_bundles, prompt_terms
 from ..index.vectors import Neighbours
 from ..notes.records import SectionHit
 from .candidates import NO_KEYWORDS, KeywordHits
@@ -45,7 +45,8 @@ def keyword_hits(
     query = fts_query(distinctive_terms(terms, counts, total))
     phrases = code_phrases(prompt) if with_phrases else []
     phrase_hits = store.keyword_search(" OR ".join(phrases), PHRASE_K) if phrases else []
-    unknown = [t for t in terms if not counts[t]]
+    options = option_bundles(prompt)
+    unknown = [t for t in terms if not counts[t] and t not in options]
     hits = store.keyword_search(query, k)
     return KeywordHits(terms, weights, query, hits, phrases, phrase_hits, unknown, list(dates))
 
