@@ -15,6 +15,7 @@ from trilium_recall.errors import UnknownInstance
 from trilium_recall.notes.records import SectionHit
 from trilium_recall.search.answers import RecallRequest
 from trilium_recall.search.candidates import Candidate
+from trilium_recall.search.everyday_english import everyday_words
 from trilium_recall.search.gate import FITTED, CandidateOrder
 from trilium_recall.search.hybrid import Ranking, gather, in_order, search
 from trilium_recall.search.null_bank import GenericPrompts
@@ -381,13 +382,25 @@ def test_the_prompt_decision_reads_unknown_words_and_the_fused_top(
     plain = search(store, embedder, generic, settings, "restore restic snapshot", gate=OPEN)
     assert plain.trace.signals is not None
     assert plain.trace.signals.unknown_share == 0.0
-    # A command's bundled options are no word a note need hold.
+    # A command's bundled options, and the everyday words a prompt is phrased in, are no word
+    # a note need hold; a name the notes lack still is.
     flagged = search(store, embedder, generic, settings, "restic restore -qvx snapshot", gate=OPEN)
     assert flagged.trace.keyword.unknown == []
+    phrased = "the restic restore blows up, quick and dirty fix for kubectl?"
+    assert search(store, embedder, generic, settings, phrased, gate=OPEN).trace.keyword.unknown == [
+        "kubectl"
+    ]
     # An area weight orders the notes; it does not make the prompt more about them.
     weighted = make_settings(tmp_path, area_weights="wiki=2,sources=2,journal=2,other=2")
     heavier = search(store, embedder, generic, weighted, prompt, gate=OPEN).trace.signals
     assert heavier is not None and heavier.fused_top == pytest.approx(signals.fused_top)
+
+
+def test_everyday_english_holds_common_words_not_names() -> None:
+    words = everyday_words()
+    assert {"blows", "quick", "dirty", "disable", "payload", "retention"} <= words
+    assert not {"kubectl", "restic", "wireguard", "postgres", "fixme", "priya"} & words
+    assert all(word.isascii() and word.islower() and word.isalpha() for word in words)
 
 
 def test_a_long_table_counts_its_keywords_around_the_matched_row_only(

@@ -15,6 +15,7 @@ from ..index.vectors import Neighbours
 from ..notes.records import SectionHit
 from .candidates import NO_KEYWORDS, KeywordHits
 from .dates.mentions import DateMention
+from .everyday_english import everyday_words
 
 KEYWORD_K = 40
 MEANING_K = 40
@@ -45,8 +46,8 @@ def keyword_hits(
     query = fts_query(distinctive_terms(terms, counts, total))
     phrases = code_phrases(prompt) if with_phrases else []
     phrase_hits = store.keyword_search(" OR ".join(phrases), PHRASE_K) if phrases else []
-    options = option_bundles(prompt)
-    unknown = [t for t in terms if not counts[t] and t not in options]
+    phrasing = option_bundles(prompt) | everyday_words()
+    unknown = [t for t in terms if not counts[t] and t not in phrasing]
     hits = store.keyword_search(query, k)
     return KeywordHits(terms, weights, query, hits, phrases, phrase_hits, unknown, list(dates))
 
