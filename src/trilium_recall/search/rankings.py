@@ -46,8 +46,8 @@ def keyword_hits(
     query = fts_query(distinctive_terms(terms, counts, total))
     phrases = code_phrases(prompt) if with_phrases else []
     phrase_hits = store.keyword_search(" OR ".join(phrases), PHRASE_K) if phrases else []
-    phrasing = option_bundles(prompt) | everyday_words()
-    unknown = [t for t in terms if not counts[t] and t not in phrasing]
+    options, everyday = option_bundles(prompt), everyday_words()  # a 40,000-word set: no copy
+    unknown = [t for t in terms if not counts[t] and t not in options and t not in everyday]
     hits = store.keyword_search(query, k)
     return KeywordHits(terms, weights, query, hits, phrases, phrase_hits, unknown, list(dates))
 
