@@ -244,6 +244,9 @@ def test_a_notebook_of_code_notes_calibrates_without_a_language(store, embedder)
         ("useMemo vs useCallback in react, when are they worth it", ("react",)),
         ("git grep only in python files", ("git", "python")),  # a git question, whatever it greps
         ("svn: E155007 is not a working copy", ("svn",)),
+        ("is https://github.com/psf/requests/issues/6000 fixed in python 3.12", ("python",)),
+        ("pip install git+https://gitlab.com/org/lib.git fails", ()),  # a link, a pip question
+        ("see github.com/org/repo/pull/12", ()),
     ],
 )
 def test_the_technologies_a_prompt_names(prompt, named) -> None:

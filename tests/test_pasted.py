@@ -102,6 +102,8 @@ def test_the_question_after_a_long_trace_is_what_the_keywords_read() -> None:
         ),
         ("commit 3f2a9c1d broke the build", "commit broke the build"),
         ("error: commit 4e1f2a0 is a merge", "error: commit is a merge"),  # git's short hash
+        ("revert 9c98333 and 732a385", "revert and 732a385"),  # an id where git writes one
+        ("HEAD is now at bcae398 fix", "HEAD is now at fix"),
         ("segfault at 0x7ffd4e2a91c0 in libfoo", "segfault at in libfoo"),
         ("2026-12-05 14:03:22,118 ERROR worker crashed", "2026-12-05 ERROR worker crashed"),
         (
@@ -128,7 +130,9 @@ def test_ids_a_machine_wrote_are_left_out(prompt: str, cleaned: str) -> None:
         "backup window 01:00:00 to 05:00:00",  # times of day, no file's line and column
         "what does 0x80070005 mean on my windows vm",  # an error code of eight digits
         "C0000005 access violation in the facade12 build",  # no hash's alternation
-        "1e10000 rows, a 2b3d4 grid",  # a float, and hex too short for a hash
+        "1e10000 rows, a 2b3d4e grid",  # a float, and hex too short for a hash
+        "generate an ed25519 key at once",  # no id's place, no hash's alternation
+        "the nightly job failed at 20260412 again",  # a number where an id could be
         "the db refuses connections\nat 127.0.0.1:5432\nsince the upgrade",  # a port, no frame
         "the cafe added 12 beds",
         "restic forget --keep-daily 7 --prune\n",  # even its trailing newline

@@ -15,10 +15,10 @@ from trilium_recall.errors import UnknownInstance
 from trilium_recall.notes.records import SectionHit
 from trilium_recall.search.answers import RecallRequest
 from trilium_recall.search.candidates import Candidate
-from trilium_recall.search.everyday_english import everyday_words
 from trilium_recall.search.gate import FITTED, CandidateOrder
 from trilium_recall.search.hybrid import Ranking, gather, in_order, search
 from trilium_recall.search.null_bank import GenericPrompts
+from trilium_recall.search.phrasing import everyday_words, option_bundles
 from trilium_recall.search.rankings import note_ranking, rrf
 from trilium_recall.search.recall import EXCERPT_CHARS, recall
 
@@ -401,6 +401,12 @@ def test_everyday_english_holds_common_words_not_names() -> None:
     assert {"blows", "quick", "dirty", "disable", "payload", "retention"} <= words
     assert not {"kubectl", "restic", "wireguard", "postgres", "fixme", "priya"} & words
     assert all(word.isascii() and word.islower() and word.isalpha() for word in words)
+
+
+def test_bundled_short_options_are_told_apart_from_words() -> None:
+    assert option_bundles("will `git clean -fdx` delete it? tar -xvzf a.tgz") == {"fdx", "xvzf"}
+    assert option_bundles("git clean –fdx, as autocorrect writes it") == {"fdx"}
+    assert option_bundles("re-run the e-mail job with --force and -m") == set()
 
 
 def test_a_long_table_counts_its_keywords_around_the_matched_row_only(

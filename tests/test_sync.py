@@ -355,6 +355,9 @@ async def test_a_cloned_note_shows_the_path_of_the_area_it_is_weighted_as(harnes
     under a day is still a wiki page."""
     trilium.clone("summaryAAAAA", "KyGxfC5ueh8v")  # a day note of the journal
     trilium.clone("resticAAAAAA", "rawNoteAAAAA")  # deeper, and in the sources
+    trilium.add_note("atticAAAAAAA", "Attic")
+    trilium.add_note("boxAAAAAAAAA", "Box", parent_id="atticAAAAAAA")
+    trilium.clone("resticAAAAAA", "boxAAAAAAAAA")  # "other" as "Tech notes" is, and deeper
     await harness.syncer.full()
     summary, restic = (
         harness.store.known_notes("default")[n] for n in ("summaryAAAAA", "resticAAAAAA")
@@ -362,7 +365,11 @@ async def test_a_cloned_note_shows_the_path_of_the_area_it_is_weighted_as(harnes
     assert summary.paths[0] == "LLM Wiki › Wiki › Summaries"
     assert len(summary.paths) == 2 and summary.paths[1].startswith("Journal › ")
     assert harness.notes()["resticAAAAAA"][0] == "sources"
-    assert restic.paths == ("LLM Wiki › Raw › Call with storage vendor", "Tech notes")
+    assert restic.paths == (
+        "LLM Wiki › Raw › Call with storage vendor",
+        "Tech notes",
+        "Attic › Box",
+    )
 
 
 async def test_a_renamed_note_renames_the_breadcrumbs_of_its_whole_subtree(

@@ -15,7 +15,6 @@ from trilium_recall.index.terms import (
     fts_query,
     index_term,
     matched_terms,
-    option_bundles,
     prompt_terms,
     tokenize,
     tokenize_option,
@@ -65,11 +64,6 @@ def test_prompt_terms_fold_case_and_accents_drop_stop_words_and_repeats() -> Non
     ]
     assert prompt_terms("what's the plan, don't we?") == ["plan"]
     assert prompt_terms("whats the plan, i dont know, cant we?") == ["plan"]  # typed without '
-
-
-def test_bundled_short_options_are_told_apart_from_words() -> None:
-    assert option_bundles("will `git clean -fdx` delete it? tar -xvzf a.tgz") == {"fdx", "xvzf"}
-    assert option_bundles("re-run the e-mail job with --force and -m") == set()
 
 
 def test_a_long_prompt_gives_its_first_distinct_terms_only() -> None:

@@ -155,16 +155,6 @@ def terms_in(terms: Sequence[str], held: Collection[str]) -> tuple[str, ...]:
     return tuple(term for term in terms if index_term(term) in held)
 
 
-# A command's short options run together: "git clean -fdx", "tar -xvzf", "rm -rf".
-_OPTION_BUNDLE = re.compile(r"(?<![\w-])-([A-Za-z]{2,5})\b")
-
-
-def option_bundles(prompt: str) -> set[str]:
-    """The words that are a command's bundled short options ("fdx" of "-fdx"): a notebook that
-    documents the options one by one holds no such word, and its absence says nothing."""
-    return {word for match in _OPTION_BUNDLE.finditer(prompt) for word in words(match.group(1))}
-
-
 def code_phrases(prompt: str) -> list[str]:
     """The prompt's code and quoted text as FTS5 phrase queries, split where FTS5 splits
     (`shared_buffers` is the phrase "shared buffers"): evidence stronger than loose words."""

@@ -27,6 +27,9 @@ KNOWN_TYPES = frozenset(
 )  # fmt: skip
 BREADCRUMB = " › "  # between the titles of a path, as the index stores paths
 MAX_PATHS = 8  # clones can multiply paths; a handful is plenty for display and rules
+# Chains walked before the paths are ranked and cut to MAX_PATHS: a wiki page cloned under
+# many day notes keeps its wiki path however its parents are listed.
+MAX_CHAINS = 64
 # Under the #calendarRoot note, or a day/month/year note of a journal kept elsewhere.
 JOURNAL_LABELS = ("calendarRoot", "dateNote", "monthNote", "yearNote")
 # The labels Trilium's journal dates its day and month notes with ("2026-10-21", "2026-10").
@@ -81,7 +84,7 @@ def _walk(
     its own, not a closure: a nested function that calls itself is a reference cycle, freed
     only by the garbage collector — 7 objects a note at every full comparison, whose
     collections held the interpreter for up to 0.7 s at 100,000 notes; bench/RESULTS.md.)"""
-    if len(chains) >= MAX_PATHS:
+    if len(chains) >= MAX_CHAINS:
         return
     note = tree.get(current)
     parents = [p for p in (note.parent_note_ids if note else ()) if p not in seen]
@@ -112,6 +115,8 @@ def _paths(chains: list[list[Note]], areas: list[str]) -> tuple[str, ...]:
     """Each breadcrumb once, the one a passage shows first: in the area the note is weighted
     as (a wiki page cloned under a journal day is shown where the wiki files it), outside the
     hidden tree, the shortest, then by name."""
+    if len(chains) == 1:
+        return (_breadcrumb(chains[0]),)
     ranked = sorted(
         zip(chains, areas, strict=True),
         key=lambda pair: (

@@ -24,7 +24,8 @@ class KeywordHits:
     hits: list[tuple[int, float]]  # (section id, bm25), best first
     phrases: list[str] = field(default_factory=list)  # the prompt's code as FTS5 phrases
     phrase_hits: list[tuple[int, float]] = field(default_factory=list)  # sections holding one
-    # Terms no section holds; after `hybrid.gather`, also none is dated by (dates/filed.py).
+    # Terms no section holds, less everyday English and option bundles (phrasing.py); after
+    # `hybrid.gather`, also none is dated by (dates/filed.py).
     unknown: list[str] = field(default_factory=list)
     dates: list[DateMention] = field(default_factory=list)  # the dates it names (dates/)
     asking: list[str] = field(default_factory=list)  # terms that only ask what a day held

@@ -82,8 +82,8 @@ class GateThresholds:
     # The order candidates are judged and sent in (`hybrid.in_order`); None: by fused score.
     order: CandidateOrder | None = None
     # Two more readings of the search (issue 23, Build 9; eval/signal_trials.py measured
-    # each): the share of the prompt's keyword weight no section holds, and the best note's
-    # fused score.
+    # each): the share of the prompt's keyword weight no section holds (less the words it is
+    # only phrased in: phrasing.py), and the best note's fused score.
     unknown_weight: float = 0.0
     fused_weight: float = 0.0
     # A prompt naming a day that notes are filed under passes when one of them matches this
@@ -125,8 +125,10 @@ class GateThresholds:
 # unless the prompt is in another language than the notebook or its closest note, that case's
 # own weight, the code-phrase weight, the weight of a prompt about another stack, and two
 # readings of the search: unknown words, fused top). With the fused top read, the code phrase's
-# own weight turned slightly negative: a section holding the phrase already ranks first in the
-# fusion (PHRASE_WEIGHT), and that rank is what the fused top carries.
+# own weight is small (its sign has moved between refits): a section holding the phrase already
+# ranks first in the fusion (PHRASE_WEIGHT), and that rank is what the fused top carries. Each
+# corpus is fitted with the generic prompts judged its own prompts' paraphrases left out of the
+# bank (eval/sets/bank_twins.json).
 # The bias that keeps a training share of the unrelated prompts silent, that share (93 %) chosen
 # by inner leave-one-corpus-out folds for the best hit@3 + 2 × silence; the keyword rule just
 # above the strongest unrelated match (an unrelated prompt, "c# [Flags] enum, how do i check if
@@ -174,7 +176,7 @@ class PromptSignals:
     phrase: bool = False  # the best fused note holds one of the prompt's code phrases
     other_stack: bool = False  # it names technologies, none the notebook's (technologies.py)
     spread: float = DEFAULT_SPREAD  # about-level minus generic level here (calibration.py)
-    unknown_share: float = 0.0  # share of the prompt's IDF weight in terms no section holds
+    unknown_share: float = 0.0  # the prompt's IDF weight in terms no section holds (phrasing.py)
     fused_top: float = 0.0  # the best note's fused score (before its area weight)
     # The best share of the prompt's keyword weight outside the day it names (and words that
     # only ask what the day held) a note filed on that day matched; 1 for a prompt that is only

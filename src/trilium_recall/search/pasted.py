@@ -40,15 +40,18 @@ _INLINE_FRAME = re.compile(r"\bat (?:async )?[\w.$<>\[\]/]+ \([^()\s]+:\d+:\d+\)
 # What a machine wrote: node's process id, addresses ("0x7ffd4e2a91c0"; an error code of eight
 # digits, "0x80070005", stays), a timestamp's time of day, a file's line and column
 # ("server.js:42:17" keeps the file; "10:30:00" is no file's); and ids, left in when the notes
-# hold them (a healthcheck's UUID in a backup script): UUIDs and hashes of seven or more
-# characters, git's short hash (hex whose digits and letters alternate at least three times:
-# "4e1f2a0", not "facade12" or "C0000005").
+# hold them (a healthcheck's UUID in a backup script): UUIDs, hashes of seven or more characters
+# (hex whose digits and letters change places at least four times: "4e1f2a0", not "facade12"
+# or "C0000005"), and any hex of seven to forty characters with a digit and a letter where git
+# writes a commit's id ("commit 9c98333", "could not apply 732a385", "HEAD is now at bcae398").
 _MACHINE = re.compile(
     r"""(?P<noise>\(node:\d+\)
       | \b0x(?![0-9a-f]{8}\b)[0-9a-f]+\b
       | (?<=\d)[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\b
       | (?<=[a-z_)]):\d+:\d+\b)
       | (?P<uuid>\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b)
+      | (?P<commit>\b(?:commit|revert|cherry-pick|checkout|reset|show|rebase|apply|at)\s+)
+        (?P<id>(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40})\b
       | (?P<hex>\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,}\b)""",
     re.IGNORECASE | re.VERBOSE,
 )
@@ -66,6 +69,8 @@ def without_machine_noise(prompt: str, held: Callable[[str], bool] = lambda _: F
     to that)."""
 
     def blank(found: re.Match[str]) -> str:
+        if found["commit"]:  # the word before the id stays
+            return found[0] if held(found["id"]) else found["commit"]
         machine = found["noise"] or found["uuid"] or _ALTERNATION.search(found["hex"])
         return " " if machine and (found["noise"] or not held(found[0])) else found[0]
 

@@ -10,12 +10,12 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from ..index.store import Store
-from ..index.terms import code_phrases, fts_query, idf, option_bundles, prompt_terms
+from ..index.terms import code_phrases, fts_query, idf, prompt_terms
 from ..index.vectors import Neighbours
 from ..notes.records import SectionHit
 from .candidates import NO_KEYWORDS, KeywordHits
 from .dates.mentions import DateMention
-from .everyday_english import everyday_words
+from .phrasing import phrasing_only
 
 KEYWORD_K = 40
 MEANING_K = 40
@@ -46,8 +46,7 @@ def keyword_hits(
     query = fts_query(distinctive_terms(terms, counts, total))
     phrases = code_phrases(prompt) if with_phrases else []
     phrase_hits = store.keyword_search(" OR ".join(phrases), PHRASE_K) if phrases else []
-    options, everyday = option_bundles(prompt), everyday_words()  # a 40,000-word set: no copy
-    unknown = [t for t in terms if not counts[t] and t not in options and t not in everyday]
+    unknown = phrasing_only([t for t in terms if not counts[t]], prompt)
     hits = store.keyword_search(query, k)
     return KeywordHits(terms, weights, query, hits, phrases, phrase_hits, unknown, list(dates))
 

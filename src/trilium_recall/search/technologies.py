@@ -66,9 +66,15 @@ VERBS = re.compile(
 )
 
 
+# A link names where something is hosted, not what it is about: "is
+# https://github.com/psf/requests/issues/6000 fixed" asks about a Python library.
+_LINK = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+|\b(?:github|gitlab|bitbucket)\.(?:com|org|io)/\S*")
+
+
 def named_technologies(prompt: str) -> tuple[str, ...]:
-    """The technologies the prompt names: words in prompt order, then symbol names."""
-    lower = prompt.lower()
+    """The technologies the prompt names: words in prompt order, then symbol names; not the
+    hosts and paths of its links."""
+    lower = _LINK.sub(" ", prompt.lower())
     named = [word for word in words(VERBS.sub(r"\1", lower)) if word in NAMES]
     symbols = [name for name, (pattern, _) in SYMBOL_NAMES.items() if pattern.search(lower)]
     return tuple(dict.fromkeys(named + symbols))

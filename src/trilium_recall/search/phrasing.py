@@ -1,0 +1,53 @@
+"""Words that phrase a prompt rather than name its subject, so they are not read as a subject
+the notes lack.
+
+The gate counts the share of a prompt's keyword weight in words no note holds: a prompt about
+what a notebook never mentions ("restic", "FIXME", a product's name) is less likely about it.
+A notebook need not hold the words a prompt is phrased in, though: everyday English ("why did
+we disable jit" to notes that say "jit = off", "make sure the call blows up", "a quick and
+dirty way to time it") and a command's short options run together ("git clean -fdx" to a
+manual that documents -f, -d and -x one by one). Those are left out of that share
+(eval/RESULTS.md, stop 45). An everyday word can be a prompt's subject too ("prune the apple
+tree" to a git manual): it then counts for nothing, and the other signals decide.
+
+The everyday list is SCOWL's "small" American English (size 35, Debian's `wamerican-small`
+2020.12.07-2), its lower-case words only: a name written with a capital is a proper noun,
+which a notebook lacking it may well not be about. Its copyright and permission notice is
+`everyday_words.COPYRIGHT`, shipped beside it.
+"""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import re
+from importlib import resources
+
+from ..index.terms import MAX_PHRASE_CHARS, words
+
+WORDS_FILE = "everyday_words.txt.gz"
+# A command's short options run together: "git clean -fdx", "tar -xvzf", "rm -rf" (a dash
+# autocorrected to an en dash too).
+_OPTION_BUNDLE = re.compile(r"(?<![\w\-–])[-–]([A-Za-z]{2,5})\b")
+
+
+@functools.cache
+def everyday_words() -> frozenset[str]:
+    """The everyday list, read once (about 40,000 words, ~20 ms)."""
+    data = resources.files(__package__).joinpath(WORDS_FILE).read_bytes()
+    return frozenset(gzip.decompress(data).decode("ascii").split())
+
+
+def option_bundles(prompt: str) -> set[str]:
+    """The words of the prompt that are a command's bundled short options ("fdx" of "-fdx"),
+    read in its start as its code is (a pasted log's later lines are not read)."""
+    found = _OPTION_BUNDLE.finditer(prompt[:MAX_PHRASE_CHARS])
+    return {word for match in found for word in words(match.group(1))}
+
+
+def phrasing_only(unknown: list[str], prompt: str) -> list[str]:
+    """`unknown` (words no note holds) less the everyday words and option bundles among them."""
+    if not unknown:
+        return unknown
+    everyday, options = everyday_words(), option_bundles(prompt)
+    return [term for term in unknown if term not in everyday and term not in options]
