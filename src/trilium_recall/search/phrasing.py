@@ -45,7 +45,7 @@ def option_bundles(prompt: str) -> set[str]:
     return {word for match in found for word in words(match.group(1))}
 
 
-def phrasing_only(unknown: list[str], prompt: str) -> list[str]:
+def without_phrasing(unknown: list[str], prompt: str) -> list[str]:
     """`unknown` (words no note holds) less the everyday words and option bundles among them."""
     if not unknown:
         return unknown

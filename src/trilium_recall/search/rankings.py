@@ -15,7 +15,7 @@ from ..index.vectors import Neighbours
 from ..notes.records import SectionHit
 from .candidates import NO_KEYWORDS, KeywordHits
 from .dates.mentions import DateMention
-from .phrasing import phrasing_only
+from .phrasing import without_phrasing
 
 KEYWORD_K = 40
 MEANING_K = 40
@@ -46,7 +46,7 @@ def keyword_hits(
     query = fts_query(distinctive_terms(terms, counts, total))
     phrases = code_phrases(prompt) if with_phrases else []
     phrase_hits = store.keyword_search(" OR ".join(phrases), PHRASE_K) if phrases else []
-    unknown = phrasing_only([t for t in terms if not counts[t]], prompt)
+    unknown = without_phrasing([t for t in terms if not counts[t]], prompt)
     hits = store.keyword_search(query, k)
     return KeywordHits(terms, weights, query, hits, phrases, phrase_hits, unknown, list(dates))
 
