@@ -247,6 +247,7 @@ def test_a_notebook_of_code_notes_calibrates_without_a_language(store, embedder)
         ("is https://github.com/psf/requests/issues/6000 fixed in python 3.12", ("python",)),
         ("pip install git+https://gitlab.com/org/lib.git fails", ()),  # a link, a pip question
         ("see github.com/org/repo/pull/12", ()),
+        ("react.js/vue.js: which one for a small dashboard", ("react", "js", "vue")),
     ],
 )
 def test_the_technologies_a_prompt_names(prompt, named) -> None:

@@ -115,18 +115,16 @@ def _paths(chains: list[list[Note]], areas: list[str]) -> tuple[str, ...]:
     """Each breadcrumb once, the one a passage shows first: in the area the note is weighted
     as (a wiki page cloned under a journal day is shown where the wiki files it), outside the
     hidden tree, the shortest, then by name."""
-    if len(chains) == 1:
-        return (_breadcrumb(chains[0]),)
-    ranked = sorted(
-        zip(chains, areas, strict=True),
-        key=lambda pair: (
-            AREA_RANK[pair[1]],
-            any(member.note_id == HIDDEN_ROOT for member in pair[0]),
-            len(pair[0]),
-            _breadcrumb(pair[0]),
-        ),
+    crumbs = [_breadcrumb(chain) for chain in chains]
+    order = sorted(
+        range(len(chains)),
+        key=lambda i: (AREA_RANK[areas[i]], _through_hidden(chains[i]), len(chains[i]), crumbs[i]),
     )
-    return tuple(dict.fromkeys(_breadcrumb(chain) for chain, _ in ranked))[:MAX_PATHS]
+    return tuple(dict.fromkeys(crumbs[i] for i in order))[:MAX_PATHS]
+
+
+def _through_hidden(chain: list[Note]) -> bool:
+    return any(member.note_id == HIDDEN_ROOT for member in chain)
 
 
 def _calendar(note: Note, chains: list[list[Note]]) -> str | None:
@@ -150,7 +148,7 @@ def _nearest_calendar_label(lineage: list[Note]) -> str | None:
 def _skip_reason(note: Note, chains: list[list[Note]], rules: Rules) -> str | None:
     if note.note_id == ROOT or note.note_id.startswith("_"):
         return "hidden"
-    if all(any(a.note_id == HIDDEN_ROOT for a in chain) for chain in chains):
+    if all(_through_hidden(chain) for chain in chains):
         return "hidden"
     if note.has_label("archived"):
         return "archived"

@@ -23,7 +23,7 @@ import gzip
 import re
 from importlib import resources
 
-from ..index.terms import MAX_PHRASE_CHARS, words
+from ..index.terms import MAX_PHRASE_CHARS
 
 WORDS_FILE = "everyday_words.txt.gz"
 # A command's short options run together: "git clean -fdx", "tar -xvzf", "rm -rf" (a dash
@@ -41,8 +41,7 @@ def everyday_words() -> frozenset[str]:
 def option_bundles(prompt: str) -> set[str]:
     """The words of the prompt that are a command's bundled short options ("fdx" of "-fdx"),
     read in its start as its code is (a pasted log's later lines are not read)."""
-    found = _OPTION_BUNDLE.finditer(prompt[:MAX_PHRASE_CHARS])
-    return {word for match in found for word in words(match.group(1))}
+    return {match[1].lower() for match in _OPTION_BUNDLE.finditer(prompt[:MAX_PHRASE_CHARS])}
 
 
 def without_phrasing(unknown: list[str], prompt: str) -> list[str]:

@@ -67,8 +67,12 @@ VERBS = re.compile(
 
 
 # A link names where something is hosted, not what it is about: "is
-# https://github.com/psf/requests/issues/6000 fixed" asks about a Python library.
-_LINK = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+|\b(?:github|gitlab|bitbucket)\.(?:com|org|io)/\S*")
+# https://github.com/psf/requests/issues/6000 fixed" asks about a Python library. With a scheme,
+# or a host of a common top-level domain and a path ("gitlab.com/org/lib"; "react.js/vue.js"
+# is no host).
+_LINK = re.compile(
+    r"\b[a-z][a-z0-9+.-]*://\S+|\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|org|net|io|dev|co)/\S*"
+)
 
 
 def named_technologies(prompt: str) -> tuple[str, ...]:
