@@ -50,6 +50,10 @@ def said(prompt: str) -> list[tuple[str, str]]:
         ("on 5/5/2026", [("5 may 2026", "5/5/2026")]),
         # each day once: a repeated date is no log
         ("dec 18, yes dec 18, on dec 18 and dec 18", [("18 dec", "dec 18")]),
+        # a month's short word and a day, in a prompt asking what a day held
+        ("what did i do oct 3", [("3 oct", "oct 3")]),
+        ("what happened dec 18", [("18 dec", "dec 18")]),
+        ("what was i working on sep 12?", [("12 sep", "sep 12")]),
     ],
 )
 def test_a_prompt_names_a_date_by_day_month_and_year(prompt: str, dates: list) -> None:
@@ -71,6 +75,11 @@ def test_a_prompt_names_a_date_by_day_month_and_year(prompt: str, dates: list) -
         "python 3 may be slower than 2",
         "node 18 may crash on startup",
         "convert dec 10 to binary",
+        # a prompt asking what a day held, with a number before a month's word or "may"
+        "what did i do wrong, python 3 may be slower than 2",
+        "what happened to node 18 may crash",
+        "what did i miss, chapter 3 mars",
+        "what did i do wrong: may 3 threads write at once?",
         "RA 10h Dec 20 deg",
         "chapter 3 mars",
         "this may be a dumb question",

@@ -37,6 +37,7 @@ from .words import (
     MONTH_OF,
     MONTHS,
     ORDINAL,
+    SHORT_MONTHS,
     SPAN_TO,
     TIME_WORDS,
     WEEKDAYS,
@@ -145,7 +146,7 @@ def prompt_dates(prompt: str, now: datetime.date | None = None) -> list[DateMent
     ranged, taken = _spans(tokens, context)
     # A span's words are read as nothing else ("dec 18 to 21" is not also "dec 18").
     rest = ["" if i in taken else token for i, token in enumerate(tokens)]
-    spoken = spoken_dates(rest, context.opens_with_a_day)
+    spoken = spoken_dates(rest, context.opens_with_a_day, context.asks_the_day)
     dated_weekdays = {m.words[0] for m in spoken if m.words[0] in WEEKDAYS}  # "monday dec 18"
     found = numeric + ranged + spoken + _from_today(rest, now, dated_weekdays)
     # Each day once ("2026-10-21 (october 21st)"); a day named from today keeps its own words,
@@ -214,14 +215,19 @@ def asking_terms(terms: Sequence[str], prompt: str) -> list[str]:
     return [term for term in terms if term in _ASKING or index_term(term) in verbs]
 
 
-def spoken_dates(tokens: Sequence[str], opens_with_a_day: bool = False) -> list[DateMention]:
+def spoken_dates(
+    tokens: Sequence[str], opens_with_a_day: bool = False, asks_the_day: bool = False
+) -> list[DateMention]:
     """Dates said in words: a month with or without a day and a year, a day after "on"; the
-    first two tokens a month and a day when `opens_with_a_day` (see _OPENS_WITH_A_DAY)."""
+    first two tokens a month and a day when `opens_with_a_day` (see _OPENS_WITH_A_DAY); a
+    month's short word and the day after it when the prompt `asks_the_day` held ("what did I
+    do oct 3")."""
     mentions: list[DateMention] = []
     used: set[int] = set()
     for i, word in enumerate(tokens):
         opening = opens_with_a_day and i == 0
-        if word in MONTHS and (found := _month_at(tokens, i, opening)) is not None:
+        asked = asks_the_day and word in SHORT_MONTHS
+        if word in MONTHS and (found := _month_at(tokens, i, opening, asked)) is not None:
             span, date = found
             used.update(span)
             said = tuple(tokens[j] for j in span)
@@ -232,10 +238,13 @@ def spoken_dates(tokens: Sequence[str], opens_with_a_day: bool = False) -> list[
     return mentions
 
 
-def _month_at(tokens: Sequence[str], i: int, opening: bool = False) -> tuple[range, Date] | None:
+def _month_at(
+    tokens: Sequence[str], i: int, opening: bool = False, asked: bool = False
+) -> tuple[range, Date] | None:
     """The date around the month name `tokens[i]`: "28th of december", "december 28, 2021",
     "monday dec 18", "21 de diciembre de 2021"; None for a word that is only maybe a month,
-    unless it is `opening` the prompt with a day."""
+    unless it is `opening` the prompt with a day, or the prompt `asked` what a day held and the
+    day follows ("what happened dec 18" names no declination)."""
     month, ambiguous = MONTHS[tokens[i]], tokens[i] in AMBIGUOUS_MONTHS
     start, end, day, year, ordinal = i, i + 1, None, None, False
     if (after := number_at(tokens, end, DAY_NUMBER, 31)) is not None:
@@ -247,7 +256,11 @@ def _month_at(tokens: Sequence[str], i: int, opening: bool = False) -> tuple[ran
     year_at = end + 1 if end < len(tokens) and tokens[end] in MONTH_OF else end
     if (found := number_at(tokens, year_at, YEAR, 2099)) is not None:
         year, end = found, year_at + 1
-    said_when = (opening and day is not None) or _time_word_before(tokens, start, day is not None)
+    said_when = (
+        (opening and day is not None)
+        or (asked and start == i and day is not None)
+        or _time_word_before(tokens, start, day is not None)
+    )
     if ambiguous and not (ordinal or year or said_when):
         return None
     if start > 0 and tokens[start - 1] in WEEKDAYS:

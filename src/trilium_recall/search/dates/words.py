@@ -28,6 +28,9 @@ MONTHS: dict[str, int] = {
     **{name: n for n, name in enumerate(MONTH_ABBREVIATIONS, 1)},
     "sept": 9,
 }
+# A month's short word that is no verb ("may"): a prompt asking what a day held names it with
+# the day after it and no preposition ("what did I do oct 3").
+SHORT_MONTHS = frozenset({*MONTH_ABBREVIATIONS, "sept"} - {"may"})
 # Each is also a verb, a planet, a sea, a name, a coordinate ("RA/Dec") or a short word.
 AMBIGUOUS_MONTHS = frozenset(
     {"may", "march", "mars", "mai", "mayo", "maio", "august", "julio", "janeiro", "marco"}
