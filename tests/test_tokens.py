@@ -64,6 +64,7 @@ def test_prompt_terms_fold_case_and_accents_drop_stop_words_and_repeats() -> Non
     ]
     assert prompt_terms("what's the plan, don't we?") == ["plan"]
     assert prompt_terms("whats the plan, i dont know, cant we?") == ["plan"]  # typed without '
+    assert prompt_terms("theyre late, youve seen it, aint it?") == ["late", "seen"]
 
 
 def test_a_long_prompt_gives_its_first_distinct_terms_only() -> None:

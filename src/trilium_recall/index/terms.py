@@ -58,7 +58,8 @@ STOP_WORDS = frozenset(
     what when where which while who whom why will with would you your yours yourself yourselves
     s t d ll ve re m don doesn didn isn aren wasn weren won wouldn couldn shouldn please tell
     dont doesnt didnt isnt arent wasnt werent wont wouldnt couldnt shouldnt cant hasnt havent
-    im ive youre thats whats theres
+    im ive youre youve youll youd theyre theyve theyll weve hes shes heres whos wheres hows
+    thats whats theres aint hadnt mustnt neednt shant
     show give find know need want like get got use used using make
     way thing things something anything also vs versus der die das und ist ein eine nicht mit
     wie was ich
