@@ -40,7 +40,9 @@ def child(rows: int, searches: int) -> dict[str, float]:
     mirror = VectorIndex(DIM)
     codes = rng.integers(-40, 40, size=(rows, DIM), dtype=np.int8)
     ids = np.arange(rows)
-    mirror.load(rows, [(ids, ids // 7, codes)])  # `codes` kept for exact(): same in every mode
+    unmeasured = np.full(rows, np.nan)  # no hubness
+    # `codes` kept for exact(): same in every mode
+    mirror.load(rows, [(ids, ids // 7, codes, unmeasured)])
 
     def exact(wanted: list[int]) -> dict[int, np.ndarray]:
         found = {i: codes[i].astype(np.float32) for i in wanted}

@@ -50,7 +50,7 @@ def write_index(path: Path, rows: int) -> None:
             ((i + 1, i // 5) for i in range(rows)),
         )
         for i, vector in enumerate(matrix):
-            vector_rows.insert(db, i + 1, i // 5, vector)
+            vector_rows.insert(db, i + 1, i // 5, vector, None)
     store.close()
 
 

@@ -45,9 +45,9 @@ from trilium_recall.search.hybrid import (
     decide,
     gather,
     order_features,
-    prompt_signals,
 )
-from trilium_recall.search.null_bank import GenericPrompts
+from trilium_recall.search.null_bank import GenericPrompts, bank_key
+from trilium_recall.search.signals import prompt_signals
 from trilium_recall.search.triage import skip_reason, triage
 
 SETS = HERE / "sets"
@@ -381,12 +381,11 @@ def table(title: str, rows: dict[str, Row]) -> str:
 
 def load(name: str, model: E5Embedder) -> Corpus:
     store = open_corpus(name, model)
-    corpus = Corpus(
-        name,
-        store,
-        corpus_settings(HERE / ".index" / name),
-        calibrate(bank_without_twins(name, store), store.vectors, store, model),
-    )
+    bank = bank_without_twins(name, store)
+    # as server/engine.py does, against this corpus's bank
+    store.measure_hubness(store.vectors, bank.vectors, bank_key(bank.prompts, model.name))
+    settings = corpus_settings(HERE / ".index" / name)
+    corpus = Corpus(name, store, settings, calibrate(bank, store.vectors, store, model))
     corpus.answerable, corpus.unrelated = labelled_set(name, SETS)
     corpus.whole_notes = WholeNotes(store)
     return corpus

@@ -42,7 +42,9 @@ LANDED = GateThresholds(
 )
 # The ranking as landed before issue 23: no code-phrase query, the whole section as evidence,
 # no note ranking, no dates.
-LANDED_RANKING = Ranking(phrase_weight=0.0, evidence_chars=None, note_weight=0.0, dates=False)
+LANDED_RANKING = Ranking(
+    phrase_weight=0.0, evidence_chars=None, note_weight=0.0, dates=False, hub_weight=0.0
+)
 
 
 class Variant(enum.Enum):

@@ -202,9 +202,19 @@ def add_note(
     store.save_note(record, rows, links)
 
 
+def undo_m019(db: apsw.Connection) -> None:
+    """Take migration m019 back (in a write transaction): no hubness beside the codes (where
+    the codes are still there)."""
+    columns = [row[1] for row in db.execute("PRAGMA table_info(snippet_codes)")]
+    if "hubness" in columns:
+        db.execute("ALTER TABLE snippet_codes DROP COLUMN hubness")
+
+
 def undo_m014(db: apsw.Connection) -> None:
-    """Take migration m014 back (in a write transaction): no snippet hashes, the embedding cache
-    (empty) and no query cache, as a file of schema 13 was. Tests of older schemas start here."""
+    """Take migrations m019 and m014 back (in a write transaction): no snippet hashes, the
+    embedding cache (empty) and no query cache, as a file of schema 13 was. Tests of older
+    schemas start here."""
+    undo_m019(db)
     db.execute("DROP INDEX snippets_by_hash")
     db.execute("ALTER TABLE snippets DROP COLUMN hash")
     db.execute("DROP TABLE query_cache")

@@ -15,7 +15,7 @@ from trilium_recall.index.vectors import VectorIndex
 from trilium_recall.search.calibration import calibrate
 from trilium_recall.search.gate import FITTED, GateThresholds
 from trilium_recall.search.hybrid import SearchResult, search
-from trilium_recall.search.null_bank import GenericPrompts
+from trilium_recall.search.null_bank import GenericPrompts, bank_key
 
 pytestmark = pytest.mark.slow
 
@@ -28,6 +28,8 @@ class Index:
         self.store = Store(demo_engine.data_dir / "recall.sqlite3", VectorIndex(384))
         self.store.load_vectors()
         generic = GenericPrompts.load(self.embedder, self.store)
+        key = bank_key(generic.prompts, self.embedder.name)  # as the engine's start does
+        self.store.measure_hubness(self.store.vectors, generic.vectors, key)
         self.generic = calibrate(generic, self.store.vectors, self.store, self.embedder)
         self.settings = make_settings(demo_engine.data_dir)
 

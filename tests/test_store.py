@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import add_note, undo_m014
+from conftest import add_note, undo_m014, undo_m019
 from trilium_recall.errors import IndexUnusable, StoreError
 from trilium_recall.index import vector_rows
 from trilium_recall.index.migrations import MIGRATIONS
@@ -307,6 +307,7 @@ def test_a_schema_14_keyword_index_is_rebuilt_stemmed_with_every_section(
             "s.heading, s.text FROM sections s JOIN notes n USING (instance, note_id)"
         )
         db.execute("CREATE VIRTUAL TABLE sections_vocab USING fts5vocab(sections_fts, 'row')")
+        undo_m019(db)
         db.execute("PRAGMA user_version = 14")
     assert store.keyword_search('"snapshot"', 5) == []
     store.close()
@@ -366,6 +367,7 @@ def test_schema_17_notes_of_several_sections_are_read_and_split_again(tmp_path, 
     add_note(store, embedder, "one", "One", [("One", "a single section")])
     add_note(store, embedder, "two", "Two", [("Two", "first piece"), ("Two", "second piece")])
     with store.atomic() as db:
+        undo_m019(db)
         db.execute("PRAGMA user_version = 17")
     store.close()
     again = Store(path, VectorIndex(embedder.dim, embedder.name))

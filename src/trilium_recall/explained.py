@@ -87,9 +87,10 @@ def _candidate_block(c: Candidate) -> str:
     if c.order_value is not None:
         ranks += f" · learned order {c.order_value:.2f}"
     window = " around the matched snippet (long section)" if c.windowed else ""
+    hub = f" (hubness {c.hubness:.3f})" if c.hubness else ""
     return (
         f"\n{'PASS' if c.passed else 'drop'}  {c.hit.title}  ({c.hit.area} × {c.weight:.2f})"
-        f"  score {c.score:.4f}\n      {ranks} · fused {c.fused:.4f} · cosine {c.cosine:.3f}"
+        f"  score {c.score:.4f}\n      {ranks} · fused {c.fused:.4f} · cosine {c.cosine:.3f}{hub}"
         f" · terms{window} {', '.join(c.matched_terms) or '-'} ({c.coverage:.0%})"
         f"\n      {c.reason}"
     )

@@ -367,6 +367,12 @@ def m018_resplit_with_whole_lines(db: apsw.Connection) -> None:
     )
 
 
+def m019_snippet_hubness(db: apsw.Connection) -> None:
+    """Each snippet's hubness beside its codes (hubness.py): NULL until the next start
+    measures it (vector_rows.measure_hubness)."""
+    db.execute("ALTER TABLE snippet_codes ADD COLUMN hubness REAL")
+
+
 MIGRATIONS: list[Callable[[apsw.Connection], None]] = [
     m001_index,
     m002_oauth,
@@ -386,4 +392,5 @@ MIGRATIONS: list[Callable[[apsw.Connection], None]] = [
     m016_notes_changes,
     m017_note_calendar,
     m018_resplit_with_whole_lines,
+    m019_snippet_hubness,
 ]

@@ -9,6 +9,7 @@ migrations) is `file.py`.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import time
@@ -26,6 +27,7 @@ from . import note_stats, vector_rows
 from .file import ensure_vector_table, index_errors, open_db, own_errors
 from .terms import index_term
 from .transactions import write_transaction
+from .vector_rows import Added
 from .vectors import Match, VectorIndex
 
 SKIP_REASONS = (
@@ -143,7 +145,7 @@ class Store:
         """Write a note in one transaction. `sections=None` keeps the stored sections; a
         `failure` says why a note skipped for "error" failed (overview.failed_notes)."""
         removed: list[int] = []
-        added: list[tuple[tuple[int, int], np.ndarray]] = []
+        added: list[Added] = []
         with self.atomic() as db:
             paths, parents = json.dumps(note.paths, ensure_ascii=False), json.dumps(note.parents)
             values = {**dataclasses.asdict(note), "paths": paths, "parents": parents}
@@ -176,13 +178,25 @@ class Store:
                 self._retitle_fts(note)
         self._mirror(removed, added)
 
-    def _mirror(self, removed: list[int], added: list[tuple[tuple[int, int], np.ndarray]]) -> None:
+    def _mirror(self, removed: list[int], added: list[Added]) -> None:
         """Bring the vector mirror in step with what was just committed."""
         if self._vectors is None:
             return
         self._vectors.remove_sections(removed)
         if added:
-            self._vectors.add([row for row, _ in added], np.stack([v for _, v in added]))
+            rows, vectors, hubs = zip(*added, strict=True)
+            self._vectors.add(list(rows), np.stack(vectors), list(hubs))
+
+    def measure_hubness(self, vectors: VectorIndex, reference: np.ndarray, key: str) -> int:
+        """Give the mirror the prompts hubness is measured against (hubness.py) and keep what it
+        measured: the snippets not yet measured, or every one when those were measured against
+        prompts of another `key` (a new bank, or the eval's own). How many it measured; a full
+        disk costs the keeping (measured again at the next start), not the hubness."""
+        stale = vector_rows.hubness_key(self.db) != key
+        measured = vectors.set_reference(reference, every=stale)
+        with contextlib.suppress(StoreError), self.atomic() as db:
+            vector_rows.keep_hubness(db, measured, key)
+        return len(measured)
 
     def delete_note(self, instance: str, note_id: str) -> None:
         with self.atomic() as db:
@@ -194,9 +208,7 @@ class Store:
             )
         self._mirror(removed, [])
 
-    def _insert_section(
-        self, note: NoteRecord, section: SectionInput
-    ) -> list[tuple[tuple[int, int], np.ndarray]]:
+    def _insert_section(self, note: NoteRecord, section: SectionInput) -> list[Added]:
         self.db.execute(
             "INSERT INTO sections (instance, note_id, ordinal, heading, text, hash) "
             "VALUES (?, ?, ?, ?, ?, ?)",
@@ -214,16 +226,7 @@ class Store:
             "INSERT INTO sections_fts (rowid, title, heading, body) VALUES (?, ?, ?, ?)",
             (section_id, note.title, section.heading, section.text),
         )
-        rows = []
-        for snippet in section.snippets:
-            self.db.execute(
-                "INSERT INTO snippets (section_id, start, end, hash) VALUES (?, ?, ?, ?)",
-                (section_id, snippet.start, snippet.end, snippet.hash),
-            )
-            snippet_id = self.db.last_insert_rowid()
-            vector_rows.insert(self.db, snippet_id, section_id, snippet.vector)
-            rows.append(((snippet_id, section_id), snippet.vector))
-        return rows
+        return vector_rows.insert_snippets(self.db, section_id, section.snippets, self._vectors)
 
     def _delete_sections(self, instance: str, note_id: str) -> list[int]:
         ids = [

@@ -3,7 +3,9 @@
 `snippet_vectors` keeps each snippet's exact float32 vector: read only for the few snippets a
 search rescores or a section's best snippet. `snippet_codes` keeps its int8 codes and section
 beside it (migration m011), so a start reads 384 bytes a snippet instead of 1,536 and no join:
-at 262k snippets one bulk read of the codes fills the mirror (bench/RESULTS.md).
+at 262k snippets one bulk read of the codes fills the mirror (bench/RESULTS.md). Its hubness
+(hubness.py, m019) is kept there too, NULL until measured; `index_meta` keeps the key of the
+prompts it was measured against.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 import apsw
 import numpy as np
 
+from ..notes.records import SnippetInput
 from .vectors import Match, VectorIndex, quantise
 
 # Rows a start reads at a time: each is a Python tuple until copied into the mirror, and
@@ -26,14 +29,44 @@ LOAD_CHUNK = 2_048
 HASH_CHUNK = 500
 
 
-def insert(db: apsw.Connection, snippet_id: int, section_id: int, vector: np.ndarray) -> None:
+HUB_KEY = "hubness_reference"
+# A snippet just stored: (snippet id, section id), its vector, its hubness (None: not measured).
+Added = tuple[tuple[int, int], np.ndarray, float | None]
+
+
+def insert_snippets(
+    db: apsw.Connection,
+    section_id: int,
+    snippets: Sequence[SnippetInput],
+    mirror: VectorIndex | None,
+) -> list[Added]:
+    """A new section's snippets, each with its vector, codes and hubness (measured by the
+    `mirror` when it has its reference), as the mirror is to be given them."""
+    vectors = [snippet.vector for snippet in snippets]
+    measured = mirror.hubness_of(np.stack(vectors)) if mirror and vectors else None
+    rows: list[Added] = []
+    for n, snippet in enumerate(snippets):
+        db.execute(
+            "INSERT INTO snippets (section_id, start, end, hash) VALUES (?, ?, ?, ?)",
+            (section_id, snippet.start, snippet.end, snippet.hash),
+        )
+        snippet_id = db.last_insert_rowid()
+        hub = None if measured is None else float(measured[n])
+        insert(db, snippet_id, section_id, snippet.vector, hub)
+        rows.append(((snippet_id, section_id), snippet.vector, hub))
+    return rows
+
+
+def insert(
+    db: apsw.Connection, snippet_id: int, section_id: int, vector: np.ndarray, hub: float | None
+) -> None:
     vector = np.asarray(vector, dtype=np.float32)
     db.execute(
         "INSERT INTO snippet_vectors (id, embedding) VALUES (?, ?)", (snippet_id, vector.tobytes())
     )
     db.execute(
-        "INSERT INTO snippet_codes (id, section_id, code) VALUES (?, ?, ?)",
-        (snippet_id, section_id, quantise(vector).tobytes()),
+        "INSERT INTO snippet_codes (id, section_id, code, hubness) VALUES (?, ?, ?, ?)",
+        (snippet_id, section_id, quantise(vector).tobytes(), hub),
     )
 
 
@@ -53,13 +86,29 @@ def load(db: apsw.Connection, vectors: VectorIndex) -> int:
     return total
 
 
-def _chunks(db: apsw.Connection, dim: int) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    rows = db.execute("SELECT id, section_id, code FROM snippet_codes")
+def _chunks(db: apsw.Connection, dim: int) -> Iterator[tuple[np.ndarray, ...]]:
+    rows = db.execute("SELECT id, section_id, code, hubness FROM snippet_codes")
     while batch := list(itertools.islice(rows, LOAD_CHUNK)):
         ids = np.fromiter((row[0] for row in batch), np.int64, len(batch))
         sections = np.fromiter((row[1] for row in batch), np.int64, len(batch))
         codes = np.frombuffer(b"".join(row[2] for row in batch), np.int8).reshape(-1, dim)
-        yield ids, sections, codes
+        hubs = np.array([row[3] for row in batch], dtype=np.float32)  # None → NaN
+        yield ids, sections, codes, hubs
+
+
+def hubness_key(db: apsw.Connection) -> str | None:
+    """The key of the prompts the kept hubness was measured against (None: never measured)."""
+    row = db.execute("SELECT value FROM index_meta WHERE key = ?", (HUB_KEY,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def keep_hubness(db: apsw.Connection, measured: dict[int, float], key: str) -> None:
+    """Each snippet's hubness (by id) and the key of the prompts it was measured against."""
+    db.executemany(
+        "UPDATE snippet_codes SET hubness = ? WHERE id = ?",
+        [(hub, snippet_id) for snippet_id, hub in measured.items()],
+    )
+    db.execute("INSERT OR REPLACE INTO index_meta VALUES (?, ?)", (HUB_KEY, key))
 
 
 def exact(db: apsw.Connection, snippet_ids: Sequence[int]) -> dict[int, np.ndarray]:

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 import simsimd
 
+from .hubness import HUB_WEIGHT, hubness
+
 INITIAL_ROWS = 1024
 # One global scale: e5's unit vectors keep every component within ±0.21 (bench), so nothing
 # clips and a code step is 0.002; rows need no scale of their own to be compared.
@@ -75,6 +77,7 @@ class Match:
     section_id: int
     cosine: float
     snippet_id: int
+    hubness: float = 0.0  # the snippet's (hubness.py); 0 where not measured
 
 
 @dataclass(frozen=True)
@@ -105,26 +108,55 @@ class VectorIndex:
         self._floats = np.zeros((SAMPLE_ROWS, dim), dtype=np.float32)
         self._ids = np.full(INITIAL_ROWS, -1, dtype=np.int64)  # snippet id per slot
         self._sections = np.full(INITIAL_ROWS, -1, dtype=np.int64)  # its section per slot
+        # Hubness (hubness.py): the prompts it is measured against, each slot's (0 until
+        # measured) and whether it has been.
+        self._reference = np.zeros((0, dim), dtype=np.float32)
+        self._hubs = np.zeros(INITIAL_ROWS, dtype=np.float32)
+        self._measured = np.zeros(INITIAL_ROWS, dtype=bool)
         self._free: list[int] = []
         self._used = self._count = 0
 
     def __len__(self) -> int:
         return self._count
 
-    def load(self, total: int, chunks: Iterable[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> None:
-        """Fill an empty mirror at start from chunks of (snippet ids, section ids, codes), into
-        arrays allocated once for `total` rows: array copies only, no per-row work."""
+    def load(self, total: int, chunks: Iterable[tuple[np.ndarray, ...]]) -> None:
+        """Fill an empty mirror at start from chunks of (snippet ids, section ids, codes,
+        hubness: NaN where not measured), into arrays allocated once for `total` rows: array
+        copies only, no per-row work."""
         with self._lock:
             assert not self._used, "load() fills an empty mirror"
             self._resize(max(total, INITIAL_ROWS))
-            for ids, sections, codes in chunks:
+            for ids, sections, codes, hubs in chunks:
                 start, end = self._used, self._used + len(ids)
                 if end > len(self._ids):  # rows written since `total` was counted
                     self._resize(2 * end)
                 self._ids[start:end], self._sections[start:end] = ids, sections
                 self._codes[start:end] = codes
+                self._measured[start:end] = ~np.isnan(hubs)
+                self._hubs[start:end] = np.nan_to_num(hubs)
                 self._used = self._count = end
             self._drop_floats()
+
+    def set_reference(self, reference: np.ndarray, every: bool = False) -> dict[int, float]:
+        """The prompts hubness is measured against (query vectors, hubness.py), and the
+        hubness of each stored row not yet measured (of `every` row when those were measured
+        against other prompts), from its codes (within ~0.002 of its floats'): by snippet id,
+        for the index file to keep."""
+        reference = np.asarray(reference, dtype=np.float32).reshape(-1, self.dim)
+        with self._lock:
+            self._reference = reference
+            live = self._ids[: self._used] >= 0
+            slots = np.flatnonzero(live if every else live & ~self._measured[: self._used])
+            found = hubness(self._codes[slots], reference, SCALE)
+            self._hubs[slots], self._measured[slots] = found, True
+            return dict(zip(self._ids[slots].tolist(), found.tolist(), strict=True))
+
+    def hubness_of(self, vectors: np.ndarray) -> np.ndarray | None:
+        """The hubness of new rows (None before a reference is set: measured then), from their
+        codes as `set_reference` measures stored rows: the same value whichever measures it."""
+        if not len(self._reference):
+            return None
+        return hubness(quantise(vectors), self._reference, SCALE)
 
     def load_floats(self, exact: ExactVectors, chunk: int = 1024) -> None:
         """At start, after load(): the float32 rows of the first SAMPLE_ROWS slots, a chunk at
@@ -143,14 +175,27 @@ class VectorIndex:
                     if snippet_id in found and self._ids[slot] == snippet_id:
                         self._floats[slot] = found[snippet_id]
 
-    def add(self, rows: Sequence[tuple[int, int]], vectors: np.ndarray) -> None:
-        """`rows` are new (snippet id, section id) pairs, one per row of `vectors`."""
+    def add(
+        self,
+        rows: Sequence[tuple[int, int]],
+        vectors: np.ndarray,
+        hubs: Sequence[float | None] = (),
+    ) -> None:
+        """`rows` are new (snippet id, section id) pairs, one per row of `vectors`, with their
+        hubness where the caller measured it (`hubness_of`; else measured here, when a
+        reference is set)."""
         codes = quantise(vectors)
         with self._lock:
-            for (snippet_id, section_id), code, vector in zip(rows, codes, vectors, strict=True):
+            found = self.hubness_of(vectors) if not hubs or None in hubs else np.array(hubs)
+            measured = found is not None
+            found = np.zeros(len(codes), np.float32) if found is None else found
+            for (snippet_id, section_id), code, vector, hub in zip(
+                rows, codes, vectors, found, strict=True
+            ):
                 slot = self._free.pop() if self._free else self._grow()
                 self._ids[slot], self._sections[slot] = snippet_id, section_id
-                self._codes[slot] = code
+                self._codes[slot], self._hubs[slot] = code, hub
+                self._measured[slot] = measured
                 if slot < len(self._floats):
                     self._floats[slot] = vector
                 self._count += 1
@@ -162,27 +207,34 @@ class VectorIndex:
         with self._lock:
             slots = np.flatnonzero(np.isin(self._sections[: self._used], section_ids))
             self._ids[slots] = self._sections[slots] = -1
-            self._codes[slots] = 0
+            self._codes[slots], self._hubs[slots], self._measured[slots] = 0, 0.0, False
             self._free += slots.tolist()
             self._count -= len(slots)
 
-    def search(self, query: np.ndarray, k: int, exact: ExactVectors) -> Neighbours:
-        """Top-k sections by their best snippet's exact cosine (vectors are L2-normalised),
-        plus the mean and spread of the query's cosine over the snippets (from the codes)."""
+    def search(
+        self, query: np.ndarray, k: int, exact: ExactVectors, hub_weight: float = HUB_WEIGHT
+    ) -> Neighbours:
+        """Top-k sections by their best snippet's exact cosine less `hub_weight` times its
+        hubness (vectors are L2-normalised; hubness.py), plus the mean and spread of the
+        query's cosine over the snippets (from the codes). Each match carries its exact cosine."""
         with self._lock:
             if not self._count:
                 return NO_NEIGHBOURS
-            slots, _ = self._top(query, RESCORE)
+            slots, _ = self._top(query, RESCORE, hub_weight)
             ids, sections = self._ids[slots].tolist(), self._sections[slots].tolist()
+            hubs = dict(zip(ids, self._hubs[slots].tolist(), strict=True))
             mean, spread = self._spread(query)
         vectors = exact(ids)  # a row deleted since the scan is left out
         kept = [(i, s) for i, s in zip(ids, sections, strict=True) if i in vectors]
         cosines = (np.stack([vectors[i] for i, _ in kept]) @ query).tolist() if kept else []
-        # Equal cosines (the same text in two notes): the older snippet first.
-        ranked = sorted(zip(cosines, kept, strict=True), key=lambda row: (-row[0], row[1][0]))
+        # Equal scores (the same text in two notes): the older snippet first.
+        ranked = sorted(
+            zip(cosines, kept, strict=True),
+            key=lambda row: (hub_weight * hubs[row[1][0]] - row[0], row[1][0]),
+        )
         best: dict[int, Match] = {}
         for cosine, (snippet_id, section_id) in ranked[: k * SNIPPETS_PER_SECTION]:
-            best.setdefault(section_id, Match(section_id, cosine, snippet_id))
+            best.setdefault(section_id, Match(section_id, cosine, snippet_id, hubs[snippet_id]))
         return Neighbours(list(best.values())[:k], mean, spread)
 
     def best_cosines(
@@ -196,7 +248,7 @@ class VectorIndex:
             with self._lock:
                 if not self._count:
                     return best
-                slots, scores = self._top(query, candidates)
+                slots, scores = self._top(query, candidates, hub_weight=0.0)
                 ids = self._ids[slots].tolist()
             if exact is None:
                 best[n] = float(scores.max())
@@ -204,9 +256,12 @@ class VectorIndex:
                 best[n] = max(float(vector @ query) for vector in found.values())
         return best
 
-    def _top(self, query: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
-        """The `count` slots of the highest approximate cosine with the query and those
-        cosines (free slots score -2), a block of SCAN_BLOCK slots at a time (the lock held).
+    def _top(
+        self, query: np.ndarray, count: int, hub_weight: float = HUB_WEIGHT
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The `count` slots of the highest approximate cosine with the query less `hub_weight`
+        times their hubness, and those scores (free slots score -2), a block of SCAN_BLOCK
+        slots at a time (the lock held).
         A block's rows below the `count`-th best score so far cannot make the top: only the
         others are kept and selected (selecting in every whole block took 9 ms a search at
         844,023 snippets, a third of the scan; the result is the same)."""
@@ -215,6 +270,8 @@ class VectorIndex:
         for start in range(0, self._used, SCAN_BLOCK):
             end = min(start + SCAN_BLOCK, self._used)
             block = _cosines(query, self._codes[start:end])
+            if hub_weight:
+                block -= hub_weight * self._hubs[start:end]
             block[self._ids[start:end] < 0] = -2.0
             kept = np.flatnonzero(block >= floor)
             slots = np.concatenate([slots, kept + start])
@@ -256,3 +313,5 @@ class VectorIndex:
         self._codes = np.concatenate([self._codes, np.zeros((extra, self.dim), np.int8)])
         self._ids = np.concatenate([self._ids, np.full(extra, -1, dtype=np.int64)])
         self._sections = np.concatenate([self._sections, np.full(extra, -1, dtype=np.int64)])
+        self._hubs = np.concatenate([self._hubs, np.zeros(extra, dtype=np.float32)])
+        self._measured = np.concatenate([self._measured, np.zeros(extra, dtype=bool)])

@@ -103,6 +103,9 @@ class Candidate:
     filed_rank: int | None = None  # among sections filed on a day the prompt names (dates/filed.py)
     dates: DateReading = NO_READING  # what its note's dates say to the prompt's (dates/filed.py)
     folder: bool = False  # passed, but only a title with notes under it: sent nothing
+    # Its best snippet's closeness to any prompt, where meaning search ranked it (it ranks by
+    # cosine less half of this: index/vectors.py); 0 where not measured.
+    hubness: float = 0.0
 
     @property
     def key(self) -> tuple[str, str]:
@@ -136,6 +139,7 @@ class Candidate:
             "dated_terms": list(self.dates.dated),
             "another_day": self.dates.another_day,
             "cosine": round(self.cosine, 4),
+            "hubness": round(self.hubness, 4),
             "matched_terms": list(self.matched_terms),
             "coverage": round(self.coverage, 2),
             "fused": round(self.fused, 5),

@@ -118,7 +118,8 @@ class GateThresholds:
 # eval/gitdocs.py; their sets in eval/sets/), 2026-12-06,
 # on snippets of 48 tokens, a stemmed keyword index, prompts read for their topic (words that
 # only say where to look left out, search/topic.py) and the dates a prompt names matched to where
-# notes are filed (search/dates/; a day named from today is no unknown word). The
+# notes are filed (search/dates/; a day named from today is no unknown word), meaning search
+# ranking each snippet down by half its hubness (index/hubness.py, stop 46). The
 # candidates' learned order (a
 # logistic over the first ten candidates of every answerable prompt: is this the expected
 # note?). Logistic weights (`SCORE_INPUTS`: the margin read in this notebook's spread, agreement
@@ -139,22 +140,22 @@ class GateThresholds:
 # In-sample; the same procedure fitted on nine corpora and scored on the tenth is what
 # eval/RESULTS.md reports.
 FITTED = GateThresholds(
-    bias=-5.2894,
-    margin_weight=86.8108,
-    agreement_weight=4.1143,
-    zscore_weight=0.459,
+    bias=-5.667,
+    margin_weight=86.1657,
+    agreement_weight=4.0006,
+    zscore_weight=0.4615,
     keyword_terms=3,
     keyword_coverage=1.05,
     neighbour_cosine_gap=0.03,
     neighbour_coverage=0.5,
-    foreign_weight=6.4257,
-    phrase_weight=0.1968,
-    stack_weight=-3.4745,
+    foreign_weight=6.4475,
+    phrase_weight=0.0613,
+    stack_weight=-3.4933,
     keep_ranked_above=True,
     calibrated_margin=True,
-    order=CandidateOrder(rank_weight=39.7807, cosine_weight=72.3335, coverage_weight=3.3485),
-    unknown_weight=-5.0132,
-    fused_weight=2.3853,
+    order=CandidateOrder(rank_weight=42.5058, cosine_weight=68.5491, coverage_weight=3.1505),
+    unknown_weight=-4.9788,
+    fused_weight=3.2149,
     filed_coverage=0.5,
     day_only=0.9,
 )
@@ -180,7 +181,7 @@ class PromptSignals:
     fused_top: float = 0.0  # the best note's fused score (before its area weight)
     # The best share of the prompt's keyword weight outside the day it names (and words that
     # only ask what the day held) a note filed on that day matched; 1 for a prompt that is only
-    # the day; 0 when no note is filed on it (dates/filed.py, hybrid._filed_signals).
+    # the day; 0 when no note is filed on it (dates/filed.py, signals._filed_signals).
     filed_coverage: float = 0.0
     # The share of the weight in words naming a day that no note is filed on or holds.
     unfiled_day_share: float = 0.0

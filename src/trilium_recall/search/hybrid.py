@@ -17,6 +17,7 @@ import numpy as np
 
 from ..config import Settings
 from ..index.embed import Embedder
+from ..index.hubness import HUB_WEIGHT
 from ..index.store import Store
 from ..index.terms import prompt_terms, stems, terms_in
 from ..index.vectors import Match, Neighbours
@@ -35,13 +36,13 @@ from .gate import (
     FITTED,
     CandidateOrder,
     GateThresholds,
-    PromptSignals,
     judge_candidates,
     judge_prompt,
 )
 from .languages import in_another_language, prompt_language, text_language
 from .null_bank import GenericPrompts
 from .rankings import RRF_K, keyword_hits, meaning_hits, note_ranking, rrf
+from .signals import beside_the_day, closest_section, matched_share, prompt_signals
 from .summaries import summaries_for_sources
 from .technologies import named_technologies, names_another_stack
 from .topic import application_is_topic, index_holds, topic_of
@@ -75,6 +76,7 @@ class Ranking:
     evidence_chars: int | None = EVIDENCE_CHARS  # None: the whole section counts
     note_weight: float = NOTE_WEIGHT
     dates: bool = True  # the dates a prompt names read (dates/)
+    hub_weight: float = HUB_WEIGHT  # snippets near every prompt ranked down (index/hubness.py)
 
 
 RANKING = Ranking()
@@ -148,7 +150,7 @@ def gather(
     embedding_started = time.perf_counter()
     query_vector = embedder.query(asked)
     trace.embed_ms = (time.perf_counter() - embedding_started) * 1000
-    trace.neighbours = meaning_hits(store, query_vector)
+    trace.neighbours = meaning_hits(store, query_vector, hub_weight=ranking.hub_weight)
     trace.generic = generic.closest(query_vector)
     sections = fuse(store, settings, keyword, trace.neighbours, query_vector, instance, ranking)
     # A date's words are matched by now; a day named from today is no word a note need hold.
@@ -249,6 +251,7 @@ def fuse(
             phrase_rank=phrase_rank.get(section_id),
             note_rank=note_rank.get(section_id),
             cosine=match.cosine if match else -1.0,
+            hubness=match.hubness if match else 0.0,
             snippet_id=match.snippet_id if match else None,
             matched_terms=terms,
             coverage=keyword.coverage(terms),
@@ -315,73 +318,6 @@ def _evidence_windows(
     return windows
 
 
-def closest_section(sections: Sequence[Candidate]) -> Candidate | None:
-    """The section closest to the prompt in meaning: the one whose keyword agreement the prompt
-    decision reads, and whose language the prompt's is compared with."""
-    return max(sections, key=lambda c: c.cosine, default=None)
-
-
-def prompt_signals(
-    candidates: Sequence[Candidate], best_notes: Sequence[Candidate], trace: SearchTrace
-) -> PromptSignals:
-    """What the prompt decision reads: from every fused section (`candidates`), each note's
-    best section by fused score (`best_notes`, best first) and the search's `trace`."""
-    top = closest_section(candidates)
-    strongest = max(candidates, key=lambda c: c.coverage, default=None)
-    top_cosine = top.cosine if top else -1.0
-    keyword, reference = trace.keyword, trace.reference
-    return PromptSignals(
-        top_cosine=top_cosine,
-        generic_cosine=trace.generic.cosine,
-        generic_prompt=trace.generic.prompt,
-        offset=reference.generic_level,
-        agreement=top.coverage if top else 0.0,
-        coverage=strongest.coverage if strongest else 0.0,
-        terms=len(strongest.matched_terms) if strongest else 0,
-        zscore=trace.neighbours.zscore(top_cosine) if top else 0.0,
-        foreign=trace.foreign,
-        other_stack=trace.other_stack,
-        phrase=bool(candidates) and candidates[0].phrase_rank is not None,
-        spread=reference.spread,
-        unknown_share=keyword.coverage(keyword.unknown) if keyword.terms else 0.0,
-        # Before the area weight: RECALL_AREA_WEIGHTS orders notes, it does not decide speech.
-        fused_top=best_notes[0].fused if best_notes else 0.0,
-        **_filed_signals(candidates, keyword),
-    )
-
-
-def _filed_signals(sections: Sequence[Candidate], keyword: KeywordHits) -> dict[str, float]:
-    """How well the notes filed on a day the prompt names match the rest of it (1 when the
-    prompt is a day and words that only ask what it held), and the day's share of the weight
-    when no note is filed on it or holds its words (gate.PromptSignals)."""
-    days = day_terms(keyword.dates, keyword.terms)
-    if not days:
-        return {}
-    rest = _beside_the_day(keyword)
-    weight, day_weight = keyword.coverage(rest), keyword.coverage(days)
-    filed = [c for c in sections if c.filed_rank]
-    unfiled = not (filed or any(c.dates.holds_day for c in sections)) and day_weight > 0
-    return {
-        "filed_coverage": max((_matched_share(c, keyword, rest) for c in filed), default=0.0),
-        # against the day and the rest: "what happened on friday" is all day
-        "unfiled_day_share": day_weight / (day_weight + weight) if unfiled else 0.0,
-        "beside_the_day": weight,
-    }
-
-
-def _beside_the_day(keyword: KeywordHits) -> list[str]:
-    """The prompt's terms beside the days it names and the words that only ask what they held."""
-    days = day_terms(keyword.dates, keyword.terms)
-    return [t for t in keyword.terms if t not in days and t not in keyword.asking]
-
-
-def _matched_share(candidate: Candidate, keyword: KeywordHits, rest: Sequence[str]) -> float:
-    """The share of the weight of `rest` that `candidate` matches (1 if `rest` weighs none)."""
-    weight = keyword.coverage(rest)  # a sum over a few terms: cheap beside the match
-    matched = keyword.coverage([t for t in candidate.matched_terms if t in rest])
-    return matched / weight if weight else 1.0
-
-
 def _judge(gathered: Gathered, trace: SearchTrace, gate: GateThresholds) -> list[Candidate]:
     """The prompt decision reads every fused section (a note's best-scoring section need not be
     its closest one); the candidate decisions read each note's best, in the learned order."""
@@ -389,8 +325,8 @@ def _judge(gathered: Gathered, trace: SearchTrace, gate: GateThresholds) -> list
     trace.signals = prompt_signals(gathered.sections, gathered.candidates, trace)
     trace.verdict = judge_prompt(trace.signals, gate)
     # Days said loosely hold many notes: those go with the prompt only when on its topic.
-    rest = _beside_the_day(trace.keyword) if said_loosely(trace.keyword.dates) else None
-    shares = [1.0 if rest is None else _matched_share(c, trace.keyword, rest) for c in candidates]
+    rest = beside_the_day(trace.keyword) if said_loosely(trace.keyword.dates) else None
+    shares = [1.0 if rest is None else matched_share(c, trace.keyword, rest) for c in candidates]
     signals = [c.signals(share) for c, share in zip(candidates, shares, strict=True)]
     verdicts = judge_candidates(signals, trace.verdict, gate)
     judged = [

@@ -9,6 +9,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from ..index.hubness import HUB_WEIGHT
 from ..index.store import Store
 from ..index.terms import code_phrases, fts_query, idf, prompt_terms
 from ..index.vectors import Neighbours
@@ -51,9 +52,12 @@ def keyword_hits(
     return KeywordHits(terms, weights, query, hits, phrases, phrase_hits, unknown, list(dates))
 
 
-def meaning_hits(store: Store, query_vector: np.ndarray, k: int = MEANING_K) -> Neighbours:
-    """The sections whose best snippets are closest to the query vector."""
-    return store.vectors.search(query_vector, k, store.exact_vectors)
+def meaning_hits(
+    store: Store, query_vector: np.ndarray, k: int = MEANING_K, hub_weight: float = HUB_WEIGHT
+) -> Neighbours:
+    """The sections whose best snippets are closest to the query vector, each snippet's
+    hubness taken off at `hub_weight` (index/hubness.py)."""
+    return store.vectors.search(query_vector, k, store.exact_vectors, hub_weight)
 
 
 def note_ranking(

@@ -31,7 +31,7 @@ from ..search.answers import RecallRequest, RecallResult, building
 from ..search.calibration import calibrate, last_calibration
 from ..search.gate import GateThresholds
 from ..search.hybrid import gate_thresholds
-from ..search.null_bank import GenericPrompts
+from ..search.null_bank import GenericPrompts, bank_key
 from ..search.recall import recall
 from ..sync.syncer import RunReport, Syncer, SyncStatus, run_forever
 from ..trilium.client import TriliumClient
@@ -187,6 +187,10 @@ class Engine:
         store = Store(self.settings.db_path)
         try:
             generic = GenericPrompts.load(self.embedder, store)
+            # Each snippet's hubness against the bank (index/hubness.py): what no earlier start
+            # measured and kept, or every snippet after the bank changed.
+            key = bank_key(generic.prompts, self.embedder.name)
+            store.measure_hubness(self.vectors, generic.vectors, key)
             if (kept := last_calibration(generic, store, self.embedder)) is not None:
                 bank, measured_on = kept
                 return bank, measured_on != len(self.vectors)

@@ -1,0 +1,120 @@
+"""Hubness (index/hubness.py): a snippet close to every prompt is ranked down by meaning search,
+measured once and kept in the index file against the key of the prompts it was measured by."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from conftest import add_note, undo_m019
+from trilium_recall.index import hubness as hubness_module
+from trilium_recall.index.hubness import HUB_NEIGHBOURS, hubness
+from trilium_recall.index.store import Store
+from trilium_recall.index.vectors import SCALE, VectorIndex, quantise
+
+DIM = 384
+
+
+def _unit(rows: np.ndarray) -> np.ndarray:
+    return (rows / np.linalg.norm(rows, axis=-1, keepdims=True)).astype(np.float32)
+
+
+def _reference(seed: int = 2, count: int = 120) -> np.ndarray:
+    return _unit(np.random.default_rng(seed).normal(size=(count, DIM)))
+
+
+def test_hubness_is_the_mean_cosine_with_the_closest_reference_prompts(monkeypatch) -> None:
+    rng = np.random.default_rng(11)
+    rows, reference = _unit(rng.normal(size=(40, DIM))), _reference()
+    monkeypatch.setattr(hubness_module, "HUB_BLOCK", 7)  # in blocks, the last one short
+    found = hubness(rows, reference)
+    closest = np.sort(rows @ reference.T, axis=1)[:, -HUB_NEIGHBOURS:]
+    assert found == pytest.approx(closest.mean(axis=1), abs=1e-5)
+    # From the codes, within their rounding; no reference, no hubness.
+    assert hubness(quantise(rows), reference, SCALE) == pytest.approx(found, abs=0.005)
+    assert not hubness(rows, reference[:0]).any()
+
+
+def test_a_snippet_close_to_every_prompt_ranks_below_one_close_to_this_prompt_only() -> None:
+    """A hub (the centre of the reference prompts) is a little closer to the query than a
+    snippet close to this query only: by cosine the hub is first, once the reference is set
+    the other one is, each hit still carries its exact cosine, and rows added after the
+    reference is set rank as rows it was set over."""
+    rng = np.random.default_rng(4)
+    e1, e2, e3 = np.linalg.qr(rng.normal(size=(DIM, 3)))[0].T
+    reference = _unit(e1 + rng.normal(scale=0.5 / np.sqrt(DIM), size=(200, DIM)))
+    query = _unit((e1 + e2) / np.sqrt(2))
+    hub, specific = e1, 0.99 * e2 + np.sqrt(1 - 0.99**2) * e3  # cosines 0.707 and 0.700
+    rows = np.stack([hub, specific]).astype(np.float32)
+    floats = dict(enumerate(rows))
+
+    def exact(ids):
+        return {i: floats[i] for i in ids}
+
+    def order(index: VectorIndex, **weight: float) -> list[int]:
+        hits = index.search(query, 2, exact, **weight).hits
+        for hit in hits:
+            assert hit.cosine == pytest.approx(float(rows[hit.snippet_id] @ query), abs=1e-6)
+        return [hit.section_id for hit in hits]
+
+    before = VectorIndex(DIM)
+    before.add([(0, 0), (1, 1)], rows)
+    assert order(before) == [0, 1]
+    before.set_reference(reference)
+    after = VectorIndex(DIM)
+    after.set_reference(reference)
+    after.add([(0, 0), (1, 1)], rows)
+    assert order(before) == order(after) == [1, 0]
+    assert order(after, hub_weight=0.0) == [0, 1]  # weighed at nothing: by cosine alone
+    assert [hit.hubness > 0.5 for hit in before.search(query, 2, exact).hits] == [False, True]
+
+
+def _kept(store: Store) -> dict[int, float | None]:
+    return dict(store.db.execute("SELECT id, hubness FROM snippet_codes"))
+
+
+def test_hubness_is_kept_in_the_index_and_measured_again_only_when_missing_or_stale(
+    tmp_path, embedder
+) -> None:
+    path = tmp_path / "recall.sqlite3"
+    store = Store(path, VectorIndex(embedder.dim, embedder.name))
+    add_note(store, embedder, "a", "Alpha", [("Alpha", "apples and pears"), ("Alpha › b", "bees")])
+    assert set(_kept(store).values()) == {None}  # stored before any reference: not measured
+    reference = _reference()
+    assert store.measure_hubness(store.vectors, reference, "bank-1") == 2
+    add_note(store, embedder, "c", "Gamma", [("Gamma", "gardens and dogs")])  # measured as stored
+    kept = _kept(store)
+    assert None not in kept.values() and len(kept) == 3
+    # Each from its codes, whether measured as it was stored or when the reference was set: a
+    # ranking does not depend on which (the test embedder's vectors clip in codes, e5's do not).
+    floats = store.exact_vectors(list(kept))
+    for snippet_id, value in kept.items():
+        want = hubness(quantise(floats[snippet_id][None]), reference, SCALE)
+        assert value == pytest.approx(float(want[0]), abs=1e-6)
+    query = embedder.query("gardens")
+    live = store.vectors.search(query, 3, store.exact_vectors)
+    store.close()
+
+    again = Store(path, VectorIndex(embedder.dim, embedder.name))
+    again.load_vectors()
+    assert again.measure_hubness(again.vectors, reference, "bank-1") == 0  # all kept
+    assert again.vectors.search(query, 3, again.exact_vectors) == live
+    assert again.measure_hubness(again.vectors, reference[:60], "bank-2") == 3  # another bank
+    assert _kept(again) != kept
+    again.close()
+
+
+def test_an_index_from_schema_18_gets_its_hubness_measured_at_start(tmp_path, embedder) -> None:
+    path = tmp_path / "recall.sqlite3"
+    store = Store(path, VectorIndex(embedder.dim, embedder.name))
+    add_note(store, embedder, "a", "Alpha", [("Alpha", "apples"), ("Alpha › b", "bees")])
+    with store.atomic() as db:
+        undo_m019(db)
+        db.execute("PRAGMA user_version = 18")
+    store.close()
+    again = Store(path, VectorIndex(embedder.dim, embedder.name))
+    assert set(_kept(again).values()) == {None}
+    again.load_vectors()
+    assert again.measure_hubness(again.vectors, _reference(), "bank-1") == 2
+    assert None not in _kept(again).values()
+    again.close()
