@@ -112,6 +112,9 @@ def test_status_explain_and_activity_on_the_demo(demo_engine, browser, tmp_path)
     expect(page.locator("#result")).to_contain_text(
         re.compile(r"unknown words \d+% · fused top \d\.\d{3}")
     )
+    # each candidate meaning search ranked shows its hubness (index/hubness.py)
+    titled = page.locator("#result table.candidates td.title")
+    expect(titled.filter(has_text=re.compile(r"hubness 0\.\d{3}")).first).to_be_visible()
     learned = page.locator("#result table.candidates td.num").first
     expect(learned).to_have_text(re.compile(r"^\d\.\d{4} · -?\d+\.\d\d$"))
     rows = page.locator("#result table.candidates tbody tr").count()

@@ -375,7 +375,8 @@ function candidates(list, gate, rrfK) {
           + (c.stands_for ? ` · stands for ${c.stands_for}` : "")
           + (c.phrase_rank ? ` · code phrase #${c.phrase_rank}` : "")
           + (c.note_rank ? ` · note by keywords #${c.note_rank}` : "")
-          + (c.filed_rank ? ` · filed on the day #${c.filed_rank}` : ""))),
+          + (c.filed_rank ? ` · filed on the day #${c.filed_rank}` : "")
+          + (c.hubness ? ` · hubness ${fixed(c.hubness, 3)}` : ""))),
       el("td", { className: "chart" }, dotChart(gap, gapScale, gate.neighbour_cosine_gap, "below",
         `${fixed(c.cosine, 3)} (gap ${fixed(gap, 3)})`, c.passed)),
       el("td", { className: "chart" }, dotChart(c.coverage, 1, gate.keyword_rule ? gate.keyword_coverage : null, "above",
