@@ -80,6 +80,9 @@ def test_a_prompt_names_a_date_by_day_month_and_year(prompt: str, dates: list) -
         "what happened to node 18 may crash",
         "what did i miss, chapter 3 mars",
         "what did i do wrong: may 3 threads write at once?",
+        # ... or with words after the month's short word and its number
+        "what happened when i convert dec 10 to binary",
+        "what did i do wrong with RA 10h Dec 20 deg",
         "RA 10h Dec 20 deg",
         "chapter 3 mars",
         "this may be a dumb question",

@@ -8,6 +8,7 @@ import pytest
 
 from conftest import add_note, undo_m019
 from trilium_recall.index import hubness as hubness_module
+from trilium_recall.index import vector_rows
 from trilium_recall.index.hubness import HUB_NEIGHBOURS, hubness
 from trilium_recall.index.store import Store
 from trilium_recall.index.vectors import SCALE, VectorIndex, quantise
@@ -118,3 +119,67 @@ def test_an_index_from_schema_18_gets_its_hubness_measured_at_start(tmp_path, em
     assert again.measure_hubness(again.vectors, _reference(), "bank-1") == 2
     assert None not in _kept(again).values()
     again.close()
+
+
+def _mirror(rows: np.ndarray) -> VectorIndex:
+    index = VectorIndex(DIM)
+    index.add([(i, i) for i in range(len(rows))], rows)
+    return index
+
+
+def test_a_row_not_measured_yet_ranks_as_a_typical_one_not_first() -> None:
+    """Loaded beside measured rows, or added before any reference, a row without hubness ranks
+    with their mean: a zero would lift it above every measured row for every query."""
+    rng = np.random.default_rng(7)
+    rows, reference = _unit(rng.normal(size=(60, DIM))), _reference()
+    measured = hubness(quantise(rows), reference, SCALE)
+    kept = measured.copy()
+    kept[5] = np.nan  # one row's hubness missing from the file
+    index = VectorIndex(DIM)
+    index.load(len(rows), [(np.arange(60), np.arange(60), quantise(rows), kept)])
+    floats = dict(enumerate(rows))
+    for query in _unit(rng.normal(size=(20, DIM))):
+        hits = index.search(query, 60, lambda ids: {i: floats[i] for i in ids}).hits
+        score = {h.section_id: h.cosine - 0.5 * h.hubness for h in hits}
+        typical = float(np.delete(measured, 5).mean())
+        assert hits[0].section_id == max(score, key=score.__getitem__)  # ranked by the score
+        assert [h.hubness for h in hits if h.section_id == 5] == [pytest.approx(typical)]
+    # Measured when the reference is set: only that row, then as any other.
+    kept_rows: list[tuple[list[int], np.ndarray]] = []
+    assert (
+        index.set_reference(reference, keep=lambda i, c, h: kept_rows.append((i.tolist(), h))) == 1
+    )
+    assert kept_rows[0][0] == [5] and kept_rows[0][1] == pytest.approx(measured[5:6], abs=1e-6)
+
+
+def test_a_freed_slot_reused_before_any_reference_is_not_taken_for_measured() -> None:
+    rng = np.random.default_rng(8)
+    rows, reference = _unit(rng.normal(size=(4, DIM))), _reference()
+    index = _mirror(rows)
+    index.set_reference(reference)
+    index.remove_sections([3])
+    fresh = VectorIndex(DIM)  # same rows, no reference: the reused slot stays unmeasured
+    fresh.add([(i, i) for i in range(3)], rows[:3])
+    fresh.remove_sections([2])
+    fresh.add([(9, 9)], rows[3:])
+    assert fresh.set_reference(reference) == 3  # all three live rows, the reused one too
+    # A row added with a None among given hubs, after the reference: measured, not zero.
+    index.add([(7, 7)], rows[3:], [None])
+    floats = {0: rows[0], 1: rows[1], 2: rows[2], 7: rows[3]}
+    hits = index.search(rows[3], 4, lambda ids: {i: floats[i] for i in ids}).hits
+    want = float(hubness(quantise(rows[3:]), reference, SCALE)[0])
+    assert [h.hubness for h in hits if h.snippet_id == 7] == [pytest.approx(want)]
+
+
+def test_hubness_is_kept_only_where_the_row_still_holds_the_codes_it_was_measured_from(
+    store, embedder
+) -> None:
+    add_note(store, embedder, "a", "Alpha", [("Alpha", "apples and pears")])
+    ((snippet_id, code),) = store.db.execute("SELECT id, code FROM snippet_codes")
+    codes = np.frombuffer(code, np.int8)[None]
+    with store.atomic() as db:
+        other = quantise(embedder.passages(["something else entirely"]))
+        vector_rows.keep_hubness(db, np.array([snippet_id]), other, np.array([0.5]), "k")
+        assert _kept(store) == {snippet_id: None}  # another row under a reused id: left
+        vector_rows.keep_hubness(db, np.array([snippet_id]), codes, np.array([0.5]), "k")
+    assert _kept(store) == {snippet_id: 0.5}

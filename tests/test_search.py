@@ -407,7 +407,7 @@ def test_bundled_short_options_are_told_apart_from_words() -> None:
     assert option_bundles("will `git clean -fdx` delete it? tar -xvzf a.tgz") == {"fdx", "xvzf"}
     assert option_bundles("git clean –fdx, as autocorrect writes it") == {"fdx"}
     assert option_bundles("re-run the e-mail job with --force and -m") == set()
-    assert option_bundles("it failed again -sigh- and –ugh– once more") == set()
+    assert option_bundles("it failed again -sigh- and –ugh— once more") == set()
 
 
 def test_a_long_table_counts_its_keywords_around_the_matched_row_only(

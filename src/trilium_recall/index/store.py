@@ -9,7 +9,6 @@ migrations) is `file.py`.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
 import time
@@ -25,6 +24,7 @@ from ..errors import StoreError
 from ..notes.records import FiledNote, NoteRecord, SectionHit, SectionInput
 from . import note_stats, vector_rows
 from .file import ensure_vector_table, index_errors, open_db, own_errors
+from .hubness import HUB_WEIGHT
 from .terms import index_term
 from .transactions import write_transaction
 from .vector_rows import Added
@@ -90,9 +90,11 @@ class Store:
         """The float32 vectors the mirror's int8 codes stand for: searches rescore with them."""
         return vector_rows.exact(self.db, snippet_ids)
 
-    def best_snippets(self, section_ids: Sequence[int], query: np.ndarray) -> dict[int, Match]:
-        """Each stored section's best snippet for the query (unknown sections are left out)."""
-        return vector_rows.best_snippets(self.db, section_ids, query) if section_ids else {}
+    def best_snippets(
+        self, section_ids: Sequence[int], query: np.ndarray, hub_weight: float = HUB_WEIGHT
+    ) -> dict[int, Match]:
+        """Each stored section's best snippet as meaning search picks it (unknown ones left out)."""
+        return vector_rows.best_snippets(self.db, section_ids, query, hub_weight)
 
     def cached_vectors(self, hashes: Iterable[str]) -> dict[str, np.ndarray]:
         """The vector of each text hash a live snippet embedded: what a sync need not embed."""
@@ -187,16 +189,9 @@ class Store:
             rows, vectors, hubs = zip(*added, strict=True)
             self._vectors.add(list(rows), np.stack(vectors), list(hubs))
 
-    def measure_hubness(self, vectors: VectorIndex, reference: np.ndarray, key: str) -> int:
-        """Give the mirror the prompts hubness is measured against (hubness.py) and keep what it
-        measured: the snippets not yet measured, or every one when those were measured against
-        prompts of another `key` (a new bank, or the eval's own). How many it measured; a full
-        disk costs the keeping (measured again at the next start), not the hubness."""
-        stale = vector_rows.hubness_key(self.db) != key
-        measured = vectors.set_reference(reference, every=stale)
-        with contextlib.suppress(StoreError), self.atomic() as db:
-            vector_rows.keep_hubness(db, measured, key)
-        return len(measured)
+    def measure_hubness(self, vectors: VectorIndex, reference: np.ndarray, bank: str) -> int:
+        """This file's snippets' hubness against `reference`, measured and kept (vector_rows)."""
+        return vector_rows.measure_hubness(self.db, self.atomic, vectors, reference, bank)
 
     def delete_note(self, instance: str, note_id: str) -> None:
         with self.atomic() as db:

@@ -10,15 +10,19 @@ prompts it was measured against.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
 import apsw
 import numpy as np
 
+from ..errors import StoreError
 from ..notes.records import SnippetInput
+from .hubness import HUB_METHOD
 from .vectors import Match, VectorIndex, quantise
 
 # Rows a start reads at a time: each is a Python tuple until copied into the mirror, and
@@ -96,17 +100,44 @@ def _chunks(db: apsw.Connection, dim: int) -> Iterator[tuple[np.ndarray, ...]]:
         yield ids, sections, codes, hubs
 
 
+def measure_hubness(
+    db: apsw.Connection,
+    transaction: Callable[[], AbstractContextManager[apsw.Connection]],
+    vectors: VectorIndex,
+    reference: np.ndarray,
+    bank: str,
+) -> int:
+    """Measure against `reference` what the file's mirror lacks (every row again for another
+    `bank` key or HUB_METHOD) and keep it a block at a time, each in a `transaction` of its
+    own; how many rows. A full disk costs the keeping (measured again at the next start), not
+    the hubness."""
+    key = f"{HUB_METHOD} against {bank}"
+
+    def keep(ids: np.ndarray, codes: np.ndarray, hubs: np.ndarray) -> None:
+        with contextlib.suppress(StoreError), transaction() as kept:
+            keep_hubness(kept, ids, codes, hubs, key)
+
+    return vectors.set_reference(reference, every=hubness_key(db) != key, keep=keep)
+
+
 def hubness_key(db: apsw.Connection) -> str | None:
     """The key of the prompts the kept hubness was measured against (None: never measured)."""
     row = db.execute("SELECT value FROM index_meta WHERE key = ?", (HUB_KEY,)).fetchone()
     return None if row is None else str(row[0])
 
 
-def keep_hubness(db: apsw.Connection, measured: dict[int, float], key: str) -> None:
-    """Each snippet's hubness (by id) and the key of the prompts it was measured against."""
+def keep_hubness(
+    db: apsw.Connection, ids: np.ndarray, codes: np.ndarray, hubs: np.ndarray, key: str
+) -> None:
+    """Each snippet's hubness, where the row still holds the codes it was measured from (an id
+    a note saved again meanwhile reused is left for the next start), and the key of how and
+    against what it was measured."""
     db.executemany(
-        "UPDATE snippet_codes SET hubness = ? WHERE id = ?",
-        [(hub, snippet_id) for snippet_id, hub in measured.items()],
+        "UPDATE snippet_codes SET hubness = ? WHERE id = ? AND code = ?",
+        (
+            (float(hub), int(snippet_id), code.tobytes())
+            for snippet_id, code, hub in zip(ids, codes, hubs, strict=True)
+        ),
     )
     db.execute("INSERT OR REPLACE INTO index_meta VALUES (?, ?)", (HUB_KEY, key))
 
@@ -141,17 +172,22 @@ def by_hash(db: apsw.Connection, hashes: Iterable[str]) -> dict[str, np.ndarray]
 
 
 def best_snippets(
-    db: apsw.Connection, section_ids: Sequence[int], query: np.ndarray
+    db: apsw.Connection, section_ids: Sequence[int], query: np.ndarray, hub_weight: float
 ) -> dict[int, Match]:
-    """Each stored section's best snippet for the query, by exact cosine."""
-    found: dict[int, Match] = {}
+    """Each stored section's best snippet for the query, as meaning search picks it: by exact
+    cosine less `hub_weight` times its kept hubness (none kept: by cosine)."""
+    if not section_ids:
+        return {}
+    found: dict[int, tuple[float, Match]] = {}
     marks = ",".join("?" * len(section_ids))
-    for snippet_id, section_id, blob in db.execute(
-        "SELECT s.id, s.section_id, v.embedding FROM snippets s "
-        f"JOIN snippet_vectors v ON v.id = s.id WHERE s.section_id IN ({marks})",
+    for snippet_id, section_id, blob, hub in db.execute(
+        "SELECT s.id, s.section_id, v.embedding, c.hubness FROM snippets s "
+        "JOIN snippet_vectors v ON v.id = s.id JOIN snippet_codes c ON c.id = s.id "
+        f"WHERE s.section_id IN ({marks})",
         tuple(section_ids),
     ):
-        cosine = float(np.frombuffer(blob, dtype=np.float32) @ query)
-        if section_id not in found or cosine > found[section_id].cosine:
-            found[section_id] = Match(section_id, cosine, snippet_id)
-    return found
+        cosine, hub = float(np.frombuffer(blob, dtype=np.float32) @ query), hub or 0.0
+        score = cosine - hub_weight * hub
+        if section_id not in found or score > found[section_id][0]:
+            found[section_id] = (score, Match(section_id, cosine, snippet_id, hub))
+    return {section_id: match for section_id, (_, match) in found.items()}

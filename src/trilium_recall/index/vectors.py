@@ -8,7 +8,8 @@ file (`Store.exact_vectors`). Against the float32 search (bench/bench_quantised.
 recall of its top-40 sections 0.9996 over the eval's 1,041 real queries (min 0.975) and 1.0
 on 262k and 1.3M synthetic rows, 4x faster at 262k and 3x at 1.3M; every cosine a caller
 sees is exact. HNSW (usearch) recalled 0.94 after a 6-minute build; binary codes 0.74-0.90.
-Each snippet belongs to one section; a section's cosine is its best snippet's.
+Each snippet belongs to one section; a section ranks by its best snippet's cosine less half
+that snippet's hubness (hubness.py), and carries that snippet's exact cosine.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import simsimd
 
-from .hubness import HUB_WEIGHT, hubness
+from .hubness import HUB_BLOCK, HUB_WEIGHT, hubness
 
 INITIAL_ROWS = 1024
 # One global scale: e5's unit vectors keep every component within ±0.21 (bench), so nothing
@@ -44,6 +45,8 @@ SAMPLE_ROWS = 16_384
 SCAN_BLOCK = 32_768
 
 # Snippet ids -> their exact float32 vectors (ids no longer stored are left out).
+# Rows just measured for the index file to keep: snippet ids, their codes, their hubness.
+KeepHubness = Callable[[np.ndarray, np.ndarray, np.ndarray], None]
 ExactVectors = Callable[[Sequence[int]], dict[int, np.ndarray]]
 
 
@@ -77,7 +80,7 @@ class Match:
     section_id: int
     cosine: float
     snippet_id: int
-    hubness: float = 0.0  # the snippet's (hubness.py); 0 where not measured
+    hubness: float = 0.0  # the snippet's (hubness.py); 0 where none is kept
 
 
 @dataclass(frozen=True)
@@ -113,6 +116,7 @@ class VectorIndex:
         self._reference = np.zeros((0, dim), dtype=np.float32)
         self._hubs = np.zeros(INITIAL_ROWS, dtype=np.float32)
         self._measured = np.zeros(INITIAL_ROWS, dtype=bool)
+        self._unmeasured_hub = 0.0  # what a row not yet measured ranks with
         self._free: list[int] = []
         self._used = self._count = 0
 
@@ -135,28 +139,54 @@ class VectorIndex:
                 self._measured[start:end] = ~np.isnan(hubs)
                 self._hubs[start:end] = np.nan_to_num(hubs)
                 self._used = self._count = end
+            self._fill_unmeasured()
             self._drop_floats()
 
-    def set_reference(self, reference: np.ndarray, every: bool = False) -> dict[int, float]:
-        """The prompts hubness is measured against (query vectors, hubness.py), and the
+    def set_reference(
+        self, reference: np.ndarray, every: bool = False, keep: KeepHubness | None = None
+    ) -> int:
+        """The prompts hubness is measured against (query vectors, hubness.py), then the
         hubness of each stored row not yet measured (of `every` row when those were measured
-        against other prompts), from its codes (within ~0.002 of its floats'): by snippet id,
-        for the index file to keep."""
+        otherwise), from its codes, a block of rows at a time: each block handed to `keep`
+        (for the index file) outside the lock, so searches wait for one block at most. How
+        many rows were measured."""
         reference = np.asarray(reference, dtype=np.float32).reshape(-1, self.dim)
         with self._lock:
-            self._reference = reference
-            live = self._ids[: self._used] >= 0
-            slots = np.flatnonzero(live if every else live & ~self._measured[: self._used])
-            found = hubness(self._codes[slots], reference, SCALE)
-            self._hubs[slots], self._measured[slots] = found, True
-            return dict(zip(self._ids[slots].tolist(), found.tolist(), strict=True))
+            self._reference, used = reference, self._used
+        measured = 0
+        for start in range(0, used, HUB_BLOCK):
+            with self._lock:
+                end = min(start + HUB_BLOCK, used)
+                live = self._ids[start:end] >= 0
+                wanted = live if every else live & ~self._measured[start:end]
+                slots = start + np.flatnonzero(wanted)
+                codes = self._codes[slots]
+                found = hubness(codes, reference, SCALE)
+                self._hubs[slots], self._measured[slots] = found, True
+                ids = self._ids[slots]
+            measured += len(slots)
+            if keep is not None and len(slots):
+                keep(ids, codes, found)
+        with self._lock:
+            self._fill_unmeasured()
+        return measured
 
     def hubness_of(self, vectors: np.ndarray) -> np.ndarray | None:
         """The hubness of new rows (None before a reference is set: measured then), from their
-        codes as `set_reference` measures stored rows: the same value whichever measures it."""
-        if not len(self._reference):
-            return None
-        return hubness(quantise(vectors), self._reference, SCALE)
+        codes as `set_reference` measures stored rows (equal within float rounding)."""
+        reference = self._reference
+        return hubness(quantise(vectors), reference, SCALE) if len(reference) else None
+
+    def _fill_unmeasured(self) -> None:
+        """A live row not measured yet ranks as a typical measured row would (their mean): a
+        zero would lift it ~0.4 above every measured row (hubness ~0.85 in e5). With none
+        measured, all count 0 and search ranks by cosine alone. (The lock held.)"""
+        live = self._ids[: self._used] >= 0
+        measured = live & self._measured[: self._used]
+        self._unmeasured_hub = (
+            float(self._hubs[: self._used][measured].mean()) if measured.any() else 0.0
+        )
+        self._hubs[: self._used][live & ~measured] = self._unmeasured_hub
 
     def load_floats(self, exact: ExactVectors, chunk: int = 1024) -> None:
         """At start, after load(): the float32 rows of the first SAMPLE_ROWS slots, a chunk at
@@ -179,16 +209,18 @@ class VectorIndex:
         self,
         rows: Sequence[tuple[int, int]],
         vectors: np.ndarray,
-        hubs: Sequence[float | None] = (),
+        hubs: Sequence[float | None] | None = None,
     ) -> None:
         """`rows` are new (snippet id, section id) pairs, one per row of `vectors`, with their
         hubness where the caller measured it (`hubness_of`; else measured here, when a
-        reference is set)."""
+        reference is set, or ranked as a typical row until it is: `_fill_unmeasured`)."""
         codes = quantise(vectors)
         with self._lock:
-            found = self.hubness_of(vectors) if not hubs or None in hubs else np.array(hubs)
+            given = None if hubs is None or None in hubs else np.array(hubs, np.float32)
+            found = self.hubness_of(vectors) if given is None else given
             measured = found is not None
-            found = np.zeros(len(codes), np.float32) if found is None else found
+            if found is None:
+                found = np.full(len(codes), self._unmeasured_hub, np.float32)
             for (snippet_id, section_id), code, vector, hub in zip(
                 rows, codes, vectors, found, strict=True
             ):

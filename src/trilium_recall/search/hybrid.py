@@ -222,7 +222,8 @@ def fuse(
     for section_id, rank in note_rank.items():
         fused[section_id] += ranking.note_weight / (RRF_K + rank)
     matches = {match.section_id: match for match in neighbours.hits}
-    matches |= store.best_snippets([i for i in fused if i not in matches], query_vector)
+    rest = [i for i in fused if i not in matches]
+    matches |= store.best_snippets(rest, query_vector, ranking.hub_weight)
     windows = _evidence_windows(store, hits, matches, ranking.evidence_chars)
     keyword_rank = {section_id: rank for rank, section_id in enumerate(keyword_ids, start=1)}
     meaning_rank = {section_id: rank for rank, section_id in enumerate(meaning_ids, start=1)}

@@ -27,8 +27,8 @@ from ..index.terms import MAX_PHRASE_CHARS
 
 WORDS_FILE = "everyday_words.txt.gz"
 # A command's short options run together: "git clean -fdx", "tar -xvzf", "rm -rf" (a dash
-# autocorrected to an en dash too); not a word set off by dashes ("-sigh-", "–ish–").
-_OPTION_BUNDLE = re.compile(r"(?<![\w\-–])[-–]([A-Za-z]{2,5})(?![\w\-–])")
+# autocorrected to an en dash too); not a word set off by dashes ("-sigh-", "–ish—").
+_OPTION_BUNDLE = re.compile(r"(?<![\w\-–—])[-–]([A-Za-z]{2,5})(?![\w\-–—])")
 
 
 @functools.cache

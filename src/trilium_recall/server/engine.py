@@ -186,15 +186,27 @@ class Engine:
         # times). A connection of its own: the syncer uses self.store on the event loop.
         store = Store(self.settings.db_path)
         try:
-            generic = GenericPrompts.load(self.embedder, store)
-            # Each snippet's hubness against the bank (index/hubness.py): what no earlier start
-            # measured and kept, or every snippet after the bank changed.
-            key = bank_key(generic.prompts, self.embedder.name)
-            store.measure_hubness(self.vectors, generic.vectors, key)
+            generic = self._measured_bank(store)
             if (kept := last_calibration(generic, store, self.embedder)) is not None:
                 bank, measured_on = kept
                 return bank, measured_on != len(self.vectors)
             return calibrate(generic, self.vectors, store, self.embedder), False
+        finally:
+            store.close()
+
+    def _measured_bank(self, store: Store) -> GenericPrompts:
+        """The generic bank, and each snippet's hubness against it (index/hubness.py): what no
+        earlier start measured and kept, or every snippet after the bank changed. Rows stored
+        from then on are measured as they are stored."""
+        generic = GenericPrompts.load(self.embedder, store)
+        key = bank_key(generic.prompts, self.embedder.name)
+        store.measure_hubness(self.vectors, generic.vectors, key)
+        return generic
+
+    def _measure_before_building(self) -> None:
+        store = Store(self.settings.db_path)  # a connection of its own, as in _read_generic
+        try:
+            self._measured_bank(store)
         finally:
             store.close()
 
@@ -233,7 +245,9 @@ class Engine:
     async def build(
         self, on_progress: Callable[[str, SyncStatus], None] | None = None
     ) -> dict[str, RunReport]:
-        """One full sync of each instance, now, in turn (the `index` and `demo` commands)."""
+        """One full sync of each instance, now, in turn (the `index` and `demo` commands), each
+        snippet's hubness measured as it is stored."""
+        await asyncio.to_thread(self._measure_before_building)
         reports = {}
         for name, syncer in self.syncers.items():
             if on_progress is not None:

@@ -220,13 +220,14 @@ def spoken_dates(
 ) -> list[DateMention]:
     """Dates said in words: a month with or without a day and a year, a day after "on"; the
     first two tokens a month and a day when `opens_with_a_day` (see _OPENS_WITH_A_DAY); a
-    month's short word and the day after it when the prompt `asks_the_day` held ("what did I
-    do oct 3")."""
+    month's short word and the day after it, ending the prompt, when the prompt `asks_the_day`
+    held ("what did I do oct 3")."""
     mentions: list[DateMention] = []
     used: set[int] = set()
     for i, word in enumerate(tokens):
         opening = opens_with_a_day and i == 0
-        asked = asks_the_day and word in SHORT_MONTHS
+        # ... and ends the prompt: "what happened when I convert dec 10 to binary" names none
+        asked = asks_the_day and word in SHORT_MONTHS and not any(tokens[i + 2 :])
         if word in MONTHS and (found := _month_at(tokens, i, opening, asked)) is not None:
             span, date = found
             used.update(span)
