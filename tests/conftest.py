@@ -210,6 +210,16 @@ def undo_m019(db: apsw.Connection) -> None:
         db.execute("ALTER TABLE snippet_codes DROP COLUMN hubness")
 
 
+def reopened_at_schema(store: Store, version: int) -> Store:
+    """Close `store` as a file of schema `version` was (m019 taken back: every test of an older
+    schema starts after m014) and open it again, so the migrations since run."""
+    with store.atomic() as db:
+        undo_m019(db)
+        db.execute(f"PRAGMA user_version = {version}")
+    store.close()
+    return Store(store.path, VectorIndex(store.vectors.dim, store.vectors.model))
+
+
 def undo_m014(db: apsw.Connection) -> None:
     """Take migrations m019 and m014 back (in a write transaction): no snippet hashes, the
     embedding cache (empty) and no query cache, as a file of schema 13 was. Tests of older

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import add_note, undo_m019
+from conftest import add_note, reopened_at_schema
 from trilium_recall.index import hubness as hubness_module
 from trilium_recall.index import vector_rows
 from trilium_recall.index.hubness import HUB_NEIGHBOURS, hubness
@@ -106,14 +106,9 @@ def test_hubness_is_kept_in_the_index_and_measured_again_only_when_missing_or_st
 
 
 def test_an_index_from_schema_18_gets_its_hubness_measured_at_start(tmp_path, embedder) -> None:
-    path = tmp_path / "recall.sqlite3"
-    store = Store(path, VectorIndex(embedder.dim, embedder.name))
+    store = Store(tmp_path / "recall.sqlite3", VectorIndex(embedder.dim, embedder.name))
     add_note(store, embedder, "a", "Alpha", [("Alpha", "apples"), ("Alpha › b", "bees")])
-    with store.atomic() as db:
-        undo_m019(db)
-        db.execute("PRAGMA user_version = 18")
-    store.close()
-    again = Store(path, VectorIndex(embedder.dim, embedder.name))
+    again = reopened_at_schema(store, 18)
     assert set(_kept(again).values()) == {None}
     again.load_vectors()
     assert again.measure_hubness(again.vectors, _reference(), "bank-1") == 2

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import add_note, undo_m014, undo_m019
+from conftest import add_note, reopened_at_schema, undo_m014, undo_m019
 from trilium_recall.errors import IndexUnusable, StoreError
 from trilium_recall.index import vector_rows
 from trilium_recall.index.migrations import MIGRATIONS
@@ -362,15 +362,10 @@ def test_schema_13_snippets_get_the_hash_of_the_text_they_embedded(tmp_path, emb
 
 def test_schema_17_notes_of_several_sections_are_read_and_split_again(tmp_path, embedder) -> None:
     """Migration m018: their pieces now start at a whole line; one section was never split."""
-    path = tmp_path / "recall.sqlite3"
-    store = Store(path, VectorIndex(embedder.dim, embedder.name))
+    store = Store(tmp_path / "recall.sqlite3", VectorIndex(embedder.dim, embedder.name))
     add_note(store, embedder, "one", "One", [("One", "a single section")])
     add_note(store, embedder, "two", "Two", [("Two", "first piece"), ("Two", "second piece")])
-    with store.atomic() as db:
-        undo_m019(db)
-        db.execute("PRAGMA user_version = 17")
-    store.close()
-    again = Store(path, VectorIndex(embedder.dim, embedder.name))
+    again = reopened_at_schema(store, 17)
     rows = again.db.execute("SELECT note_id, blob_id, utc_modified FROM notes ORDER BY note_id")
     assert rows.fetchall() == [("one", "blob-one", "2026-01-01 00:00:00.000Z"), ("two", None, "")]
     assert again.db.execute("SELECT count(*) FROM sections").fetchone()[0] == 3  # kept meanwhile

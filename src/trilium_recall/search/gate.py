@@ -153,7 +153,7 @@ FITTED = GateThresholds(
     stack_weight=-3.4933,
     keep_ranked_above=True,
     calibrated_margin=True,
-    order=CandidateOrder(rank_weight=42.5058, cosine_weight=68.5491, coverage_weight=3.1505),
+    order=CandidateOrder(rank_weight=42.5181, cosine_weight=68.3739, coverage_weight=3.1676),
     unknown_weight=-4.9788,
     fused_weight=3.2149,
     filed_coverage=0.5,
