@@ -45,9 +45,9 @@ SAMPLE_ROWS = 16_384
 SCAN_BLOCK = 32_768
 
 # Snippet ids -> their exact float32 vectors (ids no longer stored are left out).
+ExactVectors = Callable[[Sequence[int]], dict[int, np.ndarray]]
 # Rows just measured for the index file to keep: snippet ids, their codes, their hubness.
 KeepHubness = Callable[[np.ndarray, np.ndarray, np.ndarray], None]
-ExactVectors = Callable[[Sequence[int]], dict[int, np.ndarray]]
 
 
 def quantise(vectors: np.ndarray) -> np.ndarray:
