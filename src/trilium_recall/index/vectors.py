@@ -80,7 +80,7 @@ class Match:
     section_id: int
     cosine: float
     snippet_id: int
-    hubness: float = 0.0  # the snippet's (hubness.py); 0 where none is kept
+    hubness: float = 0.0  # the snippet's (hubness.py), as its ranking weighed it
 
 
 @dataclass(frozen=True)

@@ -103,8 +103,8 @@ class Candidate:
     filed_rank: int | None = None  # among sections filed on a day the prompt names (dates/filed.py)
     dates: DateReading = NO_READING  # what its note's dates say to the prompt's (dates/filed.py)
     folder: bool = False  # passed, but only a title with notes under it: sent nothing
-    # Its best snippet's closeness to any prompt, where meaning search ranked it (it ranks by
-    # cosine less half of this: index/vectors.py); 0 where not measured.
+    # Its best snippet's closeness to any prompt (its best snippet is picked by cosine less half
+    # of this: index/hubness.py); 0 where none is kept.
     hubness: float = 0.0
 
     @property

@@ -226,7 +226,8 @@ def spoken_dates(
     used: set[int] = set()
     for i, word in enumerate(tokens):
         opening = opens_with_a_day and i == 0
-        # ... and ends the prompt: "what happened when I convert dec 10 to binary" names none
+        # A short month word and its day must end the prompt: "what happened when I convert dec
+        # 10 to binary" names no day.
         asked = asks_the_day and word in SHORT_MONTHS and not any(tokens[i + 2 :])
         if word in MONTHS and (found := _month_at(tokens, i, opening, asked)) is not None:
             span, date = found
