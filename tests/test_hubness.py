@@ -105,6 +105,35 @@ def test_hubness_is_kept_in_the_index_and_measured_again_only_when_missing_or_st
     again.close()
 
 
+def test_a_full_disk_costs_the_keeping_not_the_hubness(tmp_path, embedder) -> None:
+    """Every write of a measured value fails, as on a full disk (SQLite says why): the search
+    ranks with the hubness all the same, and the next start measures it again."""
+    path = tmp_path / "recall.sqlite3"
+    store = Store(path, VectorIndex(embedder.dim, embedder.name))
+    add_note(store, embedder, "a", "Alpha", [("Alpha", "apples and pears"), ("Alpha › b", "bees")])
+    store.db.execute(
+        "CREATE TRIGGER no_room BEFORE UPDATE ON snippet_codes "
+        "BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END"
+    )
+    reference = _reference()
+    assert store.measure_hubness(store.vectors, reference, "bank-1") == 2
+    hits = store.vectors.search(embedder.query("bees"), 2, store.exact_vectors).hits
+    floats = store.exact_vectors([hit.snippet_id for hit in hits])
+    for hit in hits:  # ranked with it
+        want = hubness(quantise(floats[hit.snippet_id][None]), reference, SCALE)
+        assert hit.hubness == pytest.approx(float(want[0]), abs=1e-6) and hit.hubness != 0
+    assert set(_kept(store).values()) == {None}  # nothing kept ...
+    assert vector_rows.hubness_key(store.db) is None  # ... not even that it was measured
+    store.db.execute("DROP TRIGGER no_room")
+    store.close()
+
+    again = Store(path, VectorIndex(embedder.dim, embedder.name))
+    again.load_vectors()
+    assert again.measure_hubness(again.vectors, reference, "bank-1") == 2  # measured again
+    assert None not in _kept(again).values()
+    again.close()
+
+
 def test_an_index_from_schema_18_gets_its_hubness_measured_at_start(tmp_path, embedder) -> None:
     store = Store(tmp_path / "recall.sqlite3", VectorIndex(embedder.dim, embedder.name))
     add_note(store, embedder, "a", "Alpha", [("Alpha", "apples"), ("Alpha › b", "bees")])
