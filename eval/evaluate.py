@@ -15,6 +15,7 @@ Search runs once per prompt (`search.gather`); every gate setting only re-decide
     python eval/evaluate.py                 # tables (markdown) on stdout
     python eval/evaluate.py --fit           # also print the FITTED block for search/gate.py
     python eval/evaluate.py --misses        # each held-out fold's misses and prompts that spoke
+    python eval/evaluate.py --outcomes F    # each held-out prompt's outcome, for compare_runs.py
 """
 
 from __future__ import annotations
@@ -26,11 +27,13 @@ import statistics
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 import numpy as np
 from baseline import WholeNotes
 from corpora import CORPORA, HERE, corpus_settings, labelled_set, missing, open_corpus
 from fit import TRAIN_SILENCE, Variant, fit_gate, logistic
+from outcomes import Outcomes, interval, mean_interval, save
 
 from trilium_recall.config import Settings
 from trilium_recall.index.embed import E5Embedder, Embedder
@@ -143,6 +146,46 @@ def product(gate: GateThresholds, ranking: Ranking) -> Retriever:
 def opened(gate: GateThresholds) -> GateThresholds:
     """Every prompt passed; the candidate decision as `gate` makes it: the ranking's ceiling."""
     return replace(gate, bias=1e6)
+
+
+def prompt_outcomes(corpus: Corpus, gate: GateThresholds, ranking: Ranking) -> Outcomes:
+    """Each of the corpus's prompts: right or not, as `score` counts it, and gate open."""
+    sent, ceiling = product(gate, ranking), product(opened(gate), ranking)
+
+    def found(run: Retriever, item: dict) -> bool:
+        return bool(set(run(corpus, item["prompt"])[:3]) & set(item["expected"]))
+
+    return Outcomes(
+        {item["prompt"]: found(sent, item) for item in corpus.answerable},
+        {item["prompt"]: not sent(corpus, item["prompt"]) for item in corpus.unrelated},
+        {item["prompt"]: found(ceiling, item) for item in corpus.answerable},
+    )
+
+
+def intervals_table(runs: dict[str, Outcomes]) -> str:
+    """Each held-out figure with its 95 % bootstrap interval over the corpus's prompts: what a
+    difference between two runs has to exceed before it says more than which prompts moved."""
+    lines = [
+        "| held out (95 % interval) | hit@3 | all silence | ceiling |",
+        "|---|---|---|---|",
+    ]
+    for name, o in runs.items():
+        lines.append(f"| {name} | " + " | ".join(_with_interval(v) for v in _columns(o)) + " |")
+    columns = list(zip(*(_columns(o) for o in runs.values()), strict=True))
+    means = [statistics.fmean(statistics.fmean(v) for v in column) for column in columns]
+    spans = [mean_interval(column) for column in columns]
+    cells = [f"{m:.3f} [{low:.3f}–{high:.3f}]" for m, (low, high) in zip(means, spans, strict=True)]
+    lines.append("| mean of the corpora | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _columns(o: Outcomes) -> list[list[bool]]:
+    return [list(o.answerable.values()), list(o.unrelated.values()), list(o.ceiling.values())]
+
+
+def _with_interval(values: list[bool]) -> str:
+    low, high = interval(values)
+    return f"{statistics.fmean(values):.3f} [{low:.3f}–{high:.3f}]"
 
 
 def keyword_baseline(corpus: Corpus, prompt: str) -> list[str]:
@@ -428,12 +471,16 @@ def main() -> None:
     parser.add_argument(
         "--corpora", default=",".join(CORPORA), help="comma-separated subset (default: all)"
     )
+    parser.add_argument(
+        "--outcomes", type=Path, help="write each held-out prompt's outcome here (JSON)"
+    )
     args = parser.parse_args()
     corpora = load_all(args.corpora.split(","))
     every = list(corpora.values())
     if args.fit:
         print(f"FITTED = {fit(every, Variant.NEW)!r}\n")
     held_out: dict[str, dict[str, Row]] = {}
+    outcomes: dict[str, Outcomes] = {}
     for name, corpus in corpora.items():
         train = [c for n, c in corpora.items() if n != name]
         rows: dict[str, Row] = {}
@@ -441,8 +488,10 @@ def main() -> None:
             gate = fit(train, variant)
             print(f"fold {name} {variant.value}: {gate}", file=sys.stderr)
             ranking = variant.ranking
-            if args.misses and variant is Variant.NEW:
-                print_misses(corpus, gate, ranking)
+            if variant is Variant.NEW:
+                outcomes[name] = prompt_outcomes(corpus, gate, ranking)
+                if args.misses:
+                    print_misses(corpus, gate, ranking)
             rows[f"{variant.value}"] = score([corpus], product(gate, ranking))
             rows[f"{variant.value}, gate open (ceiling)"] = score(
                 [corpus], product(opened(gate), ranking)
@@ -450,6 +499,9 @@ def main() -> None:
         rows["keyword only: bm25 over whole notes"] = score([corpus], keyword_baseline)
         held_out[name] = rows
     print(targets_table(held_out))
+    print(intervals_table(outcomes))
+    if args.outcomes:
+        save(args.outcomes, outcomes)
     print("| corpus | generic level | about-level | spread | languages | from |")
     print("|---|---|---|---|---|---|")
     for name, corpus in corpora.items():
