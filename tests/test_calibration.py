@@ -227,7 +227,7 @@ def test_a_notebook_of_code_notes_calibrates_without_a_language(store, embedder)
     ("prompt", "named"),
     [
         ("how do i sort a vec of structs by a field in rust", ("rust",)),
-        ("node.js child_process exec vs spawn", ("js",)),
+        ("node.js child_process exec vs spawn", ("nodejs", "js")),
         ("TypeScript generics: Type 'K' does not satisfy the constraint", ("typescript",)),
         ("port this python script to Go, er, golang", ("python", "golang")),
         ("what's the difference between a process and a thread", ()),
@@ -239,7 +239,7 @@ def test_a_notebook_of_code_notes_calibrates_without_a_language(store, embedder)
         ("my notion page won't load on windows", ()),  # an everyday word and an OS
         ("puree the soup in a blender, then excel at plating", ()),  # everyday words
         ("what did I write in trilium about my passport", ()),  # the notes' own app
-        ("how do I react to SIGINT in node so the server shuts down", ()),  # a verb
+        ("how do I react to SIGINT in node so the server shuts down", ("nodejs",)),  # a verb
         ("should the app react when the token expires", ()),
         ("useMemo vs useCallback in react, when are they worth it", ("react",)),
         ("git grep only in python files", ("git", "python")),  # a git question, whatever it greps
@@ -248,10 +248,30 @@ def test_a_notebook_of_code_notes_calibrates_without_a_language(store, embedder)
         ("pip install git+https://gitlab.com/org/lib.git fails", ()),  # a link, a pip question
         ("see github.com/org/repo/pull/12", ()),
         ("react.js/vue.js: which one for a small dashboard", ("react", "js", "vue")),
+        # Names that are everyday words too, beside nothing technical: no technology.
+        ("where do I enter the swift code for an international wire", ("swift",)),  # "code"
+        ("how do I make a swift motion blur effect", ()),
+        ("how do I record my spring property tax installment", ()),
+        ("crop this so my daughter Ruby gets a square picture", ()),
+        ("remove the python from this photo of a snake", ()),
+        ("Comment changer la vue de l'image en plein écran ?", ()),
+        ("delete a node from a linked list", ()),
+        # ... and beside code, another technology, a label or a word of the trade.
+        ("difference between Box and Rc in rust", ("rust",)),  # what it is written in
+        ("rust: cannot borrow `self.items` as mutable", ("rust",)),
+        ("spring boot with docker compose", ("spring", "docker")),
+        ("my flutter app freezes on start", ("flutter",)),
+        ("read a file line by line in python and node", ("python", "nodejs")),
     ],
 )
 def test_the_technologies_a_prompt_names(prompt, named) -> None:
     assert named_technologies(prompt) == named
+
+
+def test_typescript_is_no_other_stack_than_javascript() -> None:
+    assert not names_another_stack(("typescript",), ("javascript", "nodejs"))
+    assert names_another_stack(("typescript",), ("python",))
+    assert names_another_stack(("rust",), ("javascript",))
 
 
 def test_a_notebook_is_about_the_technologies_enough_of_its_sections_name() -> None:

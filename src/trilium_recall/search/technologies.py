@@ -41,6 +41,40 @@ NAMES = frozenset(
     vim neovim emacs intellij pycharm webstorm xcode
     stellarium""".split()
 )
+# Names that are everyday words too: "a swift reply", "my spring tax installment", "my daughter
+# Ruby", a python in a photo, French "la vue", "a kafka novel". Named in a prompt they count only
+# beside something technical (`_technical`): code, another technology, the name written as a
+# label ("rust: …"), or a word of the programming trade.
+EVERYDAY_NAMES = frozenset(
+    """python ruby swift spring julia flutter vue dart rust java scala lua groovy elixir rails
+    helm angular svelte vim android kafka react node""".split()
+)
+# Names a prompt uses for a technology the list names otherwise ("in python and node").
+ALIASES = {"node": "nodejs"}
+# A technology whose questions a notebook about another answers: TypeScript is JavaScript with
+# types ("fs.readFile in typescript" asks a Node notebook about Node).
+FAMILY = {"typescript": "javascript"}
+TRADE_WORDS = frozenset(
+    """code coding function functions method methods script scripts program programs
+    programming package packages module modules library libraries framework app apps component
+    components compile compiler compiles interpreter runtime syntax error errors exception
+    exceptions crash crashes bug bugs debug debugger api sdk plugin bindings install installed
+    version versions venv virtualenv pip gem gems npm class classes dataclass dict dictionary
+    tuple array arrays vector struct trait regex thread threads async asyncio heap stream streams
+    borrow mutable null hook hooks chart charts consumer deploy server backend frontend
+    developer variable variables string strings json yaml http sql query test tests unittest
+    type types typing import imports lambda closure generics pointer repl""".split()
+)
+# A language named as what something is written in: "… in rust", "with python", "en python".
+_WRITTEN_IN = re.compile(
+    r"\b(?:in|with|using|en|con|mit|em|avec|usando)\s+"
+    r"(python|ruby|swift|rust|java|scala|lua|julia|dart|elixir|groovy)\b"
+)
+# Code in a prompt: backticks, a call, an arrow or scope, a dotted or snake_case or camelCase
+# name, a file name with its extension.
+_CODE = re.compile(
+    r"`|\w\(|=>|::|->|\b[a-z_]\w*\.[a-z_]\w*|\b[a-z]+_[a-z_]+\b|\b[a-z]+[A-Z]\w*|\b\w+\.[a-z]{1,5}\b"
+)
 # Names FTS5 cannot keep whole ("c#" is the token "c"): told in a prompt by a pattern, in a
 # notebook by the sections whose text holds the literal (index/note_stats.sections_containing).
 SYMBOL_NAMES: dict[str, tuple[re.Pattern[str], str]] = {
@@ -79,9 +113,23 @@ def named_technologies(prompt: str) -> tuple[str, ...]:
     """The technologies the prompt names: words in prompt order, then symbol names; not the
     hosts and paths of its links."""
     lower = _LINK.sub(" ", prompt.lower())
-    named = [word for word in words(VERBS.sub(r"\1", lower)) if word in NAMES]
+    named = [word for word in words(VERBS.sub(r"\1", lower)) if word in NAMES or word in ALIASES]
     symbols = [name for name, (pattern, _) in SYMBOL_NAMES.items() if pattern.search(lower)]
-    return tuple(dict.fromkeys(named + symbols))
+    found = list(dict.fromkeys(named + symbols))
+    if any(name in EVERYDAY_NAMES for name in found) and not _technical(prompt, found):
+        found = [name for name in found if name not in EVERYDAY_NAMES]
+    return tuple(dict.fromkeys(ALIASES.get(name, name) for name in found))
+
+
+def _technical(prompt: str, named: Sequence[str]) -> bool:
+    """Whether the prompt reads as about software (see EVERYDAY_NAMES)."""
+    if any(name not in EVERYDAY_NAMES for name in named) or _CODE.search(prompt):
+        return True
+    lower = prompt.lower()
+    labels = (re.search(rf"\b{name}\s*:(?!\S)", lower) for name in named)
+    if any(labels) or _WRITTEN_IN.search(lower):
+        return True
+    return any(word in TRADE_WORDS for word in words(lower))
 
 
 def notebook_technologies(
@@ -111,4 +159,6 @@ def notebook_holds(sections: int, total: int) -> bool:
 def names_another_stack(named: Sequence[str], held: Sequence[str] | None) -> bool:
     """The prompt names technologies and none of them is one the notebook is about. Unknown
     (a calibration from before this signal) counts as not."""
-    return held is not None and bool(named) and not set(named) & set(held)
+    if held is None or not named:
+        return False
+    return not {name for name in named if name in held or FAMILY.get(name) in held}
