@@ -31,6 +31,19 @@ from trilium_recall.search.triage import Triage, skip_reason, triage
         ("what about that", "follow-up"),
         ("hmm, and then?", "follow-up"),
         ("explain more", "follow-up"),
+        ("can you show me an example?", "follow-up"),
+        ("let's do it", "follow-up"),
+        ("why not?", "follow-up"),
+        ("how come?", "follow-up"),
+        ("ありがとう", "acknowledgement"),
+        ("了解", "acknowledgement"),
+        ("ja, mach das", "acknowledgement"),
+        ("merci beaucoup", "acknowledgement"),
+        ("fix it", "instruction"),
+        ("retry", "instruction"),
+        ("commit and push", "instruction"),
+        ("run the tests again", "instruction"),
+        ("stop", "instruction"),
     ],
 )
 def test_prompts_that_need_no_recall(prompt: str, reason: str) -> None:
@@ -47,6 +60,11 @@ def test_prompts_that_need_no_recall(prompt: str, reason: str) -> None:
         "and what about the nginx config for grafana?",
         "wie viel Steuer zahle ich",
         "continue the migration of the homelab to proxmox 8",
+        "/boot is full, how do I remove old kernels",  # a path, not a command
+        "/tmp fills up every night",
+        "how do I revert a merge",  # asked, an instruction's verb is a topic
+        "commit?",
+        "commit message conventions for the team",
     ],
 )
 def test_prompts_with_something_to_search_are_not_skipped(prompt: str) -> None:

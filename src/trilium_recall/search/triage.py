@@ -22,7 +22,12 @@ _ACK_WORDS = frozenset(
     perfect cool nice good fine done lgtm sgtm np go ahead do it continue proceed next sounds
     looks got alright all right correct exactly agreed makes sense on keep going carry ship
     please a lot much very so awesome excellent wonderful brilliant super works that's thats
-    is that it's""".split()
+    is that it's
+    ja jo danke gut genau passt klar alles mach das weiter bitte schön oui merci parfait
+    d'accord daccord vas-y allez sí si gracias vale perfecto claro dale bueno listo grazie
+    bene perfetto certo sim obrigado obrigada valeu beleza beaucoup muchas mille muito
+    ありがとう はい 了解 うん 好 好的 谢谢
+    是的 对""".split()
 )
 # Words that carry no topic of their own in a follow-up ("and the second one?").
 FOLLOW_UP_MAX_WORDS = 8
@@ -32,8 +37,18 @@ _FOLLOW_UP_WORDS = frozenset(
     again also too same previous above below there here hmm hm um uh oh ah well wait huh really
     is are was were do does did can could would should will you me i we us please explain
     elaborate detail details mean meant example examples go on tell instead if ok okay for
-    rest others all as""".split()
+    rest others all as show give not come let s lets""".split()
 )
+# A bare instruction to the agent ("fix it", "retry", "commit and push", "run the tests"): these
+# verbs with nothing but follow-up words carry no topic a note could answer. Asked, they do:
+# "how do I revert?" is a question for a git notebook.
+INSTRUCTION_MAX_WORDS = 5
+_INSTRUCTION_WORDS = frozenset(
+    """fix retry redo undo try commit push stop test tests run rerun build lint format revert
+    deploy ship merge start restart finish check review implement apply save cancel abort
+    keep""".split()
+)
+_QUESTION_WORDS = frozenset("how what why when where which who can could should does do is".split())
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 # Every short-prompt rule is about short prompts: a long one is never scanned whole.
 SCAN_CHARS = 400
@@ -51,7 +66,13 @@ _LEADING_ACKS = frozenset(
 _LEADING_WORD = re.compile(r"\s*([^\W_]+)([^\w]*)")
 _MARK = re.compile(r"\s*[,!.;—–-]+\s")
 _GOES_ON = frozenset("but so now and then".split())  # "ok so how …", "thanks, but …"
-_SLASH = re.compile(r"^/[A-Za-z][\w:.-]*(\s|$)")
+_SLASH = re.compile(r"^/([A-Za-z][\w:.-]*)(\s|$)")
+# A path's first directory is no command: "/boot is full, how do I remove old kernels" reaches
+# the model (Claude Code sends an undefined command on as text, anthropics/claude-code#67007).
+_ROOT_DIRECTORIES = frozenset(
+    """bin boot dev etc home lib lib64 media mnt nix opt proc root run sbin snap srv sys tmp
+    usr var""".split()
+)
 
 # Harness blocks that may precede a person's prompt; removed before anything else is decided.
 _LEADING_BLOCK = re.compile(
@@ -155,7 +176,8 @@ def _is_empty(prompt: str) -> bool:
 
 
 def _is_slash_command(prompt: str) -> bool:
-    return bool(_SLASH.match(prompt.strip()))
+    command = _SLASH.match(prompt.strip())
+    return command is not None and command[1].lower() not in _ROOT_DIRECTORIES
 
 
 def _is_acknowledgement(prompt: str) -> bool:
@@ -193,9 +215,21 @@ def _is_bare_follow_up(prompt: str) -> bool:
     return 0 < len(words) <= FOLLOW_UP_MAX_WORDS and all(w in _FOLLOW_UP_WORDS for w in words)
 
 
+def _is_bare_instruction(prompt: str) -> bool:
+    words = _words(prompt)
+    return (
+        0 < len(words) <= INSTRUCTION_MAX_WORDS
+        and "?" not in prompt
+        and not _QUESTION_WORDS.intersection(words)
+        and any(w in _INSTRUCTION_WORDS for w in words)
+        and all(w in _INSTRUCTION_WORDS or w in _FOLLOW_UP_WORDS for w in words)
+    )
+
+
 RULES: tuple[tuple[str, Callable[[str], bool]], ...] = (
     ("empty", _is_empty),
     ("slash command", _is_slash_command),
     ("acknowledgement", _is_acknowledgement),  # also emoji-only / punctuation-only prompts
     ("follow-up", _is_bare_follow_up),
+    ("instruction", _is_bare_instruction),
 )
