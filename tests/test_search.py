@@ -18,7 +18,7 @@ from trilium_recall.search.candidates import Candidate
 from trilium_recall.search.gate import FITTED, CandidateOrder
 from trilium_recall.search.hybrid import Ranking, gather, in_order, search
 from trilium_recall.search.null_bank import GenericPrompts
-from trilium_recall.search.phrasing import everyday_words, option_bundles
+from trilium_recall.search.phrasing import everyday_words, option_bundles, without_phrasing
 from trilium_recall.search.rankings import note_ranking, rrf
 from trilium_recall.search.recall import EXCERPT_CHARS, recall
 
@@ -390,6 +390,11 @@ def test_the_prompt_decision_reads_unknown_words_and_the_fused_top(
     assert search(store, embedder, generic, settings, phrased, gate=OPEN).trace.keyword.unknown == [
         "kubectl"
     ]
+    # Nor is the calendar: a question set in a month, a year or on a weekday names when.
+    dated = "restic restore every Sunday since June 2024, for kubectl"
+    found = search(store, embedder, generic, settings, dated, gate=OPEN).trace.keyword
+    assert found.unknown == ["kubectl"]
+    assert "restic" in found.fts_query and "2024" not in found.fts_query  # it matches nothing
     # An area weight orders the notes; it does not make the prompt more about them.
     weighted = make_settings(tmp_path, area_weights="wiki=2,sources=2,journal=2,other=2")
     heavier = search(store, embedder, generic, weighted, prompt, gate=OPEN).trace.signals
@@ -401,6 +406,11 @@ def test_everyday_english_holds_common_words_not_names() -> None:
     assert {"blows", "quick", "dirty", "disable", "payload", "retention"} <= words
     assert not {"kubectl", "restic", "wireguard", "postgres", "fixme", "priya"} & words
     assert all(word.isascii() and word.islower() and word.isalpha() for word in words)
+
+
+def test_the_calendar_is_no_word_a_note_need_hold() -> None:
+    unknown = ["sunday", "june", "sept", "2024", "1999", "kubectl", "2150", "12345"]
+    assert without_phrasing(unknown, "…") == ["kubectl", "2150", "12345"]
 
 
 def test_bundled_short_options_are_told_apart_from_words() -> None:

@@ -6,9 +6,10 @@ what a notebook never mentions ("restic", "FIXME", a product's name) is less lik
 A notebook need not hold the words a prompt is phrased in, though: everyday English ("why did
 we disable jit" to notes that say "jit = off", "make sure the call blows up", "a quick and
 dirty way to time it") and a command's short options run together ("git clean -fdx" to a
-manual that documents -f, -d and -x one by one). Those are left out of that share
-(eval/RESULTS.md, stop 45). An everyday word can be a prompt's subject too ("prune the apple
-tree" to a git manual): it then counts for nothing, and the other signals decide.
+manual that documents -f, -d and -x one by one), and the calendar ("in May 2024", "every
+Sunday"). Those are left out of that share (eval/RESULTS.md, stops 45 and 47). An everyday
+word can be a prompt's subject too ("prune the apple tree" to a git manual): it then counts
+for nothing, and the other signals decide.
 
 The everyday list is SCOWL's "small" American English (size 35, Debian's `wamerican-small`
 2020.12.07-2), its lower-case words only: a name written with a capital is a proper noun,
@@ -26,6 +27,15 @@ from importlib import resources
 from ..index.terms import MAX_PHRASE_CHARS
 
 WORDS_FILE = "everyday_words.txt.gz"
+# The calendar: a prompt set on a day, in a month or a year ("how do I enter a transaction in May
+# 2024", "reconcile every Sunday") names when, not what; a note need not hold it to answer.
+# (The list of everyday words holds lower-case words only, so not "sunday" or "june".)
+_CALENDAR = frozenset(
+    """monday tuesday wednesday thursday friday saturday sunday mondays tuesdays wednesdays
+    thursdays fridays saturdays sundays january february april june july august september
+    october november december jan feb apr jun jul aug sep sept oct nov dec""".split()
+)
+_YEAR = re.compile(r"(?:19|20)\d\d")
 # A command's short options run together: "git clean -fdx", "tar -xvzf", "rm -rf" (a dash
 # autocorrected to an en dash too); not a word set off by dashes ("-sigh-", "–ish—").
 _OPTION_BUNDLE = re.compile(r"(?<![\w\-–—])[-–]([A-Za-z]{2,5})(?![\w\-–—])")
@@ -45,8 +55,16 @@ def option_bundles(prompt: str) -> set[str]:
 
 
 def without_phrasing(unknown: list[str], prompt: str) -> list[str]:
-    """`unknown` (words no note holds) less the everyday words and option bundles among them."""
+    """`unknown` (words no note holds) less the everyday words, the calendar's and option
+    bundles among them."""
     if not unknown:
         return unknown
     everyday, options = everyday_words(), option_bundles(prompt)
-    return [term for term in unknown if term not in everyday and term not in options]
+    return [
+        term
+        for term in unknown
+        if term not in everyday
+        and term not in options
+        and term not in _CALENDAR
+        and not _YEAR.fullmatch(term)
+    ]
