@@ -79,6 +79,27 @@ def test_a_trace_s_frames_are_left_out_and_its_error_and_question_kept(
     assert 'File "' not in cleaned and ":1740:16" not in cleaned
 
 
+def test_node_s_own_frames_and_crash_header_are_left_out() -> None:
+    prompt = (
+        "node:internal/process/promises:288\n"
+        "            triggerUncaughtException(err, true /* fromPromise */);\n"
+        "            ^\n\n"
+        'TypeError [ERR_INVALID_ARG_TYPE]: The "path" argument must be of type string\n'
+        "    at new NodeError (node:internal/errors:405:5)\n"
+        "    at async Promise.all (index 0)\n"
+        "Error: Cannot find module './config'\n"
+        "Require stack:\n"
+        "- /home/dev/myapp/src/index.js\n"
+        "- /home/dev/myapp/server.js\n"
+        "why does the path end up undefined"
+    )
+    cleaned = without_machine_noise(prompt)
+    assert cleaned.startswith("TypeError [ERR_INVALID_ARG_TYPE]")
+    assert "Cannot find module './config'" in cleaned and cleaned.endswith("undefined")
+    for frame in ("NodeError", "index 0", "triggerUncaught", "Require stack", "myapp", "^"):
+        assert frame not in cleaned
+
+
 def test_the_question_after_a_long_trace_is_what_the_keywords_read() -> None:
     """Read as written, the frames took all 24 terms ("491", "listen2", "home") and the six code
     phrases before the question was reached."""

@@ -16,16 +16,22 @@ import re
 from collections.abc import Callable
 
 # A whole line that is a frame: JavaScript's and Java's "at f (file:line:col)", "at
-# file:line:col", "at async f (…)", "at java.base/…(Arrays.java:3537)", "at f (Native
-# Method)", "... 12 more"; Python's 'File "…", line 88, in main' with the source line under
+# file:line:col", "at async f (…)", "at new NodeError (…)", "at java.base/…(Arrays.java:3537)",
+# "at f (Native Method)", "at async Promise.all (index 0)", "... 12 more"; Node's crash header
+# ("node:internal/process/promises:288" over the source line and its caret) and its "Require
+# stack:" of paths; Python's 'File "…", line 88, in main' with the source line under
 # it, and the header; Go's "goroutine 1 [running]:" and its "\t/path/file.go:92 +0x1d" lines.
 # A place outside parentheses needs a line and a column: "at 127.0.0.1:5432" is a port.
 _FRAME_LINE = re.compile(
     r"""^[ \t]*(?:
-        at[ \t]++(?:async[ \t]++)?(?:[^\s(]++[ \t]*+(?:\[as[ \t][^\]\n]++\][ \t]*+)?)?
+        at[ \t]++(?:async[ \t]++)?(?:new[ \t]++)?
+          (?:[^\s(]++[ \t]*+(?:\[as[ \t][^\]\n]++\][ \t]*+)?)?
           (?:\((?:node:|[^\s()/\\.]*+[/\\.])[^\s()]*:\d++(?::\d++)?\)
             |(?:node:|[^\s()/\\.]*+[/\\.])[^\s()]*:\d++:\d++)
-      | at[ \t]++[^\n(]*+\((?i:native(?:[ \t]method)?|unknown[ \t]source|<anonymous>)\)
+      | at[ \t]++[^\n(]*+
+          \((?i:native(?:[ \t]method)?|unknown[ \t]source|<anonymous>|index[ \t]\d+)\)
+      | node:[\w/.-]+:\d+(?:\n[ \t]+\S[^\n]*)?(?:\n[ \t]*\^+)?  # Node's crash header
+      | Require[ \t]+stack:(?:\n[ \t]*-[ \t]+\S+)*
       | \.\.\.[ \t]+\d+[ \t]+more
       | File[ \t]+"[^"\n]+",[ \t]+line[ \t]+\d+[^\n]*
         (?:\n[ \t]+(?!File[ \t])\S[^\n]*)?(?:\n[ \t]*[~^]+)?  # its source line, its marks
@@ -36,7 +42,7 @@ _FRAME_LINE = re.compile(
     re.MULTILINE | re.VERBOSE,
 )
 # The same frames run together on one line, as a trace pasted into a one-line box arrives.
-_INLINE_FRAME = re.compile(r"\bat (?:async )?[\w.$<>\[\]/]+ \([^()\s]+:\d+:\d+\)")
+_INLINE_FRAME = re.compile(r"\bat (?:async )?(?:new )?[\w.$<>\[\]/]+ \([^()\s]+:\d+:\d+\)")
 # What a machine wrote: node's process id, addresses ("0x7ffd4e2a91c0"; an error code of eight
 # digits, "0x80070005", stays), a timestamp's time of day, a file's line and column
 # ("server.js:42:17" keeps the file; "10:30:00" is no file's); and ids, left in when the notes
