@@ -36,7 +36,7 @@ from fit import TRAIN_SILENCE, Variant, fit_gate, logistic
 from outcomes import Outcomes, interval, mean_interval, save
 
 from trilium_recall.config import Settings
-from trilium_recall.index.embed import E5Embedder, Embedder
+from trilium_recall.index.embed import MAX_QUERY_TOKENS, E5Embedder, Embedder
 from trilium_recall.index.store import Store
 from trilium_recall.search.calibration import calibrate
 from trilium_recall.search.dates import prompt as dates
@@ -68,20 +68,22 @@ dates.today = lambda: datetime.date(2026, 12, 6)
 
 class CachedEmbedder:
     """The real model, each query embedded once (kept in eval/.index/queries.npz across runs:
-    on 2 shared cores the prompts' embeddings are most of a run)."""
+    on 2 shared cores the prompts' embeddings are most of a run; measured again when the model
+    or how much of a query it reads changes)."""
 
     def __init__(self, model: E5Embedder) -> None:
         self.model, self.name, self.dim = model, model.name, model.dim
+        self._key = f"{model.name}, at most {MAX_QUERY_TOKENS} tokens"
         self._seen: dict[str, np.ndarray] = {}
         if QUERY_CACHE.is_file():
             with np.load(QUERY_CACHE) as data:
-                if str(data["model"]) == model.name:
+                if str(data["model"]) == self._key:
                     self._seen = dict(zip(data["texts"].tolist(), data["vectors"], strict=True))
 
     def save(self) -> None:
         texts = list(self._seen)
         vectors = np.stack([self._seen[t] for t in texts])
-        np.savez(QUERY_CACHE, model=self.name, texts=np.array(texts), vectors=vectors)
+        np.savez(QUERY_CACHE, model=self._key, texts=np.array(texts), vectors=vectors)
 
     def query(self, text: str) -> np.ndarray:
         if text not in self._seen:

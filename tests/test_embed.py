@@ -81,3 +81,24 @@ async def test_the_engine_embeds_every_prompt_on_one_thread(tmp_path, monkeypatc
         await engine.stop()
         fake.stop()
     assert sizes == [QUERY_THREADS] * len(PROMPTS)
+
+
+def test_a_query_is_cut_to_the_tokens_a_thousand_characters_of_english_take() -> None:
+    """Chinese, or a pasted table, packs up to four times the tokens into the same characters,
+    and embedding time goes with tokens: each is cut to MAX_QUERY_TOKENS; a long English
+    prompt is not."""
+    embedder = E5Embedder()
+    try:
+        model = embedder._model  # the cut runs on the model's thread with the model itself
+        chinese = "如何在节点中逐行读取文件而不把整个文件载入内存" * 40
+        table = "| Ctrl+Shift+A | select none |\n" * 40
+        english = "how do I restore a single file from a restic snapshot " * 12
+        for dense in (chinese, table):
+            cut = embed._clip(model, dense)
+            assert dense.startswith(cut) and len(cut) < embed.MAX_QUERY_CHARS
+            tokens = model.token_count(cut, is_query=True)
+            assert embed.MAX_QUERY_TOKENS - 16 <= tokens <= embed.MAX_QUERY_TOKENS
+            np.testing.assert_allclose(embedder.query(dense), embedder.query(cut), atol=2e-3)
+        assert embed._clip(model, english) == english  # 660 characters, under the limit
+    finally:
+        embedder.close()

@@ -21,6 +21,10 @@ MAX_PASSAGE_CHARS = 4000
 # A 1 MB prompt takes minutes to embed (measured) and 2,000 characters 0.7-0.9 s on a busy
 # machine, too close to the 1.2 s budget; the first 1,000 carry a prompt's intent.
 MAX_QUERY_CHARS = 1000
+# Time goes with tokens, not characters: 1,000 characters of English are ~240 tokens (175 ms
+# here), of a pasted table ~470 (440 ms), of Chinese ~1,000 (1.2 s, past the budget). A query
+# is cut to the tokens 1,000 characters of English take.
+MAX_QUERY_TOKENS = 256
 # Queries go first, but a waiting build batch is passed by at most this many: under a steady
 # stream of prompts the index must still take in edits (20 clients starved it otherwise).
 QUERIES_BEFORE_BUILD = 4
@@ -99,16 +103,16 @@ class E5Embedder:
         return np.asarray(vectors, dtype=np.float32).reshape(len(texts), self.dim)
 
     def query(self, text: str) -> np.ndarray:
-        clipped = text[:MAX_QUERY_CHARS]
-        vector = self._run(self._queries, lambda model: model.query(clipped), query=True)
+        vector = self._run(self._queries, lambda model: model.query(_clip(model, text)), query=True)
         return np.asarray(vector, dtype=np.float32).reshape(self.dim)
 
     def queries(self, texts: Sequence[str]) -> np.ndarray:
         """Several queries in one call (the generic-prompt bank when its vectors are stale)."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        clipped = [t[:MAX_QUERY_CHARS] for t in texts]
-        vectors = self._run(self._queries, lambda model: model.query(clipped))
+        vectors = self._run(
+            self._queries, lambda model: model.query([_clip(model, t) for t in texts])
+        )
         return np.asarray(vectors, dtype=np.float32).reshape(len(texts), self.dim)
 
     def close(self) -> None:
@@ -179,3 +183,15 @@ class _OpenMPTeams:
             for runtime in self._runtimes:
                 runtime.set_num_threads(wanted)
             self._size = wanted
+
+
+def _clip(model: Any, text: str) -> str:
+    """The query's start that fits MAX_QUERY_CHARS and MAX_QUERY_TOKENS (counting takes 1-3 ms
+    at 1,000 characters; a cut by the share of tokens kept lands within a few of the limit)."""
+    clipped = text[:MAX_QUERY_CHARS]
+    for _ in range(3):
+        tokens = model.token_count(clipped, is_query=True)
+        if tokens <= MAX_QUERY_TOKENS:
+            break
+        clipped = clipped[: max(1, len(clipped) * MAX_QUERY_TOKENS // tokens - 1)]
+    return clipped
