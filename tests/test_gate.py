@@ -171,6 +171,24 @@ def test_a_candidate_weaker_on_meaning_goes_along_on_strong_keywords() -> None:
     assert verdicts[1] == (True, "keywords: 3 terms, 80% of the weight")
 
 
+def test_a_folder_is_no_measure_of_the_other_candidates() -> None:
+    """A bare title ("Crop") sits closer to a short prompt than the note that answers it."""
+    about = judge_prompt(signals(), GATE)
+    notes = [
+        CandidateSignals(cosine=0.86, coverage=0.3, terms=1),
+        CandidateSignals(cosine=0.85, coverage=0.3, terms=1),
+        CandidateSignals(cosine=0.80, coverage=0.1, terms=1),
+    ]
+    folder = CandidateSignals(cosine=0.93, coverage=0.3, terms=1)
+    as_leaf = judge_candidates([folder, *notes], about, GATE)
+    as_folder = judge_candidates([replace(folder, folder=True), *notes], about, GATE)
+    assert [passed for passed, _ in as_leaf] == [True, False, False, False]
+    assert [passed for passed, _ in as_folder] == [True, True, True, False]
+    assert as_folder[1] == (True, "meaning: cosine 0.860, 0.000 below the best")
+    only = judge_candidates([replace(folder, folder=True)], about, GATE)
+    assert only == [(True, "meaning: cosine 0.930, 0.000 below the best")]
+
+
 def test_no_candidate_passes_when_the_prompt_is_not_about_the_notes() -> None:
     rejected = judge_prompt(signals(top_cosine=0.80, offset=0.0), GATE)
     verdicts = judge_candidates([CandidateSignals(0.80, 0.9, 5)], rejected, GATE)

@@ -13,14 +13,15 @@ import pytest
 from conftest import OPEN, add_note, make_settings
 from trilium_recall.errors import UnknownInstance
 from trilium_recall.notes.records import SectionHit
-from trilium_recall.search.answers import RecallRequest
-from trilium_recall.search.candidates import Candidate
+from trilium_recall.search.answers import RecallRequest, RecallResult
+from trilium_recall.search.candidates import FOLDERS_ONLY, Candidate
 from trilium_recall.search.gate import FITTED, CandidateOrder
 from trilium_recall.search.hybrid import Ranking, gather, in_order, search
 from trilium_recall.search.null_bank import GenericPrompts
 from trilium_recall.search.phrasing import everyday_words, option_bundles, without_phrasing
 from trilium_recall.search.rankings import note_ranking, rrf
 from trilium_recall.search.recall import EXCERPT_CHARS, recall
+from trilium_recall.server.activity import silence_reason
 
 # Passes no prompt on its score, only the strong-keyword rule (3 terms, 60 % of the weight).
 KEYWORDS_ONLY = replace(FITTED, bias=-100.0, keyword_terms=3, keyword_coverage=0.6)
@@ -264,6 +265,25 @@ def test_a_folder_keeps_its_place_and_sends_nothing(store, embedder, generic, tm
     assert not store.has_children("default", "y_ar") and not store.has_children("default", "YEAR")
     add_note(store, embedder, "sub", "Subtask", [("Subtask", "a step")], parents=("task",))
     assert store.has_children("default", "task")  # read again after a write to the notes
+
+
+def test_a_silence_says_when_what_passed_was_only_folders(
+    store, embedder, generic, tmp_path
+) -> None:
+    """Doctor and the log said "already sent in this session" of a folder that passed alone."""
+    add_note(store, embedder, "year", "Restic 2026", [("Restic 2026", "Restic 2026")])
+    child = [("Restic restore drill", "restic restore drill notes from the 2026 test")]
+    add_note(store, embedder, "drill", "Restic restore drill", child, parents=("year",))
+    found = search(store, embedder, generic, make_settings(tmp_path), "restic 2026", gate=OPEN)
+    folder = [c for c in found.trace.candidates if c.folder]
+    others = [replace(c, passed=False) for c in found.trace.candidates if not c.folder]
+    assert folder and folder[0].passed and others
+    only_folders = replace(found.trace, candidates=folder + others)
+    silent = RecallResult("silent", trace=only_folders)
+    assert silence_reason(silent, 1200) == FOLDERS_ONLY
+    sent_before = replace(found.trace, candidates=found.trace.candidates)  # the drill passed too
+    reason = silence_reason(RecallResult("silent", trace=sent_before), 1200)
+    assert reason == "what passed was already sent in this session"
 
 
 def test_every_door_s_prompt_is_made_searchable(store, embedder, generic, tmp_path) -> None:

@@ -5,7 +5,7 @@ candidate with the reason it passed or was dropped."""
 from __future__ import annotations
 
 from .search.answers import RecallResult
-from .search.candidates import Candidate, SearchTrace
+from .search.candidates import FOLDERS_ONLY, Candidate, SearchTrace
 from .search.dates.prompt import as_said
 from .textclean import clip, counted
 
@@ -54,7 +54,7 @@ def print_explained(result: RecallResult) -> None:
     for line in trace.substitutions:
         print(f"\nsummary for source: {line}")
     sent, passed = len(result.passages), any(c.passed for c in trace.candidates)
-    why = "what passed is a folder: nothing to send" if passed else "nothing passed the gate"
+    why = FOLDERS_ONLY if passed else "nothing passed the gate"
     print(f"\n{counted(sent, 'passage')} sent" if sent else f"\nsilent: {why}")
 
 

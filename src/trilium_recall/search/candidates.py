@@ -102,7 +102,7 @@ class Candidate:
     order_value: float | None = None  # its learned order's value (first ten candidates only)
     filed_rank: int | None = None  # among sections filed on a day the prompt names (dates/filed.py)
     dates: DateReading = NO_READING  # what its note's dates say to the prompt's (dates/filed.py)
-    folder: bool = False  # passed, but only a title with notes under it: sent nothing
+    folder: bool = False  # only a title with notes under it: never sent (`mark_folders`)
     # Its best snippet's closeness to any prompt (its best snippet is picked by cosine less half
     # of this: index/hubness.py); 0 where none is kept.
     hubness: float = 0.0
@@ -123,6 +123,7 @@ class Candidate:
             another_day=self.dates.another_day,
             journal_day=self.dates.journal_day,
             holds_day=self.dates.holds_day,
+            folder=self.folder,
         )
 
     def to_json(self) -> dict[str, object]:
@@ -147,7 +148,7 @@ class Candidate:
             "score": round(self.score, 5),
             "order_value": None if self.order_value is None else round(self.order_value, 3),
             "passed": self.passed,
-            "folder": self.folder,  # passed, but nothing but a title: not sent
+            "folder": self.folder,  # nothing but a title: not sent
             "why": self.reason,
             "stands_for": self.stands_for,
             "keywords_counted_in": "text around the matched snippet (long section)"
@@ -238,16 +239,21 @@ class SearchResult:
     spans: dict[int, tuple[int, int]] = field(default_factory=dict)
 
 
-def without_folders(
+# Why a search whose passing notes are all folders sends nothing (explain, the log, doctor).
+FOLDERS_ONLY = "what passed is a folder: nothing to send"
+
+
+def mark_folders(
     candidates: list[Candidate], has_children: Callable[[str, str], bool]
 ) -> list[Candidate]:
-    """The candidates, a passing note that holds nothing but its title and has notes filed
-    under it marked a folder ("Journal", "2026", "Personal"): it keeps its place among the best
-    and sends nothing. A leaf that is only its title (a task "Dentist appointment" under a
-    journal day) says something by where it is filed, and is sent."""
+    """The candidates, each note that holds nothing but its title and has notes filed under it
+    marked a folder ("Journal", "2026", "Personal"): it keeps its place among the best, sends
+    nothing, and is no measure of the others (a bare title close to a short prompt left every
+    note that answered it "weaker"). A leaf that is only its title (a task "Dentist
+    appointment" under a journal day) says something by where it is filed, and is sent."""
     return [
-        replace(c, folder=True, reason=f"{c.reason}; a folder, nothing but its title: not sent")
-        if c.passed and c.hit.title_only and has_children(c.hit.instance, c.hit.note_id)
+        replace(c, folder=True)
+        if c.hit.title_only and has_children(c.hit.instance, c.hit.note_id)
         else c
         for c in candidates
     ]

@@ -226,6 +226,7 @@ class CandidateSignals:
     another_day: bool = False  # the journal files it on a day, and none the prompt names
     journal_day: bool = False  # the journal files it on a day
     holds_day: bool = False  # its own text names a whole day the prompt names
+    folder: bool = False  # only a title with notes under it (candidates.mark_folders)
 
 
 @dataclass(frozen=True)
@@ -313,9 +314,11 @@ def _related_candidates(
     candidates: Sequence[CandidateSignals], t: GateThresholds
 ) -> list[tuple[bool, str]]:
     """The best candidate, each about as strong on meaning or keywords, and (with
-    `keep_ranked_above`) any ranked above one that passed; never another day's journal note."""
-    best_cosine = max(c.cosine for c in candidates)
-    best_coverage = max(c.coverage for c in candidates)
+    `keep_ranked_above`) any ranked above one that passed; never another day's journal note.
+    A folder is no measure of the others: its bare title sits close to a short prompt."""
+    measures = [c for c in candidates if not c.folder] or candidates
+    best_cosine = max(c.cosine for c in measures)
+    best_coverage = max(c.coverage for c in measures)
     verdicts = []
     for c in candidates:
         gap = best_cosine - c.cosine

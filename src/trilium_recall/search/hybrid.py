@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -27,8 +27,8 @@ from .candidates import (
     KeywordHits,
     SearchResult,
     SearchTrace,
+    mark_folders,
     one_of_each_text,
-    without_folders,
 )
 from .dates.filed import filed_on, read_dates
 from .dates.prompt import asking_terms, asks_the_day, day_terms, prompt_dates, said_loosely
@@ -175,7 +175,7 @@ def decide(
 ) -> SearchResult:
     """Prompt decision → candidates in the learned order → summary for source → top `limit`."""
     trace = replace(gathered.trace, substitutions=[])
-    candidates = without_folders(_judge(gathered, trace, gate), store.has_children)
+    candidates = _judge(gathered, trace, gate, store.has_children)
     trace.candidates = candidates
     summarised = summaries_for_sources(store, settings, gathered.query_vector, candidates, trace)
     chosen = in_order(summarised, gate.order)  # a source kept as wiki moves by its new score
@@ -319,10 +319,15 @@ def _evidence_windows(
     return windows
 
 
-def _judge(gathered: Gathered, trace: SearchTrace, gate: GateThresholds) -> list[Candidate]:
+def _judge(
+    gathered: Gathered,
+    trace: SearchTrace,
+    gate: GateThresholds,
+    has_children: Callable[[str, str], bool],
+) -> list[Candidate]:
     """The prompt decision reads every fused section (a note's best-scoring section need not be
     its closest one); the candidate decisions read each note's best, in the learned order."""
-    candidates = in_order(gathered.candidates, gate.order)
+    candidates = mark_folders(in_order(gathered.candidates, gate.order), has_children)
     trace.signals = prompt_signals(gathered.sections, gathered.candidates, trace)
     trace.verdict = judge_prompt(trace.signals, gate)
     # Days said loosely hold many notes: those go with the prompt only when on its topic.
@@ -331,7 +336,9 @@ def _judge(gathered: Gathered, trace: SearchTrace, gate: GateThresholds) -> list
     signals = [c.signals(share) for c, share in zip(candidates, shares, strict=True)]
     verdicts = judge_candidates(signals, trace.verdict, gate)
     judged = [
-        replace(c, passed=passed, reason=reason)
+        replace(c, passed=passed, reason=f"{reason}; a folder, nothing but its title: not sent")
+        if passed and c.folder
+        else replace(c, passed=passed, reason=reason)
         for c, (passed, reason) in zip(candidates, verdicts, strict=True)
     ]
     return sorted(judged, key=lambda c: not c.passed)
