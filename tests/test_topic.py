@@ -22,6 +22,7 @@ from trilium_recall.search.topic import application_is_topic, topic_of
         ),
         ("the helm flags for prod, check my notes", "the helm flags for prod"),
         ("the deploy checklist — i think i wrote it down in trilium", "the deploy checklist"),
+        ("Trilium: how do I read a file line by line?", "how do I read a file line by line?"),
         # elsewhere the phrase itself
         ("what do my notes say about restic", "restic"),
         ("what does our knowledge base mention on pgbouncer", "pgbouncer"),

@@ -71,8 +71,11 @@ OWN_NOTES = re.compile(
     r"|\b(?:nelle|secondo\s+le)\s+(?:mie|nostre)\s+note\b",
     _FLAGS,
 )
+# Also as a label the prompt starts with: "Trilium: how do I read a file line by line?"
 APPLICATION_AS_PLACE = re.compile(
-    rf"\b{_LEAD}{_APP}(?:\s+{_NOTES})?{_WHOLE}{_PLACE_END}{_TAIL}", _FLAGS
+    rf"\A\s*{_APP}(?:\s+{_NOTES})?\s*:(?=\s)"
+    rf"|\b{_LEAD}{_APP}(?:\s+{_NOTES})?{_WHOLE}{_PLACE_END}{_TAIL}",
+    _FLAGS,
 )
 # Having written it down: "what did I jot down …", "what did I write about …", "have I written
 # anything on …". Only with "down", "about", "on", "regarding", a place ("in my notes") or the
