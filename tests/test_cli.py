@@ -200,6 +200,16 @@ def test_status_search_and_explain_read_an_existing_index(demo_engine) -> None:
     assert "closest generic prompt:" in explained.stdout
     skipped = run("explain", "/compact", env=env)
     assert "Skipped before searching: slash command" in skipped.stdout
+    searched = run("search", "ok", env=env)  # not "No matching notes.": no search ran
+    assert searched.stdout.strip() == "Skipped before searching: acknowledgement"
+    # A reader that stops reading ("| head -3") ends the command, with no error of its own.
+    with subprocess.Popen(
+        [sys.executable, "-m", "trilium_recall.cli", "explain", "how do I restore restic?"],
+        env=scrubbed_env(**env), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    ) as reader:  # fmt: skip
+        assert reader.stdout is not None and reader.stderr is not None
+        reader.stdout.close()
+        assert reader.wait(timeout=120) == 141 and b"error" not in reader.stderr.read()
 
 
 def test_demo_builds_serves_and_prints_commands_to_try(demo_engine, tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ from .config import PASSWORD_FILE_VAR, Instance, Settings, is_http_url, load_set
 from .demo.mode import demo_index, demo_settings, start_demo_trilium, try_it
 from .doctor import engine_health, password_check, render, run_doctor
 from .errors import IndexUnusable, RecallError
-from .explained import print_explained
+from .explained import print_explained, print_searched
 from .index.activity_log import Activity, recent
 from .index.file import index_errors
 from .index.store import Store
@@ -57,6 +57,9 @@ def run(args: argparse.Namespace) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # `trilium-recall search … | head -3`: the reader has what it wants
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing at exit either
+        return 141  # as a shell counts SIGPIPE
     except Exception as exc:
         print(
             f"trilium-recall: internal error ({type(exc).__name__}: {exc}); please report it",
@@ -221,7 +224,7 @@ def _search(args: argparse.Namespace, explain: bool = False) -> int:
     elif explain:
         print_explained(result)
     else:
-        print(result.text)
+        print_searched(result)
     return 0
 
 

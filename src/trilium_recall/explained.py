@@ -10,10 +10,17 @@ from .search.dates.prompt import as_said
 from .textclean import clip, counted
 
 
+def print_searched(result: RecallResult) -> None:
+    """What `trilium-recall search` prints: the passages, or why none (a skipped prompt says
+    which rule skipped it, as explain does)."""
+    skipped = result.status == "skipped"
+    print(f"Skipped before searching: {result.skipped}" if skipped else result.text)
+
+
 def print_explained(result: RecallResult) -> None:
     """The prompt decision with each signal's share, then one short block per candidate."""
-    if result.skipped:
-        print(f"Skipped before searching: {result.skipped}")
+    if result.status == "skipped":
+        print_searched(result)
         return
     trace = result.trace
     if trace is None or trace.signals is None or trace.verdict is None:
