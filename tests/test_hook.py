@@ -596,8 +596,8 @@ def test_slow_start_up_counts_against_the_deadline(
 @pytest.mark.parametrize(
     ("url", "reason"),
     [
-        ("not a url", "RECALL_URL is not an http(s) URL"),
-        ("ftp://127.0.0.1/", "RECALL_URL is not an http(s) URL"),
+        ("not a url", "the engine's URL (--url or RECALL_URL) is not an http(s) URL"),
+        ("ftp://127.0.0.1/", "the engine's URL (--url or RECALL_URL) is not an http(s) URL"),
         ("http://127.0.0.1:99999", "failed: ValueError"),  # port out of range
     ],
 )

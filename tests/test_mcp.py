@@ -120,7 +120,7 @@ async def test_days_from_today_count_from_the_date_the_model_gives(demo_engine) 
         ({"query": "restic", "limit": "many"}, "limit"),
         ({"query": "restic", "instance": "nope"}, "unknown instance 'nope'"),
         ({"query": "restic", "today": "22.10.2026"}, "today"),
-        ({"query": "restic", "today": "2026-02-30"}, "today: 2026-02-30 is no calendar date"),
+        ({"query": "restic", "today": "2026-02-30"}, "today: '2026-02-30' is not a date written"),
         ({"query": "restic", "today": "9999-12-31"}, "today"),
     ],
 )

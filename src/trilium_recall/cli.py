@@ -117,12 +117,12 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _day(text: str) -> datetime.date:
-    from .search.dates.prompt import parse_day  # imported only for a command that takes a date
+    from .search.dates.prompt import DAY_FORM, parse_day  # only for a command taking a date
 
     try:
         return parse_day(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a date written YYYY-MM-DD") from None
+        raise argparse.ArgumentTypeError(f"{text!r} is not {DAY_FORM}") from None
 
 
 if __name__ == "__main__":

@@ -205,7 +205,7 @@ def _post_json(url: str, body: bytes, password: str | None) -> bytes:
     """POST body to url; return the body of a 200 answer, raise on anything else."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise _Skip("RECALL_URL is not an http(s) URL")
+        raise _Skip("the engine's URL (--url or RECALL_URL) is not an http(s) URL")
     # Imported here, in the worker, so bad input never pays its ~25 ms and a stuck import
     # cannot outlast the deadline.
     import http.client

@@ -28,7 +28,7 @@ from ..body_limits import PROMPT_BODY_BYTES
 from ..config import LOOPBACK_HOSTS, MCP_PATH, Settings
 from ..errors import RecallError, UnknownInstance
 from ..search.answers import STATUS_TEXT, RecallRequest
-from ..search.dates.prompt import DAY_WRITTEN, parse_day
+from ..search.dates.prompt import DAY_FORM, DAY_WRITTEN, parse_day
 from ..textclean import clip, one_line
 from .activity import ActivityLog
 from .engine import Engine
@@ -101,7 +101,7 @@ def build_mcp(engine: Engine, activity: ActivityLog | None = None) -> MCPServer:
         try:
             day = parse_day(today) if today else None
         except ValueError:  # the pattern lets 2026-02-30 through
-            raise ToolError(f"today: {today} is no calendar date") from None
+            raise ToolError(f"today: {today!r} is not {DAY_FORM}") from None
         asked = RecallRequest(
             query, instance=instance, limit=limit, use_skip_rules=False, today=day
         )

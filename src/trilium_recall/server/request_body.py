@@ -10,7 +10,7 @@ from starlette.requests import Request
 
 from ..body_limits import PROMPT_BODY_BYTES, read_at_most
 from ..errors import BadRequest, BodyTooLarge
-from ..search.dates.prompt import parse_day
+from ..search.dates.prompt import DAY_FORM, parse_day
 from ..textclean import valid_utf8
 
 
@@ -54,4 +54,4 @@ def optional_date(body: dict[str, Any], name: str) -> datetime.date | None:
     try:
         return parse_day(value)
     except ValueError:
-        raise BadRequest(f"'{name}' must be a date written YYYY-MM-DD") from None
+        raise BadRequest(f"'{name}' must be {DAY_FORM}") from None

@@ -65,6 +65,7 @@ _ASKED_DOING = re.compile(r"\b(?:did|have|had)\s+(?:i|we)\s+(?:do|done)\b", re.I
 _HAPPENED = re.compile(r"\b(?:happened|happen|went on|noted|wrote down)\b", re.IGNORECASE)
 # A day as a client sends it (`today`): the shape the MCP tool's schema gives too.
 DAY_WRITTEN = re.compile(r"(?:19|20)\d\d-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])")
+DAY_FORM = "a date written YYYY-MM-DD, in 1900-2099"  # what error messages ask for
 # A date with a time of day is a log's or a program's timestamp ("2026-10-21T10:04",
 # "Dec 21 10:15:01 host sshd"), not a day the person names.
 _TIMESTAMP = re.compile(
