@@ -55,6 +55,7 @@ def test_a_working_setup_passes_every_check(tmp_path: Path, version: str) -> Non
         "Broken export (brokenNote01): Trilium answered 200 with no body"
     ]
     assert PASSWORD not in json.dumps(checks)  # secrets masked
+    assert f"({len(PASSWORD)} characters)" not in json.dumps(checks)  # nor their length
 
 
 def test_a_wrong_trilium_token_names_the_variable_to_fix(tmp_path: Path) -> None:

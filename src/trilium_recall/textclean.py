@@ -26,7 +26,11 @@ def valid_utf8(value: Any) -> Any:
     return value
 
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
+# Control characters, line and paragraph separators, and the marks that turn text's direction
+# (a prompt holding U+202E "gnp.exe" would print as "exe.png").
+_CONTROL = re.compile(
+    r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]+"
+)
 
 
 def one_line(text: str) -> str:
