@@ -373,3 +373,16 @@ def test_a_notebook_about_c_sharp_is_told_from_its_text(store, embedder) -> None
     for index in range(MIN_NOTES):
         add_note(store, embedder, f"cs{index}", f"C# notes {index}", [("Enums", text)])
     assert _calibrated(store, embedder).reference.technologies == ("csharp",)
+
+
+def test_links_in_the_notes_name_no_technology(store, embedder) -> None:
+    """A Debian handbook full of mirror hosts and search.php links is about neither .NET nor
+    PHP; one on ASP.NET and PHP itself is."""
+    linked = "Fetch it from https://raspi.debian.net/tested/ or deb.debian.net/debian/search.php"
+    for index in range(MIN_NOTES):
+        add_note(store, embedder, f"l{index}", f"Mirrors {index}", [("Sources", linked)])
+    assert _calibrated(store, embedder).reference.technologies == ()
+    text = "An ASP.NET page and a .NET service; the PHP front end calls both."
+    for index in range(MIN_NOTES):
+        add_note(store, embedder, f"n{index}", f"Stack {index}", [("Services", text)])
+    assert _calibrated(store, embedder).reference.technologies == ("dotnet", "php")

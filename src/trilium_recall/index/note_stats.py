@@ -5,7 +5,7 @@ a `Store`'s connection; and which notes have notes under them (`Store.has_childr
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import apsw
@@ -70,18 +70,25 @@ def titles_with_longest_heading(db: apsw.Connection) -> list[Row]:
 
 
 def sections_containing(
-    db: apsw.Connection, fragments: Sequence[str], at_most: int = 20_000
+    db: apsw.Connection,
+    fragments: Sequence[str],
+    holds: Callable[[str, str], bool] = lambda fragment, text: True,
+    at_most: int = 20_000,
 ) -> tuple[int, list[int]]:
-    """(sections read, how many of them hold each literal fragment, ASCII case ignored): for
-    names the keyword index cannot hold (C#, C++). Every n-th section, at most `at_most` of
-    them: a share needs no more (250,000 sections whole took 1.2 s warm, 7.7 s cold)."""
+    """(sections read, how many of them hold each literal fragment, ASCII case ignored, as
+    `holds(fragment, lower-cased text)` reads it there): for names the keyword index cannot hold
+    (C#, C++, .NET; not ".net" in a link's host). Every n-th section, at most `at_most` of them:
+    a share needs no more (250,000 sections whole took 1.2 s warm, 7.7 s cold)."""
     (total,) = db.execute("SELECT count(*) FROM sections").fetchone() or (0,)
     step = max(1, -(-total // at_most))
-    sums = "".join(", sum(instr(lower(text), ?) > 0)" for _ in fragments)
-    query = f"SELECT count(*){sums} FROM sections WHERE id % ? = 0"
-    row = db.execute(query, (*(f.lower() for f in fragments), step)).fetchone() or (0,)
-    read, *counts = row
-    return int(read), [int(count or 0) for count in counts]  # sum() over no rows is NULL
+    sampled = "SELECT count(*) FROM sections WHERE id % ? = 0"
+    (read,) = db.execute(sampled, (step,)).fetchone() or (0,)
+    query = "SELECT lower(text) FROM sections WHERE id % ? = 0 AND instr(lower(text), ?) > 0"
+    counts = [
+        sum(holds(fragment, text) for (text,) in db.execute(query, (step, fragment.lower())))
+        for fragment in fragments
+    ]
+    return int(read or 0), counts
 
 
 def titles_naming(db: apsw.Connection, names: Sequence[str]) -> set[str]:
@@ -97,12 +104,16 @@ def titles_naming(db: apsw.Connection, names: Sequence[str]) -> set[str]:
 
 
 def as_written(
-    db: apsw.Connection, counts: dict[str, int], sample: int = WORD_SAMPLE
+    db: apsw.Connection,
+    counts: dict[str, int],
+    readable: Callable[[str], str] = lambda text: text,
+    sample: int = WORD_SAMPLE,
 ) -> dict[str, int]:
     """Sections holding each word as written, from the sections holding any form of its stem
     (`Store.term_document_counts`): those counts scaled by the share that hold the word itself
-    in about `sample` of them, every n-th by id, so one long note does not speak for the rest
-    (Python's "io" module is not about iOS, "ios" and "io" share a stem)."""
+    (in their `readable` text) in about `sample` of them, every n-th by id, so one long note
+    does not speak for the rest (Python's "io" module is not about iOS, "ios" and "io" share a
+    stem)."""
     query = (
         "SELECT title, heading, body FROM sections_fts WHERE sections_fts MATCH ? "
         "AND rowid % ? = 0 LIMIT ?"
@@ -113,6 +124,6 @@ def as_written(
         rows = db.execute(query, (fts_query([word]), step, 2 * sample)).fetchall() if count else []
         if count and not rows:  # no id among them divisible by the step: read them all
             rows = db.execute(query, (fts_query([word]), 1, 2 * sample)).fetchall()
-        held = sum(word in words(" ".join(map(str, row))) for row in rows)
+        held = sum(word in words(readable(" ".join(map(str, row)))) for row in rows)
         written[word] = round(count * held / len(rows)) if rows else 0
     return written

@@ -33,7 +33,13 @@ from ..notes.records import text_hash
 from .candidates import Reference
 from .languages import NOTEBOOK_MARKERS, notebook_languages
 from .null_bank import GenericPrompts, bank_key, query_vectors
-from .technologies import NAMES, SYMBOL_NAMES, notebook_technologies
+from .technologies import (
+    NAMES,
+    SYMBOL_NAMES,
+    holds_symbol,
+    notebook_technologies,
+    without_links,
+)
 
 PSEUDO_PROMPTS = 64  # a median needs no more; ~1 s of embedding on 2 cores
 MIN_NOTES = 5
@@ -62,7 +68,7 @@ def reference(
     languages = notebook_languages(store.term_document_counts)
     technologies = notebook_technologies(
         lambda names: _as_written(store, names),
-        lambda literals: note_stats.sections_containing(store.db, literals),
+        lambda literals: note_stats.sections_containing(store.db, literals, holds_symbol),
         lambda names: note_stats.titles_naming(store.db, names),
     )
     prompts, notes = pseudo_prompts(store)
@@ -81,7 +87,7 @@ def reference(
 def _as_written(store: Store, names: Sequence[str]) -> tuple[int, dict[str, int]]:
     """(sections, sections holding each name as written): names are told by words, not stems."""
     total, counts = store.term_document_counts(names)
-    return total, note_stats.as_written(store.db, counts)
+    return total, note_stats.as_written(store.db, counts, without_links)
 
 
 def calibration_key(generic: GenericPrompts, embedder: Embedder) -> str:
@@ -89,7 +95,7 @@ def calibration_key(generic: GenericPrompts, embedder: Embedder) -> str:
     tokenizer and the words the notebook's languages and technologies are told by (a release
     that changes any of them measures again rather than read a notebook's technologies from
     names or counts it no longer has)."""
-    told_by = [tokenize_option(FTS_TOKENIZER)]
+    told_by = [tokenize_option(FTS_TOKENIZER), "names read outside links"]
     told_by += [*sorted(NAMES), *(literal for _, literal in SYMBOL_NAMES.values())]
     told_by += [" ".join(markers) for markers in NOTEBOOK_MARKERS.values()]
     return text_hash("\n".join([bank_key(generic.prompts, embedder.name), *told_by]))

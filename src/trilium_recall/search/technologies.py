@@ -109,10 +109,23 @@ _LINK = re.compile(
 )
 
 
+def without_links(text: str) -> str:
+    """The text in lower case, its links' hosts and paths left out: "raspi.debian.net" and
+    "search.php?q=" name no technology, in a prompt or in a note."""
+    return _LINK.sub(" ", text.lower())
+
+
+def holds_symbol(literal: str, text: str) -> bool:
+    """Whether the text names the symbol name whose literal it holds ("c#", ".net") as a prompt
+    would (SYMBOL_NAMES' pattern), outside links."""
+    pattern = next(p for p, written in SYMBOL_NAMES.values() if written == literal)
+    return bool(pattern.search(without_links(text)))
+
+
 def named_technologies(prompt: str) -> tuple[str, ...]:
     """The technologies the prompt names: words in prompt order, then symbol names; not the
     hosts and paths of its links."""
-    lower = _LINK.sub(" ", prompt.lower())
+    lower = without_links(prompt)
     named = [word for word in words(VERBS.sub(r"\1", lower)) if word in NAMES or word in ALIASES]
     symbols = [name for name, (pattern, _) in SYMBOL_NAMES.items() if pattern.search(lower)]
     found = list(dict.fromkeys(named + symbols))
