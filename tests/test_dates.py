@@ -104,6 +104,8 @@ def test_a_prompt_names_a_date_by_day_month_and_year(prompt: str, dates: list) -
         "email from jan about the release",
         "hi im jan",
         "signals from mars",
+        "what did the Aztecs see in Mars",  # English words make no French month
+        "gods in mars",
         "the pr from jun fixed it",
         "ask april about it",
         # a numeric pair whose order is not clear, or not after "on"

@@ -34,6 +34,8 @@ from .words import (
     DASHES,
     DAY_NUMBER,
     DAY_WORDS,
+    ENGLISH_TIME_WORDS,
+    FOREIGN_AMBIGUOUS,
     MONTH_OF,
     MONTHS,
     ORDINAL,
@@ -262,7 +264,7 @@ def _month_at(
     said_when = (
         (opening and day is not None)
         or (asked and start == i and day is not None)
-        or _time_word_before(tokens, start, day is not None)
+        or _time_word_before(tokens, start, day is not None, tokens[i])
     )
     if ambiguous and not (ordinal or year or said_when):
         return None
@@ -273,16 +275,18 @@ def _month_at(
     return range(start, end), Date(year, month, day)
 
 
-def _time_word_before(tokens: Sequence[str], start: int, with_day: bool) -> bool:
+def _time_word_before(tokens: Sequence[str], start: int, with_day: bool, month: str) -> bool:
     """ "in may", "monday dec 18", "during the sept outage", "end of march", and with a day
-    "on may 19", "le 3 mars" ("on mars" is not a date)."""
+    "on may 19", "le 3 mars" ("on mars" is not a date). English time words make no month of
+    another language's word that is English too: "what did the Aztecs see in Mars"."""
     before = tokens[start - 1] if start > 0 else ""
     earlier = tokens[start - 2] if start > 1 else ""
+    time_words = TIME_WORDS - ENGLISH_TIME_WORDS if month in FOREIGN_AMBIGUOUS else TIME_WORDS
     return (
-        before in TIME_WORDS
+        before in time_words
         or (before in DAY_WORDS and with_day)
         or before in WEEKDAYS
-        or (before == "the" and earlier in TIME_WORDS)
+        or (before == "the" and earlier in time_words)
         or (before in MONTH_OF and earlier in _PARTS)
     )
 

@@ -44,9 +44,10 @@ MONTH_OF = frozenset({"of", "de", "di", "del"})  # "28th of december", "21 de di
 
 # Words of time that make a lone ambiguous word a month ("in may", "late march"); "the" counts
 # after one of them ("during the sept outage"), and "of" after a part ("end of march").
-TIME_WORDS = frozenset(
-    "in during since early mid late last next until till before after anfang ende".split()
+ENGLISH_TIME_WORDS = frozenset(
+    "in during since early mid late last next until till before after".split()
 )
+TIME_WORDS = ENGLISH_TIME_WORDS | {"anfang", "ende"}
 # With a day beside it, these make it one too: "from may 19", "on may 19", "am 3. Mai", "le 3
 # mars", "el 3 de mayo" ("email from jan", "hi im jan", "signals from mars" have no day).
 DAY_WORDS = TIME_WORDS | frozenset(
@@ -67,6 +68,9 @@ ENGLISH_SPAN_WORDS = frozenset("between from to through thru till until and".spl
 AMBIGUOUS_EVERYWHERE = frozenset(
     {"may", "march", "august", "april", "june", "sept", *MONTH_ABBREVIATIONS}
 )
+# Of AMBIGUOUS_MONTHS, another language's month that is an English word too ("mars", "mai",
+# "mayo", "marco"): English time words do not make it a month.
+FOREIGN_AMBIGUOUS = AMBIGUOUS_MONTHS - AMBIGUOUS_EVERYWHERE
 # Hyphen, en, em and figure dashes, non-breaking hyphen, minus sign, full-width hyphen-minus.
 DASHES = "-–—‒‑−－"
 
