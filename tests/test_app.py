@@ -170,6 +170,7 @@ def test_explain_shows_every_step(demo_engine) -> None:
 
 
 BAD_DAY = "'today' must be a date written YYYY-MM-DD, in 1900-2099"
+NOT_A_PROMPT = "'hook_event_name' must be UserPromptSubmit: only prompts are answered"
 
 
 @pytest.mark.parametrize(
@@ -188,6 +189,8 @@ BAD_DAY = "'today' must be a date written YYYY-MM-DD, in 1900-2099"
         (b'{"prompt": "x", "today": "20261022"}', BAD_DAY),
         (b'{"prompt": "x", "today": "9999-12-31"}', BAD_DAY),
         (b'{"prompt": "x", "today": 20261022}', "'today' must be a string"),
+        (b'{"prompt": "x", "hook_event_name": "Stop"}', NOT_A_PROMPT),
+        (b'{"prompt": "x", "hook_event_name": 5}', "'hook_event_name' must be a string"),
     ],
 )
 def test_bad_input_is_a_400_with_a_reason(demo_engine, body: bytes, error: str) -> None:

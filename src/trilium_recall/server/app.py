@@ -77,6 +77,8 @@ def create_app(
             return JSONResponse({"error": bytes(refused.body).decode()}, refused.status_code)
         body = await read_json(request)
         hook_mode = "hook_event_name" in body
+        if hook_mode and optional_text(body, "hook_event_name") != HOOK_EVENT:
+            raise BadRequest(f"'hook_event_name' must be {HOOK_EVENT}: only prompts are answered")
         prompt, session_id, instance = _recall_fields(body)
         asked = RecallRequest(
             prompt,
