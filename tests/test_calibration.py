@@ -268,8 +268,9 @@ def test_the_technologies_a_prompt_names(prompt, named) -> None:
     assert named_technologies(prompt) == named
 
 
-def test_typescript_is_no_other_stack_than_javascript() -> None:
+def test_typescript_and_node_are_no_other_stack_than_javascript() -> None:
     assert not names_another_stack(("typescript",), ("javascript", "nodejs"))
+    assert not names_another_stack(("nodejs",), ("js",))  # a notebook that writes "Node.js"
     assert names_another_stack(("typescript",), ("python",))
     assert names_another_stack(("rust",), ("javascript",))
 

@@ -51,9 +51,10 @@ EVERYDAY_NAMES = frozenset(
 )
 # Names a prompt uses for a technology the list names otherwise ("in python and node").
 ALIASES = {"node": "nodejs"}
-# A technology whose questions a notebook about another answers: TypeScript is JavaScript with
-# types ("fs.readFile in typescript" asks a Node notebook about Node).
-FAMILY = {"typescript": "javascript"}
+# Technologies whose questions a notebook about another of them answers: TypeScript is
+# JavaScript with types, Node runs it ("fs.readFile in typescript" asks a Node notebook about
+# Node; "node 18 to node 20" asks a notebook that writes "Node.js", the words node and js).
+FAMILIES = (frozenset({"javascript", "js", "nodejs", "typescript"}),)
 TRADE_WORDS = frozenset(
     """code coding function functions method methods script scripts program programs
     programming package packages module modules library libraries framework app apps component
@@ -174,4 +175,5 @@ def names_another_stack(named: Sequence[str], held: Sequence[str] | None) -> boo
     (a calibration from before this signal) counts as not."""
     if held is None or not named:
         return False
-    return not {name for name in named if name in held or FAMILY.get(name) in held}
+    ours = set(held).union(*(family for family in FAMILIES if family & set(held)))
+    return not ours & set(named)
