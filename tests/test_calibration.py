@@ -256,12 +256,19 @@ def test_a_notebook_of_code_notes_calibrates_without_a_language(store, embedder)
         ("remove the python from this photo of a snake", ()),
         ("Comment changer la vue de l'image en plein écran ?", ()),
         ("delete a node from a linked list", ()),
+        ("write a function that visits every node of the tree", ()),
+        ("dinner with Julia on friday", ()),
+        ("e.g. julia will bring the cake", ()),
+        ("pick up Ruby at 3 p.m. after her swim class", ()),
         # ... and beside code, another technology, a label or a word of the trade.
         ("difference between Box and Rc in rust", ("rust",)),  # what it is written in
         ("rust: cannot borrow `self.items` as mutable", ("rust",)),
         ("spring boot with docker compose", ("spring", "docker")),
         ("my flutter app freezes on start", ("flutter",)),
         ("read a file line by line in python and node", ("python", "nodejs")),
+        ("what's the difference between react and vue", ("react", "vue")),  # two of them
+        ("node --test reports 0 tests", ("nodejs",)),
+        ("rails migration rollback", ("rails",)),
     ],
 )
 def test_the_technologies_a_prompt_names(prompt, named) -> None:

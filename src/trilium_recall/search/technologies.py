@@ -43,11 +43,17 @@ NAMES = frozenset(
 )
 # Names that are everyday words too: "a swift reply", "my spring tax installment", "my daughter
 # Ruby", a python in a photo, French "la vue", "a kafka novel". Named in a prompt they count only
-# beside something technical (`_technical`): code, another technology, the name written as a
-# label ("rust: …"), or a word of the programming trade.
+# beside something technical (`_technical`): code, another technology (or two of these), the
+# name written as a label ("rust: …"), or a word of the programming trade.
 EVERYDAY_NAMES = frozenset(
-    """python ruby swift spring julia flutter vue dart rust java scala lua groovy elixir rails
-    helm angular svelte vim android kafka react node""".split()
+    "python ruby swift spring julia vue dart rust java lua rails angular vim kafka react".split()
+)
+# "node" is Node.js only where it is written as one: node.js, a label, "in node", a version
+# ("node 18"), a command ("node --test", "node app.js"), node_modules, or beside another
+# technology ("python and node"); "every node of the tree" is not.
+_NODE = re.compile(
+    r"\bnode(?:\.js\b|\s*:(?!\S)|\s+(?:v?\d+\b|--?[a-z]|\S+\.[cm]?js\b)|_modules)"
+    r"|\b(?:in|using|from|upgrading|upgraded|upgrade)\s+node\b"
 )
 # Names a prompt uses for a technology the list names otherwise ("in python and node").
 ALIASES = {"node": "nodejs"}
@@ -55,26 +61,27 @@ ALIASES = {"node": "nodejs"}
 # JavaScript with types, Node runs it ("fs.readFile in typescript" asks a Node notebook about
 # Node; "node 18 to node 20" asks a notebook that writes "Node.js", the words node and js).
 FAMILIES = (frozenset({"javascript", "js", "nodejs", "typescript"}),)
+# Words of the programming trade; not those everyday prompts use as well ("swim class", "a
+# chart of the year", "the test on Friday", "stream").
 TRADE_WORDS = frozenset(
-    """code coding function functions method methods script scripts program programs
-    programming package packages module modules library libraries framework app apps component
-    components compile compiler compiles interpreter runtime syntax error errors exception
-    exceptions crash crashes bug bugs debug debugger api sdk plugin bindings install installed
-    version versions venv virtualenv pip gem gems npm class classes dataclass dict dictionary
-    tuple array arrays vector struct trait regex thread threads async asyncio heap stream streams
-    borrow mutable null hook hooks chart charts consumer deploy server backend frontend
-    developer variable variables string strings json yaml http sql query test tests unittest
-    type types typing import imports lambda closure generics pointer repl""".split()
+    """code coding function functions method methods script scripts programming module modules
+    library libraries framework app apps component components compile compiler compiles
+    interpreter runtime syntax error errors exception exceptions crash crashes bug bugs debug
+    debugger api sdk plugin bindings install installed venv virtualenv pip gem gems npm
+    dataclass dict dictionary tuple array arrays vector hashmap struct trait regex async asyncio
+    heap mutable null hook hooks deploy server backend frontend developer variable variables
+    string strings json yaml http sql query unittest typing import imports lambda closure
+    generics pointer repl migration migrations emulator comprehension""".split()
 )
-# A language named as what something is written in: "… in rust", "with python", "en python".
+# A language named as what something is written in: "… in rust", "using python", "en python"
+# (not "with": "dinner with Julia", "a chain covered with rust").
 _WRITTEN_IN = re.compile(
-    r"\b(?:in|with|using|en|con|mit|em|avec|usando)\s+"
-    r"(python|ruby|swift|rust|java|scala|lua|julia|dart|elixir|groovy)\b"
+    r"\b(?:in|using|en|em|usando)\s+(python|ruby|swift|rust|java|lua|julia|dart)\b"
 )
 # Code in a prompt: backticks, a call, an arrow or scope, a dotted or snake_case or camelCase
-# name, a file name with its extension.
+# name, a file name with its extension (two letters before the dot at least: not "e.g.", "p.m.").
 _CODE = re.compile(
-    r"`|\w\(|=>|::|->|\b[a-z_]\w*\.[a-z_]\w*|\b[a-z]+_[a-z_]+\b|\b[a-z]+[A-Z]\w*|\b\w+\.[a-z]{1,5}\b"
+    r"`|\w\(|=>|::|->|\b[a-z_]\w+\.[a-z_]\w*|\b[a-z]+_[a-z_]+\b|\b[a-z]+[A-Z]\w*|\b\w{2,}\.[a-z]{1,5}\b"
 )
 # Names FTS5 cannot keep whole ("c#" is the token "c"): told in a prompt by a pattern, in a
 # notebook by the sections whose text holds the literal (index/note_stats.sections_containing).
@@ -105,8 +112,10 @@ VERBS = re.compile(
 # https://github.com/psf/requests/issues/6000 fixed" asks about a Python library. With a scheme,
 # or a host of a common top-level domain and a path ("gitlab.com/org/lib"; "react.js/vue.js"
 # is no host).
+# Each starts only where no host character precedes it: "a.a.a.…" is read in linear time.
 _LINK = re.compile(
-    r"\b[a-z][a-z0-9+.-]*://\S+|\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|org|net|io|dev|co)/\S*"
+    r"(?<![a-z0-9+.-])[a-z][a-z0-9+.-]*://\S+"
+    r"|(?<![a-z0-9.-])[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|org|net|io|dev|co)/\S*"
 )
 
 
@@ -127,7 +136,9 @@ def named_technologies(prompt: str) -> tuple[str, ...]:
     """The technologies the prompt names: words in prompt order, then symbol names; not the
     hosts and paths of its links."""
     lower = without_links(prompt)
-    named = [word for word in words(VERBS.sub(r"\1", lower)) if word in NAMES or word in ALIASES]
+    said = words(VERBS.sub(r"\1", lower))
+    node = bool(_NODE.search(lower)) or any(word in NAMES for word in said)
+    named = [word for word in said if word in NAMES or (node and word == "node")]
     symbols = [name for name, (pattern, _) in SYMBOL_NAMES.items() if pattern.search(lower)]
     found = list(dict.fromkeys(named + symbols))
     if any(name in EVERYDAY_NAMES for name in found) and not _technical(prompt, found):
@@ -137,7 +148,9 @@ def named_technologies(prompt: str) -> tuple[str, ...]:
 
 def _technical(prompt: str, named: Sequence[str]) -> bool:
     """Whether the prompt reads as about software (see EVERYDAY_NAMES)."""
-    if any(name not in EVERYDAY_NAMES for name in named) or _CODE.search(prompt):
+    if any(name not in EVERYDAY_NAMES for name in named) or len(set(named)) > 1:
+        return True  # "react vs vue", "python or ruby for scripting"
+    if _CODE.search(prompt):
         return True
     lower = prompt.lower()
     labels = (re.search(rf"\b{name}\s*:(?!\S)", lower) for name in named)
