@@ -258,6 +258,9 @@ def test_a_folder_keeps_its_place_and_sends_nothing(store, embedder, generic, tm
     result = search(store, embedder, generic, settings, "restic 2026", gate=OPEN)
     folder = next(c for c in result.trace.candidates if c.hit.note_id == "year")
     assert folder.passed and folder.folder and folder.reason.endswith("not sent")
+    # Its bare title, closest to the prompt, does not vouch for it: the rest are read.
+    signals = result.trace.signals
+    assert signals is not None and signals.top_cosine < folder.cosine
     assert folder.to_json()["folder"] is True  # explain --json tells it from a leaf
     sent = [c.hit.note_id for c in result.passages]
     assert "year" not in sent and "task" in sent and len(sent) < 3

@@ -5,7 +5,7 @@ candidate with the reason it passed or was dropped."""
 from __future__ import annotations
 
 from .search.answers import RecallResult
-from .search.candidates import FOLDERS_ONLY, Candidate, SearchTrace
+from .search.candidates import Candidate, SearchTrace, why_nothing_passed_was_sent
 from .search.dates.prompt import as_said
 from .textclean import clip, counted
 
@@ -60,8 +60,8 @@ def print_explained(result: RecallResult) -> None:
         print(_candidate_block(candidate))
     for line in trace.substitutions:
         print(f"\nsummary for source: {line}")
-    sent, passed = len(result.passages), any(c.passed for c in trace.candidates)
-    why = FOLDERS_ONLY if passed else "nothing passed the gate"
+    sent = len(result.passages)
+    why = why_nothing_passed_was_sent(trace.candidates)
     print(f"\n{counted(sent, 'passage')} sent" if sent else f"\nsilent: {why}")
 
 

@@ -243,6 +243,17 @@ class SearchResult:
 FOLDERS_ONLY = "what passed is a folder: nothing to send"
 
 
+def why_nothing_passed_was_sent(candidates: Sequence[Candidate]) -> str:
+    """Why a search sent nothing though the prompt was about the notes: every note that passed
+    was a folder, some were already sent in this session, or none passed."""
+    passed = [c for c in candidates if c.passed]
+    if passed and all(c.folder for c in passed):
+        return FOLDERS_ONLY
+    if passed:
+        return "what passed was already sent in this session"
+    return "nothing passed the gate"
+
+
 def mark_folders(
     candidates: list[Candidate], has_children: Callable[[str, str], bool]
 ) -> list[Candidate]:

@@ -315,13 +315,14 @@ def _related_candidates(
 ) -> list[tuple[bool, str]]:
     """The best candidate, each about as strong on meaning or keywords, and (with
     `keep_ranked_above`) any ranked above one that passed; never another day's journal note.
-    A folder is no measure of the others: its bare title sits close to a short prompt."""
+    A folder is no measure of the others: its bare title sits close to a short prompt (nor does
+    it vouch for the prompt: signals.prompt_signals)."""
     measures = [c for c in candidates if not c.folder] or candidates
     best_cosine = max(c.cosine for c in measures)
     best_coverage = max(c.coverage for c in measures)
     verdicts = []
     for c in candidates:
-        gap = best_cosine - c.cosine
+        gap = max(0.0, best_cosine - c.cosine)  # a folder may stand above the best
         if c.another_day:
             verdicts.append((False, "filed on another day than the prompt names"))
         elif gap <= t.neighbour_cosine_gap:

@@ -327,8 +327,9 @@ def _judge(
 ) -> list[Candidate]:
     """The prompt decision reads every fused section (a note's best-scoring section need not be
     its closest one); the candidate decisions read each note's best, in the learned order."""
-    candidates = mark_folders(in_order(gathered.candidates, gate.order), has_children)
-    trace.signals = prompt_signals(gathered.sections, gathered.candidates, trace)
+    notes = mark_folders(gathered.candidates, has_children)
+    candidates = in_order(notes, gate.order)
+    trace.signals = prompt_signals(mark_folders(gathered.sections, has_children), notes, trace)
     trace.verdict = judge_prompt(trace.signals, gate)
     # Days said loosely hold many notes: those go with the prompt only when on its topic.
     rest = beside_the_day(trace.keyword) if said_loosely(trace.keyword.dates) else None

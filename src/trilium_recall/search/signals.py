@@ -21,9 +21,13 @@ def prompt_signals(
     candidates: Sequence[Candidate], best_notes: Sequence[Candidate], trace: SearchTrace
 ) -> PromptSignals:
     """What the prompt decision reads: from every fused section (`candidates`), each note's
-    best section by fused score (`best_notes`, best first) and the search's `trace`."""
-    top = closest_section(candidates)
-    strongest = max(candidates, key=lambda c: c.coverage, default=None)
+    best section by fused score (`best_notes`, best first) and the search's `trace`. A folder's
+    bare title vouches for nothing (candidates.mark_folders): the closest section, the best
+    keyword match and the best note are read from the rest."""
+    judged = [c for c in candidates if not c.folder]
+    top = closest_section(judged)
+    strongest = max(judged, key=lambda c: c.coverage, default=None)
+    best = next((c for c in best_notes if not c.folder), None)
     top_cosine = top.cosine if top else -1.0
     keyword, reference = trace.keyword, trace.reference
     return PromptSignals(
@@ -41,7 +45,7 @@ def prompt_signals(
         spread=reference.spread,
         unknown_share=keyword.coverage(keyword.unknown) if keyword.terms else 0.0,
         # Before the area weight: RECALL_AREA_WEIGHTS orders notes, it does not decide speech.
-        fused_top=best_notes[0].fused if best_notes else 0.0,
+        fused_top=best.fused if best else 0.0,
         **_filed_signals(candidates, keyword),
     )
 

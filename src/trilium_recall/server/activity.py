@@ -28,7 +28,7 @@ from ..index.activity_log import Activity, SentNote, append
 from ..index.file import open_db
 from ..index.transactions import write_transaction
 from ..search.answers import RecallResult
-from ..search.candidates import FOLDERS_ONLY
+from ..search.candidates import why_nothing_passed_was_sent
 from ..textclean import clip, one_line
 
 log = logging.getLogger(__name__)
@@ -63,12 +63,7 @@ def silence_reason(result: RecallResult, budget_ms: float) -> str | None:
         return "no note matched"
     if trace.verdict is not None and not trace.verdict.about_notes:
         return trace.verdict.reason
-    passed = [c for c in trace.candidates if c.passed]
-    if passed and all(c.folder for c in passed):
-        return FOLDERS_ONLY
-    if passed:
-        return "what passed was already sent in this session"
-    return "nothing passed the gate"
+    return why_nothing_passed_was_sent(trace.candidates)
 
 
 def describe(
