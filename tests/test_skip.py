@@ -39,6 +39,7 @@ from trilium_recall.search.triage import Triage, skip_reason, triage
         ("了解", "acknowledgement"),
         ("ja, mach das", "acknowledgement"),
         ("merci beaucoup", "acknowledgement"),
+        ("d'accord, vas-y", "acknowledgement"),
         ("fix it", "instruction"),
         ("retry", "instruction"),
         ("commit and push", "instruction"),
@@ -62,6 +63,8 @@ def test_prompts_that_need_no_recall(prompt: str, reason: str) -> None:
         "continue the migration of the homelab to proxmox 8",
         "/boot is full, how do I remove old kernels",  # a path, not a command
         "/tmp fills up every night",
+        "/Users is full on my mac",
+        "undo last commit",  # a question for a git notebook as often as an order
         "how do I revert a merge",  # asked, an instruction's verb is a topic
         "commit?",
         "commit message conventions for the team",

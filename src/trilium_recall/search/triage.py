@@ -24,7 +24,7 @@ _ACK_WORDS = frozenset(
     please a lot much very so awesome excellent wonderful brilliant super works that's thats
     is that it's
     ja jo danke gut genau passt klar alles mach das weiter bitte schön oui merci parfait
-    d'accord daccord vas-y allez sí si gracias vale perfecto claro dale bueno listo grazie
+    accord daccord vas allez sí si gracias vale perfecto claro dale bueno listo grazie
     bene perfetto certo sim obrigado obrigada valeu beleza beaucoup muchas mille muito
     ありがとう はい 了解 うん 好 好的 谢谢
     是的 对""".split()
@@ -43,10 +43,11 @@ _FOLLOW_UP_WORDS = frozenset(
 # verbs with nothing but follow-up words carry no topic a note could answer. Asked, they do:
 # "how do I revert?" is a question for a git notebook.
 INSTRUCTION_MAX_WORDS = 5
+# Not "undo", "revert", "merge", "abort": "undo last commit" is as often a question for a git
+# notebook as an order.
 _INSTRUCTION_WORDS = frozenset(
-    """fix retry redo undo try commit push stop test tests run rerun build lint format revert
-    deploy ship merge start restart finish check review implement apply save cancel abort
-    keep""".split()
+    """fix retry redo try commit push stop test tests run rerun build lint format deploy ship
+    start restart finish check review implement save keep""".split()
 )
 _QUESTION_WORDS = frozenset("how what why when where which who can could should does do is".split())
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
@@ -71,7 +72,7 @@ _SLASH = re.compile(r"^/([A-Za-z][\w:.-]*)(\s|$)")
 # the model (Claude Code sends an undefined command on as text, anthropics/claude-code#67007).
 _ROOT_DIRECTORIES = frozenset(
     """bin boot dev etc home lib lib64 media mnt nix opt proc root run sbin snap srv sys tmp
-    usr var""".split()
+    usr var data users volumes applications library system private""".split()
 )
 
 # Harness blocks that may precede a person's prompt; removed before anything else is decided.
