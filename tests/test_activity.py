@@ -84,7 +84,7 @@ def test_prompts_are_kept_only_as_their_first_words() -> None:
     head = prompt_head("word " * 100)
     assert len(head) == PROMPT_HEAD_CHARS and head.endswith("…")
     assert prompt_head("a\x00b\x1b[31m\u2028c   d") == "a b [31m c d"
-    assert prompt_head("readme \u202egnp.exe\u2066x\u2069") == "readme gnp.exe x"
+    assert prompt_head("readme \u202egnp.exe\u2066x\u2069") == "readme gnp.exex"
 
 
 def test_the_log_keeps_only_the_newest_rows(tmp_path: Path, index: Path) -> None:

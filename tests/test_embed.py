@@ -100,5 +100,8 @@ def test_a_query_is_cut_to_the_tokens_a_thousand_characters_of_english_take() ->
             assert embed.MAX_QUERY_TOKENS - 16 <= tokens <= embed.MAX_QUERY_TOKENS
             np.testing.assert_allclose(embedder.query(dense), embedder.query(cut), atol=2e-3)
         assert embed._clip(model, english) == english  # 660 characters, under the limit
+        for mixed in (chinese[:200] + english, english[:600] + chinese):  # density changes
+            cut = embed._clip(model, mixed)
+            assert mixed.startswith(cut) and model.token_count(cut, is_query=True) <= 256
     finally:
         embedder.close()

@@ -57,15 +57,30 @@ def run(args: argparse.Namespace) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
-    except BrokenPipeError:  # `trilium-recall search … | head -3`: the reader has what it wants
+    except BrokenPipeError as exc:  # `trilium-recall search … | head -3`: the reader is done
+        if not _stdout_closed():
+            return _internal_error(exc)  # a socket's, not the reader's
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing at exit either
         return 141  # as a shell counts SIGPIPE
     except Exception as exc:
-        print(
-            f"trilium-recall: internal error ({type(exc).__name__}: {exc}); please report it",
-            file=sys.stderr,
-        )
-        return 1
+        return _internal_error(exc)
+
+
+def _internal_error(exc: BaseException) -> int:
+    print(
+        f"trilium-recall: internal error ({type(exc).__name__}: {exc}); please report it",
+        file=sys.stderr,
+    )
+    return 1
+
+
+def _stdout_closed() -> bool:
+    """Whether standard output's reader has gone (what a broken pipe there means)."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        return True
+    return False
 
 
 def _settings(args: argparse.Namespace) -> Settings:

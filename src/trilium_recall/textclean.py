@@ -26,16 +26,16 @@ def valid_utf8(value: Any) -> Any:
     return value
 
 
-# Control characters, line and paragraph separators, and the marks that turn text's direction
-# (a prompt holding U+202E "gnp.exe" would print as "exe.png").
-_CONTROL = re.compile(
-    r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]+"
-)
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
+# The marks that turn text's direction: a prompt holding U+202E "gnp.exe" would print as
+# "exe.png". Dropped, not spaced: a Hebrew or Arabic title keeps its words whole.
+_DIRECTION = re.compile(r"[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]+")
 
 
 def one_line(text: str) -> str:
-    """`text` on one line: control characters and runs of white space become one space."""
-    return " ".join(_CONTROL.sub(" ", text).split())
+    """`text` on one line: control characters and runs of white space become one space, the
+    marks that turn its direction are dropped."""
+    return " ".join(_CONTROL.sub(" ", _DIRECTION.sub("", text)).split())
 
 
 def clip(text: str, limit: int) -> str:

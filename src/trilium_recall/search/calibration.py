@@ -41,6 +41,9 @@ from .technologies import (
     without_links,
 )
 
+# Raised when how the points are measured changes, so a start measures them again: 2, a
+# notebook's technologies read outside its links (stop 47).
+CALIBRATION_VERSION = 2
 PSEUDO_PROMPTS = 64  # a median needs no more; ~1 s of embedding on 2 cores
 MIN_NOTES = 5
 
@@ -95,7 +98,7 @@ def calibration_key(generic: GenericPrompts, embedder: Embedder) -> str:
     tokenizer and the words the notebook's languages and technologies are told by (a release
     that changes any of them measures again rather than read a notebook's technologies from
     names or counts it no longer has)."""
-    told_by = [tokenize_option(FTS_TOKENIZER), "names read outside links"]
+    told_by = [tokenize_option(FTS_TOKENIZER), f"calibration {CALIBRATION_VERSION}"]
     told_by += [*sorted(NAMES), *(literal for _, literal in SYMBOL_NAMES.values())]
     told_by += [" ".join(markers) for markers in NOTEBOOK_MARKERS.values()]
     return text_hash("\n".join([bank_key(generic.prompts, embedder.name), *told_by]))

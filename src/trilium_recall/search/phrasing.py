@@ -32,8 +32,8 @@ WORDS_FILE = "everyday_words.txt.gz"
 # (The list of everyday words holds lower-case words only, so not "sunday" or "june".)
 _CALENDAR = frozenset(
     """monday tuesday wednesday thursday friday saturday sunday mondays tuesdays wednesdays
-    thursdays fridays saturdays sundays january february april june july august september
-    october november december jan feb apr jun jul aug sep sept oct nov dec""".split()
+    thursdays fridays saturdays sundays january february april june july september october
+    november december jan feb apr jun jul aug sep sept oct nov dec""".split()
 )
 _YEAR = re.compile(r"(?:19|20)\d\d")
 # A command's short options run together: "git clean -fdx", "tar -xvzf", "rm -rf" (a dash

@@ -68,8 +68,9 @@ ENGLISH_SPAN_WORDS = frozenset("between from to through thru till until and".spl
 AMBIGUOUS_EVERYWHERE = frozenset(
     {"may", "march", "august", "april", "june", "sept", *MONTH_ABBREVIATIONS}
 )
-# Of AMBIGUOUS_MONTHS, another language's month that is an English word too ("mars", "mai",
-# "mayo", "marco"): English time words do not make it a month.
+# Of AMBIGUOUS_MONTHS, another language's month word ("mars", "mai", "mayo", "maio", "marco",
+# "julio", "janeiro": a planet, words and names in English): English time words do not make it
+# a month, that language's own do ("le 3 mars", "Anfang Mai").
 FOREIGN_AMBIGUOUS = AMBIGUOUS_MONTHS - AMBIGUOUS_EVERYWHERE
 # Hyphen, en, em and figure dashes, non-breaking hyphen, minus sign, full-width hyphen-minus.
 DASHES = "-–—‒‑−－"
