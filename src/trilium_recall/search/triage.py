@@ -24,7 +24,7 @@ _ACK_WORDS = frozenset(
     please a lot much very so awesome excellent wonderful brilliant super works that's thats
     is that it's
     ja jo danke gut genau passt klar alles mach das weiter bitte schön oui merci parfait
-    accord daccord vas allez sí si gracias vale perfecto claro dale bueno listo grazie
+    d accord daccord vas allez sí si gracias vale perfecto claro dale bueno listo grazie
     bene perfetto certo sim obrigado obrigada valeu beleza beaucoup muchas mille muito
     ありがとう はい 了解 うん 好 好的 谢谢
     是的 对""".split()
