@@ -9,6 +9,7 @@ import asyncio
 import json
 import logging
 import os
+import select
 import sys
 from collections.abc import Callable
 from dataclasses import replace
@@ -75,12 +76,14 @@ def _internal_error(exc: BaseException) -> int:
 
 
 def _stdout_closed() -> bool:
-    """Whether standard output's reader has gone (what a broken pipe there means)."""
+    """Whether standard output's reader has gone (what a broken pipe there means): the pipe's
+    writing end then polls as an error or a hang-up."""
     try:
-        sys.stdout.flush()
-    except BrokenPipeError:
-        return True
-    return False
+        watch = select.poll()
+        watch.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(event & (select.POLLERR | select.POLLHUP) for _, event in watch.poll(0))
+    except (AttributeError, OSError, ValueError):  # no poll, or no file behind stdout
+        return False
 
 
 def _settings(args: argparse.Namespace) -> Settings:
