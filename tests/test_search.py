@@ -19,7 +19,7 @@ from trilium_recall.search.gate import FITTED, CandidateOrder
 from trilium_recall.search.hybrid import Ranking, gather, in_order, search
 from trilium_recall.search.null_bank import GenericPrompts
 from trilium_recall.search.phrasing import everyday_words, option_bundles, without_phrasing
-from trilium_recall.search.rankings import note_ranking, rrf
+from trilium_recall.search.rankings import distinctive_terms, note_ranking, rrf
 from trilium_recall.search.recall import EXCERPT_CHARS, recall
 from trilium_recall.server.activity import silence_reason
 
@@ -417,7 +417,6 @@ def test_the_prompt_decision_reads_unknown_words_and_the_fused_top(
     dated = "restic restore every Sunday since June 2024, for kubectl"
     found = search(store, embedder, generic, settings, dated, gate=OPEN).trace.keyword
     assert found.unknown == ["kubectl"]
-    assert "restic" in found.fts_query and "2024" not in found.fts_query  # it matches nothing
     # An area weight orders the notes; it does not make the prompt more about them.
     weighted = make_settings(tmp_path, area_weights="wiki=2,sources=2,journal=2,other=2")
     heavier = search(store, embedder, generic, weighted, prompt, gate=OPEN).trace.signals
@@ -429,6 +428,13 @@ def test_everyday_english_holds_common_words_not_names() -> None:
     assert {"blows", "quick", "dirty", "disable", "payload", "retention"} <= words
     assert not {"kubectl", "restic", "wireguard", "postgres", "fixme", "priya"} & words
     assert all(word.isascii() and word.islower() and word.isalpha() for word in words)
+
+
+def test_a_word_no_section_holds_never_takes_the_topic_s_place_in_the_keyword_query() -> None:
+    counts = {"enter": 50, "transaction": 40, "may": 30, "2024": 0}  # of 100 sections
+    assert distinctive_terms(list(counts), counts, 100) == ["may", "transaction"]
+    rare = {"hotel": 2, "kyoto": 0, "book": 30}  # two rare ones: searched as they are
+    assert distinctive_terms(list(rare), rare, 100) == ["hotel", "kyoto"]
 
 
 def test_the_calendar_is_no_word_a_note_need_hold() -> None:
