@@ -48,9 +48,9 @@ from trilium_recall.search.hybrid import (
     decide,
     gather,
     order_features,
+    read_prompt,
 )
 from trilium_recall.search.null_bank import GenericPrompts, bank_key
-from trilium_recall.search.signals import prompt_signals
 from trilium_recall.search.triage import skip_reason, triage
 
 SETS = HERE / "sets"
@@ -128,7 +128,7 @@ class Corpus:
 
     def signals(self, item: dict, ranking: Ranking) -> PromptSignals:
         g = self.gather(ranking)[item["prompt"]]
-        return prompt_signals(g.sections, g.candidates, g.trace)
+        return read_prompt(g, self.store.has_children)[1]
 
 
 Retriever = Callable[[Corpus, str], list[str]]

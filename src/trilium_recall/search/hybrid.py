@@ -36,6 +36,7 @@ from .gate import (
     FITTED,
     CandidateOrder,
     GateThresholds,
+    PromptSignals,
     judge_candidates,
     judge_prompt,
 )
@@ -319,6 +320,17 @@ def _evidence_windows(
     return windows
 
 
+def read_prompt(
+    gathered: Gathered, has_children: Callable[[str, str], bool]
+) -> tuple[list[Candidate], PromptSignals]:
+    """Each note's best section with its folders marked, and what the prompt decision reads of
+    the search (a folder vouches for nothing: candidates.mark_folders). The eval fits on the
+    same reading."""
+    notes = mark_folders(gathered.candidates, has_children)
+    sections = mark_folders(gathered.sections, has_children)
+    return notes, prompt_signals(sections, notes, gathered.trace)
+
+
 def _judge(
     gathered: Gathered,
     trace: SearchTrace,
@@ -327,9 +339,8 @@ def _judge(
 ) -> list[Candidate]:
     """The prompt decision reads every fused section (a note's best-scoring section need not be
     its closest one); the candidate decisions read each note's best, in the learned order."""
-    notes = mark_folders(gathered.candidates, has_children)
+    notes, trace.signals = read_prompt(gathered, has_children)
     candidates = in_order(notes, gate.order)
-    trace.signals = prompt_signals(mark_folders(gathered.sections, has_children), notes, trace)
     trace.verdict = judge_prompt(trace.signals, gate)
     # Days said loosely hold many notes: those go with the prompt only when on its topic.
     rest = beside_the_day(trace.keyword) if said_loosely(trace.keyword.dates) else None
