@@ -72,7 +72,7 @@ def titles_with_longest_heading(db: apsw.Connection) -> list[Row]:
 def sections_containing(
     db: apsw.Connection,
     fragments: Sequence[str],
-    holds: Callable[[str, str], bool] = lambda fragment, text: True,
+    holds: Callable[[str, str], bool],
     at_most: int = 20_000,
 ) -> tuple[int, list[int]]:
     """(sections read, how many of them hold each literal fragment, ASCII case ignored, as

@@ -102,7 +102,7 @@ class Candidate:
     order_value: float | None = None  # its learned order's value (first ten candidates only)
     filed_rank: int | None = None  # among sections filed on a day the prompt names (dates/filed.py)
     dates: DateReading = NO_READING  # what its note's dates say to the prompt's (dates/filed.py)
-    folder: bool = False  # only a title with notes under it: never sent (`mark_folders`)
+    folder: bool = False  # only a title with notes under it: never sent (`folders`)
     # Its best snippet's closeness to any prompt (its best snippet is picked by cosine less half
     # of this: index/hubness.py); 0 where none is kept.
     hubness: float = 0.0
@@ -254,20 +254,22 @@ def why_nothing_passed_was_sent(candidates: Sequence[Candidate]) -> str:
     return "nothing passed the gate"
 
 
-def mark_folders(
-    candidates: list[Candidate], has_children: Callable[[str, str], bool]
-) -> list[Candidate]:
-    """The candidates, each note that holds nothing but its title and has notes filed under it
-    marked a folder ("Journal", "2026", "Personal"): it keeps its place among the best, sends
-    nothing, and is no measure of the others (a bare title close to a short prompt left every
-    note that answered it "weaker"). A leaf that is only its title (a task "Dentist
-    appointment" under a journal day) says something by where it is filed, and is sent."""
-    return [
-        replace(c, folder=True)
-        if c.hit.title_only and has_children(c.hit.instance, c.hit.note_id)
-        else c
-        for c in candidates
-    ]
+def folders(
+    sections: Sequence[Candidate], has_children: Callable[[str, str], bool]
+) -> frozenset[tuple[str, str]]:
+    """The notes among `sections` that hold nothing but their title and have notes filed under
+    them ("Journal", "2026", "Personal"), each looked up once. A folder keeps its place among
+    the best, sends nothing, vouches for nothing and is no measure of the others (a bare title
+    close to a short prompt left every note that answered it "weaker"). A leaf that is only its
+    title (a task "Dentist appointment" under a journal day) says something by where it is
+    filed, and is sent."""
+    titles = {c.key for c in sections if c.hit.title_only}
+    return frozenset(key for key in titles if has_children(*key))
+
+
+def mark_folders(candidates: list[Candidate], keys: frozenset[tuple[str, str]]) -> list[Candidate]:
+    """The candidates, those of the notes `keys` names marked a folder (`folders`)."""
+    return [replace(c, folder=True) if c.key in keys else c for c in candidates]
 
 
 def one_of_each_text(

@@ -228,7 +228,7 @@ class CandidateSignals:
     another_day: bool = False  # the journal files it on a day, and none the prompt names
     journal_day: bool = False  # the journal files it on a day
     holds_day: bool = False  # its own text names a whole day the prompt names
-    folder: bool = False  # only a title with notes under it (candidates.mark_folders)
+    folder: bool = False  # only a title with notes under it (candidates.folders)
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ from .candidates import (
     KeywordHits,
     SearchResult,
     SearchTrace,
+    folders,
     mark_folders,
     one_of_each_text,
 )
@@ -324,11 +325,11 @@ def read_prompt(
     gathered: Gathered, has_children: Callable[[str, str], bool]
 ) -> tuple[list[Candidate], PromptSignals]:
     """Each note's best section with its folders marked, and what the prompt decision reads of
-    the search (a folder vouches for nothing: candidates.mark_folders). The eval fits on the
+    the search (a folder vouches for nothing: candidates.folders). The eval fits on the
     same reading."""
-    notes = mark_folders(gathered.candidates, has_children)
-    sections = mark_folders(gathered.sections, has_children)
-    return notes, prompt_signals(sections, notes, gathered.trace)
+    keys = folders(gathered.sections, has_children)  # each note's best section is among them
+    notes = mark_folders(gathered.candidates, keys)
+    return notes, prompt_signals(mark_folders(gathered.sections, keys), notes, gathered.trace)
 
 
 def _judge(

@@ -25,16 +25,14 @@ import re
 from importlib import resources
 
 from ..index.terms import MAX_PHRASE_CHARS
+from .dates.words import ENGLISH_MONTHS, ENGLISH_WEEKDAYS, MONTH_ABBREVIATIONS
 
 WORDS_FILE = "everyday_words.txt.gz"
 # The calendar: a prompt set on a day, in a month or a year ("how do I enter a transaction in May
 # 2024", "reconcile every Sunday") names when, not what; a note need not hold it to answer.
 # (The list of everyday words holds lower-case words only, so not "sunday" or "june".)
-_CALENDAR = frozenset(
-    """monday tuesday wednesday thursday friday saturday sunday mondays tuesdays wednesdays
-    thursdays fridays saturdays sundays january february april june july september october
-    november december jan feb apr jun jul aug sep sept oct nov dec""".split()
-)
+_WEEKDAYS_SAID = [*ENGLISH_WEEKDAYS, *(f"{day}s" for day in ENGLISH_WEEKDAYS)]
+_CALENDAR = frozenset([*_WEEKDAYS_SAID, *ENGLISH_MONTHS, *MONTH_ABBREVIATIONS, "sept"])
 _YEAR = re.compile(r"(?:19|20)\d\d")
 # A command's short options run together: "git clean -fdx", "tar -xvzf", "rm -rf" (a dash
 # autocorrected to an en dash too); not a word set off by dashes ("-sigh-", "–ish—").

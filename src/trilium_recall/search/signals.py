@@ -22,7 +22,7 @@ def prompt_signals(
 ) -> PromptSignals:
     """What the prompt decision reads: from every fused section (`candidates`), each note's
     best section by fused score (`best_notes`, best first) and the search's `trace`. A folder's
-    bare title vouches for nothing (candidates.mark_folders): the closest section, the best
+    bare title vouches for nothing (candidates.folders): the closest section, the best
     keyword match and the best note are read from the rest."""
     judged = [c for c in candidates if not c.folder]
     top = closest_section(judged)

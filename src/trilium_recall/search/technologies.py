@@ -91,6 +91,7 @@ SYMBOL_NAMES: dict[str, tuple[re.Pattern[str], str]] = {
     "fsharp": (re.compile(r"(?<![\w#])f#(?![\w#])"), "f#"),
     "dotnet": (re.compile(r"(?<![\w.])\.net\b|\basp\.net\b"), ".net"),
 }
+_SYMBOL_PATTERNS = {literal: pattern for pattern, literal in SYMBOL_NAMES.values()}
 # A notebook is about a technology when this share of its sections names it: a passing mention
 # (a Python guide's "JavaScript Object Notation") does not count. In a large notebook a share
 # would ask too much: SECTIONS_ENOUGH sections naming it hold material about it however many
@@ -128,8 +129,7 @@ def without_links(text: str) -> str:
 def holds_symbol(literal: str, text: str) -> bool:
     """Whether the text names the symbol name whose literal it holds ("c#", ".net") as a prompt
     would (SYMBOL_NAMES' pattern), outside links."""
-    pattern = next(p for p, written in SYMBOL_NAMES.values() if written == literal)
-    return bool(pattern.search(without_links(text)))
+    return bool(_SYMBOL_PATTERNS[literal].search(without_links(text)))
 
 
 def named_technologies(prompt: str) -> tuple[str, ...]:

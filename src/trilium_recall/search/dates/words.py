@@ -23,6 +23,7 @@ _MONTH_NAMES = (
     "december dezember decembre diciembre dezembro dicembre",
 )
 MONTH_ABBREVIATIONS = "jan feb mar apr may jun jul aug sep oct nov dec".split()
+ENGLISH_MONTHS = [names.split()[0] for names in _MONTH_NAMES]
 MONTHS: dict[str, int] = {
     **{name: n for n, names in enumerate(_MONTH_NAMES, 1) for name in names.split()},
     **{name: n for n, name in enumerate(MONTH_ABBREVIATIONS, 1)},
@@ -87,6 +88,7 @@ _WEEKDAY_NAMES = (
     "sunday sonntag dimanche domingo domenica",
 )
 WEEKDAY_NUMBERS = {name: n for n, names in enumerate(_WEEKDAY_NAMES) for name in names.split()}
+ENGLISH_WEEKDAYS = [names.split()[0] for names in _WEEKDAY_NAMES]
 WEEKDAYS = frozenset(WEEKDAY_NUMBERS)
 # English abbreviations. Kept apart from WEEKDAYS, which make "sun may" a date: "mon", "sat",
 # "sun" and "wed" are other words too.
