@@ -4,6 +4,8 @@ candidate with the reason it passed or was dropped."""
 
 from __future__ import annotations
 
+import math
+
 from .search.answers import RecallResult
 from .search.candidates import Candidate, SearchTrace, why_nothing_passed_was_sent
 from .search.dates.prompt import as_said
@@ -53,7 +55,7 @@ def print_explained(result: RecallResult) -> None:
         f"z {signals.zscore:.1f}\n"
         f"  unknown words {signals.unknown_share:.0%}{unknown} · "
         f"fused top {signals.fused_top:.3f}\n"
-        "  score = " + " + ".join(f"{name} {part:+.2f}" for name, part in verdict.parts.items())
+        f"  score = {_score_parts(verdict.parts)} = {verdict.score:+.2f}"
     )
     _print_reference(trace)
     for candidate in trace.candidates[:10]:
@@ -63,6 +65,19 @@ def print_explained(result: RecallResult) -> None:
     sent = len(result.passages)
     why = why_nothing_passed_was_sent(trace.candidates)
     print(f"\n{counted(sent, 'passage')} sent" if sent else f"\nsilent: {why}")
+
+
+def _score_parts(parts: dict[str, float]) -> str:
+    """Each signal's share to two decimals, so that the shares shown add up to the total shown:
+    each is the step between the running sums rounded (off by at most 0.01), not the share
+    rounded alone (eight shares rounded alone missed the total by up to 0.04)."""
+    shown, sums, before = [], [], 0.0
+    for name, part in parts.items():
+        sums.append(part)
+        rounded = round(math.fsum(sums), 2)  # the last is the score, as the gate sums it
+        shown.append(f"{name} {rounded - before:+.2f}")
+        before = rounded
+    return " + ".join(shown)
 
 
 def _print_reference(trace: SearchTrace) -> None:
