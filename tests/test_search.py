@@ -494,3 +494,20 @@ def test_only_the_first_ten_are_reordered_and_passed_candidates_come_first() -> 
     passed = replace(ten[9], passed=True)
     assert in_order([*ten[:9], passed], ORDER)[0].hit.note_id == "n9"
     assert ordered[0].to_json()["order_value"] == pytest.approx(38 / 6 + 0.4, abs=1e-3)
+
+
+def test_a_question_is_searched_the_same_with_or_without_its_mark(
+    store, embedder, generic, tmp_path
+) -> None:
+    _corpus(store, embedder)
+    embedded: list[str] = []
+    query = embedder.query
+    embedder.query = lambda text: embedded.append(text) or query(text)
+    settings = make_settings(tmp_path)
+    asked = ("how do I restore restic", "how do I restore restic?", "how do I restore restic ?!")
+    results = [search(store, embedder, generic, settings, prompt, gate=OPEN) for prompt in asked]
+    assert embedded == ["how do I restore restic"] * 3
+    ids = [[c.hit.section_id for c in r.passages] for r in results]
+    assert ids[0] and ids.count(ids[0]) == 3
+    search(store, embedder, generic, settings, "???", gate=OPEN)  # nothing but marks: as written
+    assert embedded[-1] == "???"
