@@ -169,7 +169,7 @@ def test_status_search_and_explain_read_an_existing_index(demo_engine) -> None:
     as_json = json.loads(run("search", "restore restic backup", "--json", env=env).stdout)
     assert as_json["passages"] and as_json["skipped"] is None
     spoke = run("explain", "how do I restore my restic backup?", env=env)
-    assert re.search(r"PASS  Backups \(restic\).*\n.* · learned order -?\d+\.\d\d ·", spoke.stdout)
+    assert re.search(r"SENT  Backups \(restic\).*\n.* · learned order -?\d+\.\d\d ·", spoke.stdout)
     assert "prompt language en, the closest note's " in spoke.stdout
     assert re.search(r"\n  unknown words \d+% · fused top ", spoke.stdout)
     pointed = run("explain", "according to my notes, how do I restore my restic backup?", env=env)
@@ -181,19 +181,21 @@ def test_status_search_and_explain_read_an_existing_index(demo_engine) -> None:
     assert "code phrases" not in spoke.stdout
     dated = run("explain", "what did I do on october 21st?", env=env)
     assert 'dates: "october 21st" = 21 oct (matched by the notes filed then)' in dated.stdout
-    assert re.search(r"PASS  21 - Wednesday .*\n.* · filed on the day #1 ·", dated.stdout)
+    assert re.search(r"SENT  21 - Wednesday .*\n.* · filed on the day #1 ·", dated.stdout)
     assert "a day notes are filed under, matching 100% of the rest" in dated.stdout
     assert "dates:" not in spoke.stdout
     week = run("explain", "--today", "2026-10-26", "what did I work on last week?", env=env)
     assert '"last week" = 19 oct 2026 – 25 oct 2026 (from today)' in week.stdout
-    assert re.search(r"PASS  21 - Wednesday ", week.stdout)
+    assert re.search(r"SENT  21 - Wednesday ", week.stdout)
     bad_day = run("explain", "--today", "26.10.2026", "what did I do yesterday?", env=env)
     assert bad_day.returncode == 2
     day_form = "is not a date written YYYY-MM-DD, in 1900-2099"
     assert f"argument --today: '26.10.2026' {day_form}" in bad_day.stderr
     explained = run("explain", "what is the capital of Australia", env=env)
     assert explained.returncode == 0
-    assert "silent: nothing passed the gate" in explained.stdout
+    assert "\nsilent: not about the notes: score -" in explained.stdout
+    off_topic = run("search", "what is the capital of Australia", env=env).stdout
+    assert off_topic.startswith("No matching notes.\n(silent: not about the notes: score -")
     folders = run("explain", "journal 2026", env=env)  # "Journal" and "2026" hold only titles
     assert "a folder, nothing but its title: not sent" in folders.stdout
     assert "silent:" not in folders.stdout  # the notes beside them are not measured by them
@@ -259,7 +261,7 @@ def test_demo_builds_serves_and_prints_commands_to_try(demo_engine, tmp_path: Pa
         explained = run(
             "explain", "--demo", EXPLAINED_PROMPT, env={"RECALL_DATA_DIR": str(tmp_path)}
         )
-        assert explained.returncode == 0 and "\nPASS  " in explained.stdout, explained.stdout
+        assert explained.returncode == 0 and "\nSENT  " in explained.stdout, explained.stdout
         # The stand-in that served the notes lives only as long as `demo`: no link into it.
         found = run("search", "--demo", "restic retention", env={"RECALL_DATA_DIR": str(tmp_path)})
         assert found.returncode == 0 and "## Backups (restic)" in found.stdout, found.stdout

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import math
 
-from .search.answers import RecallResult
-from .search.candidates import Candidate, SearchTrace, why_nothing_passed_was_sent
+from .search.answers import RecallResult, silence_reason
+from .search.candidates import Candidate, SearchTrace
 from .search.dates.prompt import as_said
 from .textclean import clip, counted
 
@@ -17,6 +17,8 @@ def print_searched(result: RecallResult) -> None:
     which rule skipped it, as explain does)."""
     skipped = result.status == "skipped"
     print(f"Skipped before searching: {result.skipped}" if skipped else result.text)
+    if result.status == "silent":  # the notes may hold a match the gate judged off the topic
+        print(f"(silent: {silence_reason(result, 0.0)}; `explain` shows why)")
 
 
 def print_explained(result: RecallResult) -> None:
@@ -58,13 +60,14 @@ def print_explained(result: RecallResult) -> None:
         f"  score = {_score_parts(verdict.parts)} = {verdict.score:+.2f}"
     )
     _print_reference(trace)
+    sent = {(p.instance, p.note_id) for p in result.passages}
     for candidate in trace.candidates[:10]:
-        print(_candidate_block(candidate))
+        print(_candidate_block(candidate, (candidate.hit.instance, candidate.hit.note_id) in sent))
     for line in trace.substitutions:
         print(f"\nsummary for source: {line}")
-    sent = len(result.passages)
-    why = why_nothing_passed_was_sent(trace.candidates)
-    print(f"\n{counted(sent, 'passage')} sent" if sent else f"\nsilent: {why}")
+    count = len(result.passages)
+    why = silence_reason(result, 0.0)
+    print(f"\n{counted(count, 'passage')} sent" if count else f"\nsilent: {why}")
 
 
 def _score_parts(parts: dict[str, float]) -> str:
@@ -97,8 +100,9 @@ def _print_reference(trace: SearchTrace) -> None:
     )
 
 
-def _candidate_block(c: Candidate) -> str:
-    """One candidate: passed or dropped, its ranks and scores, and why."""
+def _candidate_block(c: Candidate, sent: bool) -> str:
+    """One candidate: sent, passed (and not sent: past the answer's size, sent before in this
+    session, a folder, or shown as its summary) or dropped, its ranks and scores, and why."""
     ranks = f"keyword #{c.keyword_rank or '-'} · meaning #{c.meaning_rank or '-'}"
     if c.phrase_rank:
         ranks += f" · code phrase #{c.phrase_rank}"
@@ -110,8 +114,9 @@ def _candidate_block(c: Candidate) -> str:
         ranks += f" · learned order {c.order_value:.2f}"
     window = " around the matched snippet (long section)" if c.windowed else ""
     hub = f" (hubness {c.hubness:.3f})" if c.hubness else ""
+    label = "SENT" if sent else "pass" if c.passed else "drop"
     return (
-        f"\n{'PASS' if c.passed else 'drop'}  {c.hit.title}  ({c.hit.area} × {c.weight:.2f})"
+        f"\n{label}  {c.hit.title}  ({c.hit.area} × {c.weight:.2f})"
         f"  score {c.score:.4f}\n      {ranks} · fused {c.fused:.4f} · cosine {c.cosine:.3f}{hub}"
         f" · terms{window} {', '.join(c.matched_terms) or '-'} ({c.coverage:.0%})"
         f"\n      {c.reason}"

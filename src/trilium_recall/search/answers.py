@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Literal
 
 from ..textclean import valid_utf8
-from .candidates import SearchTrace
+from .candidates import SearchTrace, why_nothing_passed_was_sent
 
 HOOK_LEAD = "Passages from the user's Trilium notes that match this prompt:"
 
@@ -136,3 +136,21 @@ def building(result: RecallResult, indexed: bool) -> RecallResult:
     if indexed:
         return replace(result, partial=True)
     return replace(result, status="building") if result.status == "silent" else result
+
+
+def silence_reason(result: RecallResult, budget_ms: float) -> str | None:
+    """Why a call sent nothing, in the words the explain view uses; None when it sent something."""
+    if result.status == "sent":
+        return None
+    if result.status == "late":
+        return f"answered too late (budget {budget_ms:.0f} ms)"
+    if result.status in ("starting", "building"):
+        return f"the index is still {result.status}"
+    if result.status == "skipped":
+        return f"skipped: {result.skipped}"
+    trace = result.trace
+    if trace is None or not trace.candidates:
+        return "no note matched"
+    if trace.verdict is not None and not trace.verdict.about_notes:
+        return trace.verdict.reason
+    return why_nothing_passed_was_sent(trace.candidates)

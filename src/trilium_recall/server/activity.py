@@ -27,8 +27,7 @@ from ..errors import StoreError
 from ..index.activity_log import Activity, SentNote, append
 from ..index.file import open_db
 from ..index.transactions import write_transaction
-from ..search.answers import RecallResult
-from ..search.candidates import why_nothing_passed_was_sent
+from ..search.answers import RecallResult, silence_reason
 from ..textclean import clip, one_line
 
 log = logging.getLogger(__name__)
@@ -46,24 +45,6 @@ _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 def prompt_head(prompt: str, limit: int = PROMPT_HEAD_CHARS) -> str:
     """The first `limit` characters on one line, control characters folded to spaces."""
     return clip(one_line(prompt[: limit * 4]), limit)
-
-
-def silence_reason(result: RecallResult, budget_ms: float) -> str | None:
-    """Why a call sent nothing, in the words the explain view uses; None when it sent something."""
-    if result.status == "sent":
-        return None
-    if result.status == "late":
-        return f"answered too late (budget {budget_ms:.0f} ms)"
-    if result.status in ("starting", "building"):
-        return f"the index is still {result.status}"
-    if result.status == "skipped":
-        return f"skipped: {result.skipped}"
-    trace = result.trace
-    if trace is None or not trace.candidates:
-        return "no note matched"
-    if trace.verdict is not None and not trace.verdict.about_notes:
-        return trace.verdict.reason
-    return why_nothing_passed_was_sent(trace.candidates)
 
 
 def describe(

@@ -49,9 +49,9 @@ from ..body_limits import EXPLAIN_BODY_BYTES, FORM_BODY_BYTES
 from ..errors import BadRequest, RecallError
 from ..index.activity_log import recent
 from ..index.store import Store
-from ..search.answers import RecallRequest, RecallResult
+from ..search.answers import RecallRequest, RecallResult, silence_reason
 from ..search.hybrid import RRF_K
-from .activity import ActivityLog, silence_reason
+from .activity import ActivityLog
 from .auth import Authenticator, bearer_token
 from .checks import (
     Check,
