@@ -7,7 +7,12 @@ import pytest
 
 from conftest import add_note
 from trilium_recall.index.terms import code_phrases, prompt_terms
-from trilium_recall.search.pasted import PASTE_CHARS, without_machine_noise
+from trilium_recall.search.pasted import (
+    PASTE_CHARS,
+    QUESTION_FIRST_CHARS,
+    question_first,
+    without_machine_noise,
+)
 from trilium_recall.search.topic import index_holds, topic_of
 
 NODE_TRACE = """node:events:491
@@ -135,6 +140,9 @@ def test_the_question_after_a_long_trace_is_what_the_keywords_read() -> None:
             "ReferenceError: process is not defined at Object.<anonymous> (config.ts:3:15)",
             "ReferenceError: process is not defined",
         ),
+        # A terminal's colours, with the escape or with it lost in the copy.
+        ("\x1b[31mCalledProcessError\x1b[0m: exit 1", "CalledProcessError : exit 1"),
+        ("[1;31mFAILED[0m tests/test_io.py", "FAILED tests/test_io.py"),
     ],
 )
 def test_ids_a_machine_wrote_are_left_out(prompt: str, cleaned: str) -> None:
@@ -157,6 +165,8 @@ def test_ids_a_machine_wrote_are_left_out(prompt: str, cleaned: str) -> None:
         "the db refuses connections\nat 127.0.0.1:5432\nsince the upgrade",  # a port, no frame
         "the cafe added 12 beds",
         "restic forget --keep-daily 7 --prune\n",  # even its trailing newline
+        'print("\\033[1;32mok\\033[0m") shows no colour',  # colour codes written in code
+        "the timeout is [5m] and arr[0] is empty",
         "",
     ],
 )
@@ -189,3 +199,29 @@ def test_an_id_the_notes_hold_is_searched(store, embedder) -> None:
     assert searched(f"which check is {uuid}?") == f"which check is {uuid}?"
     assert searched("which check is 9b2c1f4e-3d5a-4e7b-8c6d-1a2b3c4d5e6f?") == "which check is ?"
     assert searched("(node:4242) warning at 3f2a9c1d") == "warning at"  # a pid is never kept
+
+
+LOG = "\n".join(
+    f"2024-03-01 12:00:{i % 60:02d},825 INFO [worker-{i % 4}] pid 4121 served request {i} in 12ms"
+    for i in range(140)
+)
+
+
+@pytest.mark.parametrize("between", ["\n\n", "\n", "\n```\n"])
+def test_a_question_under_a_long_log_is_what_search_reads_first(between: str) -> None:
+    question = "how do i get the thread name into each log line?\nthanks in advance"
+    asked = topic_of(LOG + between + question, application_is_topic=lambda: False)
+    assert asked.startswith(question)
+    assert {"thread", "name", "log", "line"} <= set(prompt_terms(asked)[:8])
+    assert "served request 0 in 12ms" in asked  # the log is still there, after it
+
+
+def test_what_is_first_already_or_short_or_all_prose_stays_in_place() -> None:
+    asked_first = "how do i get the thread name into each log line?\n" + LOG
+    assert question_first(asked_first) == asked_first
+    short = "2024-03-01 INFO pid 4121 served\nwhy is the pid here?"
+    assert len(short) < QUESTION_FIRST_CHARS and question_first(short) == short
+    essay = "I wonder why the build is slow on my laptop and fast on the server. " * 30
+    assert question_first(essay) == essay  # nothing but prose: no paste to move it past
+    trace_only = LOG + "\nERROR [worker-1] pid 4121 crashed"
+    assert question_first(trace_only) == trace_only

@@ -15,6 +15,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from ..index.terms import STOP_WORDS, words
+from .phrasing import everyday_words
+
 # A whole line that is a frame: JavaScript's and Java's "at f (file:line:col)", "at
 # file:line:col", "at async f (…)", "at new NodeError (…)", "at java.base/…(Arrays.java:3537)",
 # "at f (Native Method)", "at async Promise.all (index 0)", "... 12 more"; Node's crash header
@@ -43,15 +46,17 @@ _FRAME_LINE = re.compile(
 )
 # The same frames run together on one line, as a trace pasted into a one-line box arrives.
 _INLINE_FRAME = re.compile(r"\bat (?:async )?(?:new )?[\w.$<>\[\]/]+ \([^()\s]+:\d+:\d+\)")
-# What a machine wrote: node's process id, addresses ("0x7ffd4e2a91c0"; an error code of eight
-# digits, "0x80070005", stays), a timestamp's time of day, a file's line and column
-# ("server.js:42:17" keeps the file; "10:30:00" is no file's); and ids, left in when the notes
-# hold them (a healthcheck's UUID in a backup script): UUIDs, hashes of seven or more characters
-# (hex whose digits and letters change places at least four times: "4e1f2a0", not "facade12"
-# or "C0000005"), and any hex of seven to forty characters with a digit and a letter where git
-# writes a commit's id ("commit 9c98333", "could not apply 732a385", "HEAD is now at bcae398").
+# What a machine wrote: node's process id, a terminal's colour codes (ESC "[31m", or "[31m" with the
+# escape lost in the copy; not "\033[31m" written in code), addresses ("0x7ffd4e2a91c0"; an error
+# code of eight digits, "0x80070005", stays), a timestamp's time of day, a file's line and column
+# ("server.js:42:17" keeps the file; "10:30:00" is no file's); and ids, left in when the notes hold
+# them (a healthcheck's UUID in a backup script): UUIDs, hashes of seven or more characters (hex
+# whose digits and letters change places at least four times: "4e1f2a0", not "facade12" or
+# "C0000005"), and any hex of seven to forty characters with a digit and a letter where git writes a
+# commit's id ("commit 9c98333", "could not apply 732a385", "HEAD is now at bcae398").
 _MACHINE = re.compile(
     r"""(?P<noise>\(node:\d+\)
+      | (?:\x1b|\^\[|(?<!\\033)(?<!\\x1b)(?<!\\e))\[[0-9;]{0,12}m(?!\])  # colours
       | \b0x(?![0-9a-f]{8}\b)[0-9a-f]+\b
       | (?<=\d)[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\b
       | (?<=[a-z_)]):\d+:\d+\b)
@@ -86,3 +91,37 @@ def without_machine_noise(prompt: str, held: Callable[[str], bool] = lambda _: F
         return prompt
     text = _SPACES.sub(" ", text).strip()
     return text if any(ch.isalpha() for ch in text) else prompt
+
+
+# A question under a long paste: search reads a prompt's start (its first 24 keyword terms,
+# 1,000 characters embedded), so "how do i get the thread name into each log line?" under 140
+# lines of log was never read, and the prompt was silent; asked first, it found its note. The
+# person's closing words go first when the paste would hide them.
+QUESTION_FIRST_CHARS = 1000
+_FENCE = re.compile(r"^\s*(?:```|~~~)")
+
+
+def question_first(prompt: str) -> str:
+    """A long prompt with the person's own closing lines (prose after a paste) moved to its
+    start; any other prompt as it is."""
+    if len(prompt) <= QUESTION_FIRST_CHARS:
+        return prompt
+    lines = prompt.rstrip().splitlines()
+    start = len(lines)
+    while start > 0 and (not lines[start - 1].strip() or _prose(lines[start - 1])):
+        start -= 1
+    closing = "\n".join(lines[start:]).strip()
+    if not closing or start == 0 or len(closing) > QUESTION_FIRST_CHARS // 2:
+        return prompt
+    return closing + "\n\n" + "\n".join(lines[:start])
+
+
+def _prose(line: str) -> bool:
+    """A line a person wrote: words mostly of the language (everyday or function words), some
+    of them function words; not a fence, not a log line of ids, times and names."""
+    if _FENCE.match(line):
+        return False
+    tokens = words(line)
+    common = [t for t in tokens if t in STOP_WORDS or t in everyday_words()]
+    has_function_word = any(t in STOP_WORDS for t in tokens)
+    return len(tokens) >= 3 and has_function_word and len(common) >= 0.7 * len(tokens)

@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 
 from ..index.store import Store
 from ..index.terms import STOP_WORDS, words
-from .pasted import without_machine_noise
+from .pasted import question_first, without_machine_noise
 from .technologies import notebook_holds
 
 APPLICATION = "trilium"
@@ -137,9 +137,10 @@ def topic_of(
 ) -> str:
     """`prompt` without what only says where to look, and without a pasted trace's frames and
     the machine ids the notes do not hold (`held`, pasted.py); the prompt itself if nothing else
-    is left. `application_is_topic` is asked only of a prompt that names the application: most
-    never do, and they cost /recall no index read."""
-    prompt = without_machine_noise(prompt, held)
+    is left; a long paste's closing question first (pasted.question_first).
+    `application_is_topic` is asked only of a prompt that names the application: most never
+    do, and they cost /recall no index read."""
+    prompt = without_machine_noise(question_first(prompt), held)
     named = APPLICATION in prompt.casefold()
     place = () if not named or application_is_topic() else (APPLICATION_AS_PLACE,)
     patterns = (RECORDED, OWN_NOTES, *place)  # "did I write" before "in my notes about"
