@@ -18,6 +18,15 @@ def test_one_instance_from_trilium_url_and_token() -> None:
     assert instance.note_url("abc") == "http://notes:8080/#root/abc"
 
 
+def test_a_link_into_trilium_never_carries_the_url_s_user_and_password() -> None:
+    """Passages carry links to the assistant; the requests keep the URL as given (a proxy's
+    basic auth)."""
+    env = {"TRILIUM_URL": "https://me:pa55@notes.example/t/", "TRILIUM_ETAPI_TOKEN": "x"}
+    instance = load_settings(env).instances["default"]
+    assert instance.url == "https://me:pa55@notes.example/t"
+    assert instance.note_url("abc") == "https://notes.example/t/#root/abc"
+
+
 def test_several_instances() -> None:
     env = {
         "RECALL_INSTANCES": "work, home",

@@ -136,6 +136,22 @@ def test_readme_multi_instance_env_serves_two_trilium_instances(tmp_path: Path) 
             "TRILIUM_URL must be an http(s) URL such as http://localhost:8080",
         ),
         ({"TRILIUM_URL": ""}, "TRILIUM_URL is set but empty: give it a value or unset it"),
+        (  # a port out of range and a broken IPv6 host parse, then fail every connection
+            {"TRILIUM_URL": "http://localhost:80800", "TRILIUM_ETAPI_TOKEN": "t"},
+            "TRILIUM_URL must be an http(s) URL such as http://localhost:8080",
+        ),
+        (
+            {"TRILIUM_URL": "http://[::1:8080", "TRILIUM_ETAPI_TOKEN": "t"},
+            "TRILIUM_URL must be an http(s) URL such as http://localhost:8080",
+        ),
+        (  # SQLite's busy timeout is a C int of milliseconds
+            {"RECALL_TIME_BUDGET_MS": "9999999999"},
+            "RECALL_TIME_BUDGET_MS: Input should be less than or equal to 120000",
+        ),
+        (
+            {"RECALL_TIME_BUDGET_MS": "inf"},
+            "RECALL_TIME_BUDGET_MS: Input should be a finite number",
+        ),
         (
             {"RECALL_PORT": "eighty"},
             "RECALL_PORT: Input should be a valid integer, unable to parse string as an integer",

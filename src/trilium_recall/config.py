@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
+from urllib.parse import urlparse, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
@@ -53,7 +53,11 @@ class Instance:
     token: SecretStr = field(repr=False)
 
     def note_url(self, note_id: str) -> str:
-        return f"{self.url}/#root/{note_id}"
+        """A link into the instance's web UI. Passages carry it to the assistant, so it leaves
+        out a user name and password the URL may hold for a proxy in front of Trilium."""
+        parts = urlsplit(self.url)
+        public = parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
+        return f"{public}/#root/{note_id}"
 
 
 def _split(value: Any) -> Any:
@@ -98,8 +102,9 @@ class Settings(BaseModel):
     area_weights: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
     gate_strictness: float = Field(default=0.0, ge=-5, le=5)
     max_passages: int = Field(default=3, ge=1, le=10)
-    time_budget_ms: float = Field(default=1200.0, gt=0)
-    session_ttl_hours: float = Field(default=24.0, gt=0)
+    # Bounded so each fits where it goes (SQLite's busy timeout is a C int of milliseconds).
+    time_budget_ms: float = Field(default=1200.0, gt=0, le=120_000, allow_inf_nan=False)
+    session_ttl_hours: float = Field(default=24.0, gt=0, le=24 * 366, allow_inf_nan=False)
 
     # The activity log (server/activity.py; its table: index/activity_log.py): what each /recall
     # and MCP call sent, bounded both ways.
@@ -333,5 +338,11 @@ def unknown_variables(env: Mapping[str, str]) -> list[str]:
 
 
 def is_http_url(value: str) -> bool:
-    parsed = urlparse(value)
-    return parsed.scheme in ("http", "https") and bool(parsed.netloc)
+    """An http(s) URL with a host, and a port in range if it names one: "http://host:80800" and
+    "http://[::1" would pass a look at the scheme, then fail at every connection."""
+    try:
+        parsed = urlparse(value)
+        parsed.port  # noqa: B018 - read for its check: a port out of range raises
+    except ValueError:
+        return False
+    return parsed.scheme in ("http", "https") and bool(parsed.hostname)
