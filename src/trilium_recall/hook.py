@@ -31,6 +31,7 @@ import time
 from urllib.parse import urlsplit
 
 from .body_limits import HOOK_INPUT_BYTES, SESSION_ID_CHARS
+from .engine_address import DEFAULT_ENGINE_URL, engine_base
 
 BUDGET_S = 1.5  # Claude Code's limit for the whole hook process
 # The main thread gives up this long after the process started. Waking, exiting and the parent
@@ -39,7 +40,6 @@ BUDGET_S = 1.5  # Claude Code's limit for the whole hook process
 DEADLINE_S = BUDGET_S - 0.1
 # Without /proc (not Linux): process start to main() took 30-110 ms here at load 3; assume 0.1 s.
 START_UP_GUESS_S = 0.1
-DEFAULT_URL = "http://127.0.0.1:8765"
 HOOK_EVENT = "UserPromptSubmit"
 # Three passages and their context are a few kB; anything near this is not our engine talking.
 MAX_ANSWER_BYTES = 4_000_000
@@ -115,8 +115,8 @@ def _work(result: list[bytes], options: dict[str, str]) -> None:
 def _exchange(options: dict[str, str]) -> bytes:
     """The hook's whole job; returns the bytes to print or raises."""
     body = _request_body(_read_payload())
-    base = options.get("--url") or os.environ.get("RECALL_URL") or DEFAULT_URL
-    return _hook_output(_post_json(base.rstrip("/") + "/recall", body, _password(options)))
+    base = engine_base(options.get("--url") or os.environ.get("RECALL_URL") or DEFAULT_ENGINE_URL)
+    return _hook_output(_post_json(base + "/recall", body, _password(options)))
 
 
 def _read_payload() -> dict[str, object]:

@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from ..claude_settings import hook_url, installed_hooks, settings_path
 from ..config import DEFAULT_INSTANCE, Instance, load_settings, unknown_variables
+from ..engine_address import DEFAULT_ENGINE_URL, engine_base
 from ..errors import ConfigError, TriliumAuthError, TriliumError, TriliumUnavailable
 from ..index.store import Store
 from ..textclean import counted
@@ -197,9 +198,9 @@ def hook_installed(
         return Check("hook", "warn", "no trilium-recall hook in Claude Code's settings", fix)
     lines, wrong = [], []
     for path, hook in found:
-        url = hook_url(hook) or os.environ.get("RECALL_URL") or "http://127.0.0.1:8765"
+        url = hook_url(hook) or os.environ.get("RECALL_URL") or DEFAULT_ENGINE_URL
         lines.append(f"{hook['type']} hook in {path} → {url}")
-        if url.rstrip("/") != engine_url.rstrip("/"):
+        if engine_base(url) != engine_base(engine_url):
             wrong.append(url)
     if wrong:
         fix = f"trilium-recall install-hook with RECALL_URL={engine_url} (it replaces ours)"
