@@ -16,6 +16,7 @@ from pathlib import Path
 
 import apsw
 import httpx
+import pytest
 from pydantic import SecretStr
 
 from conftest import RESTIC_ANSWER, make_settings
@@ -294,6 +295,30 @@ def test_install_hook_refuses_a_broken_settings_file(tmp_path: Path) -> None:
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert done.stderr.startswith("trilium-recall: ")
     assert (project / ".claude" / "settings.json").read_text() == "{not json"
+
+
+@pytest.mark.parametrize("kind", ["newer", "damaged"])
+def test_search_and_explain_leave_an_index_they_cannot_use_where_it_is(
+    kind: str, tmp_path: Path
+) -> None:
+    """They only read: the file may be a newer `serve`'s, whose next start would otherwise
+    rebuild from nothing. They say so in one line, as `status` does."""
+    path = tmp_path / "recall.sqlite3"
+    if kind == "newer":
+        apsw.Connection(str(path)).execute("PRAGMA user_version = 999")
+    else:
+        path.write_bytes(b"not a database, " * 64)
+    before = path.read_bytes()
+    for command in ("search", "explain"):
+        done = run(command, "restic retention", env={"RECALL_DATA_DIR": str(tmp_path)})
+        assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+        said = [line for line in done.stderr.splitlines() if line.startswith("trilium-recall:")]
+        assert len(said) == 1 and "moves the file aside and rebuilds" in said[0], done.stderr
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["recall.sqlite3"]
+        if kind == "newer":  # opened in WAL mode, its schema and rows untouched
+            assert apsw.Connection(str(path)).execute("PRAGMA user_version").get == 999
+        else:
+            assert path.read_bytes() == before
 
 
 def test_an_http_hook_that_could_never_send_the_password_is_not_installed(

@@ -223,7 +223,7 @@ def _search(args: argparse.Namespace, explain: bool = False) -> int:
     settings = _offline_settings(args).model_copy(update={"time_budget_ms": CLI_BUDGET_MS})
 
     async def search() -> RecallResult:
-        engine = Engine(settings)
+        engine = Engine(settings, reading=True)
         try:
             await engine.warm()
             asked = RecallRequest(args.prompt, instance=args.instance, today=args.today)

@@ -67,8 +67,12 @@ class Engine:
         settings: Settings,
         embedder: Embedder | None = None,
         gate: GateThresholds | None = None,
+        reading: bool = False,
     ) -> None:
+        """`reading`: for a command that only reads the index (search, explain), which reports
+        a file it cannot use rather than move it aside: the file may be a newer `serve`'s."""
         self.settings = settings
+        self.reading = reading
         threadpool_limits(BLAS_THREADS, user_api="blas")  # process-wide: the engine owns it
         sys.setswitchinterval(SWITCH_INTERVAL_S)  # so is this
         self._own_model: E5Embedder | None = None  # the model this engine made; stop() ends it
@@ -79,7 +83,12 @@ class Engine:
         # Set when the index file found at start could not be used and was moved aside.
         self.moved_aside: tuple[Path, str] | None = None
         self.vectors = VectorIndex(self.embedder.dim, self.embedder.name)
-        self.store = self._open_index()
+        try:
+            self.store = self._open_index()
+        except BaseException:
+            if self._own_model is not None:
+                self._own_model.close()
+            raise
         self.generic: GenericPrompts | None = None  # loaded by warm(), before /health is ok
         self.syncers = {
             name: Syncer(
@@ -109,6 +118,8 @@ class Engine:
         try:
             return self._load(path)
         except IndexUnusable as exc:
+            if self.reading:
+                raise
             moved = move_aside(path)
             log.warning("%s; moved it to %s (kept) and building a fresh index", exc, moved.name)
             self.moved_aside = (moved, str(exc))
