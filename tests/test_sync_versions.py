@@ -16,6 +16,8 @@ from standin_faults import FaultyTrilium
 from test_sync import TOKEN, Harness
 from trilium_recall.demo.mode import NOTEBOOK_DIR
 from trilium_recall.demo.standin.etapi import Reply, error_reply
+from trilium_recall.errors import TriliumUnavailable
+from trilium_recall.server.overview import failed_notes
 
 VERSIONS = ("0.93", "0.105")
 TICKS = 3  # ticks tried before a change is left to the full comparison
@@ -213,6 +215,43 @@ async def test_a_history_row_for_a_note_that_404s(
     del trilium.path_faults["/etapi/notes/chgBackAAAAA"]
     await harness.syncer.full()
     assert finds(harness.store, "chgBackAAAAA", "riverstone")
+
+
+async def test_one_note_whose_content_keeps_failing_does_not_stop_the_others(
+    harness: Harness, trilium: FaultyTrilium
+) -> None:
+    """A 500 for one note's content while Trilium answers otherwise is that note's failure:
+    listed with its reason, tried again at the next full comparison."""
+    trilium.path_faults["/etapi/notes/chgBackAAAAA/content"] = error_reply(500, "X", "boom")
+    trilium.set_content("chgBackAAAAA", "<p>The riverstone procedure.</p>")
+    trilium.set_content("chgEditAAAAA", "<p>The hummingbird procedure.</p>")
+    await harness.syncer.tick()
+    assert finds(harness.store, "chgEditAAAAA", "hummingbird")
+    failed = {row["note_id"]: row["reason"] for row in failed_notes(harness.store, "default")}
+    assert "HTTP 500" in str(failed["chgBackAAAAA"])
+    del trilium.path_faults["/etapi/notes/chgBackAAAAA/content"]
+    await harness.syncer.full()
+    assert finds(harness.store, "chgBackAAAAA", "riverstone")
+    assert failed_notes(harness.store, "default") == []
+
+
+@pytest.mark.parametrize("app_info_answers", [True, False])
+async def test_when_every_read_of_a_round_fails_trilium_s_app_info_decides(
+    harness: Harness, trilium: FaultyTrilium, app_info_answers: bool
+) -> None:
+    """The only note read fails with a 500: Trilium answering its app info makes it the note's
+    failure; Trilium not answering it either ends the run, blaming no note."""
+    trilium.set_content("chgEditAAAAA", "<p>The hummingbird procedure.</p>")
+    trilium.path_faults["/etapi/notes/chgEditAAAAA/content"] = error_reply(500, "X", "boom")
+    if not app_info_answers:
+        trilium.path_faults["/etapi/app-info"] = error_reply(503, "X", "down")
+    if app_info_answers:
+        await harness.syncer.tick()
+    else:
+        with pytest.raises(TriliumUnavailable):
+            await harness.syncer.tick()
+    failed = [row["note_id"] for row in failed_notes(harness.store, "default")]
+    assert failed == (["chgEditAAAAA"] if app_info_answers else [])
 
 
 async def test_an_unparsable_app_version_is_logged_once(

