@@ -226,6 +226,33 @@ def test_unreadable_file_refused_and_untouched(tmp_path: Path, text: str) -> Non
     assert sorted(p.name for p in path.parent.iterdir()) == ["settings.json"]
 
 
+def test_a_settings_path_that_is_a_directory_or_not_utf8_is_refused_in_a_line(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / ".claude" / "settings.json"
+    path.mkdir(parents=True)
+    with pytest.raises(ValueError, match=r"cannot be read \(Is a directory\); not touching it"):
+        install_hook("user", home=tmp_path)
+    path.rmdir()
+    path.write_bytes(b'{"x": "\xff"}')
+    with pytest.raises(ValueError, match=r"cannot be read \(not UTF-8\); not touching it"):
+        install_hook("user", home=tmp_path)
+
+
+def test_a_settings_file_kept_as_a_link_is_written_where_it_points(tmp_path: Path) -> None:
+    """Dotfile managers (stow, chezmoi, home-manager) keep settings.json as a link."""
+    real = tmp_path / "dotfiles" / "claude-settings.json"
+    real.parent.mkdir()
+    real.write_text('{"model": "opus"}\n', encoding="utf-8")
+    link = tmp_path / ".claude" / "settings.json"
+    link.parent.mkdir()
+    link.symlink_to(real)
+    install_hook("user", home=tmp_path)
+    assert link.is_symlink() and link.resolve() == real
+    written = json.loads(real.read_text(encoding="utf-8"))
+    assert written["model"] == "opus" and written["hooks"]["UserPromptSubmit"]
+
+
 def test_unknown_scope_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="scope"):
         install_hook("global", home=tmp_path)

@@ -219,7 +219,11 @@ def _groups(settings: dict[str, Any], path: Path) -> list[Any]:
 def _load(path: Path) -> dict[str, Any]:
     if not path.exists():
         return {}
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:  # a directory, unreadable, not UTF-8
+        why = exc.strerror if isinstance(exc, OSError) else "not UTF-8"
+        raise ValueError(f"{path} cannot be read ({why}); not touching it") from None
     if not text.strip():
         return {}
     try:
@@ -234,7 +238,10 @@ def _load(path: Path) -> dict[str, Any]:
 
 
 def _save(path: Path, settings: dict[str, Any]) -> Path | None:
-    """Write settings atomically; back up an existing file first and return the backup's path."""
+    """Write settings atomically; back up an existing file first and return the backup's path.
+    A settings file that is a link (a dotfile manager's) is written where it points, and stays
+    a link."""
+    path = path.resolve() if path.is_symlink() else path
     path.parent.mkdir(parents=True, exist_ok=True)
     backup = None
     if path.exists():
