@@ -38,7 +38,13 @@ from trilium_recall.hook import BUDGET_S, DEADLINE_S
 
 PROMPT = "Where did I put the offsite backup disk?"
 LATE = f"not done {DEADLINE_S} s after the process started; adding nothing"
-REFUSED = "failed: ConnectionRefusedError (Connection refused)"
+
+
+def refused(url: str) -> str:
+    """What the hook says, in debug mode, when nothing listens where it looked."""
+    return f"no engine answers at {url} (--url or RECALL_URL): Connection refused"
+
+
 NOTHING = "engine has nothing to add"
 
 
@@ -576,11 +582,21 @@ def test_no_environment_at_all(hook: list[str]) -> None:
         except OSError as exc:
             assert exc.errno == errno.EADDRINUSE
             pytest.skip("something on this machine uses 127.0.0.1:8765, the hook's default")
-        assert_silent(run_hook(payload(), debug_env(), hook), REFUSED)
+        assert_silent(run_hook(payload(), debug_env(), hook), refused("http://127.0.0.1:8765"))
+
+
+def test_a_password_file_that_cannot_be_read_is_named_with_its_variable(
+    hook: list[str], tmp_path: Path
+) -> None:
+    missing = tmp_path / "no-such-password"
+    run = run_hook(payload(), debug_env(RECALL_PASSWORD_FILE=str(missing)), hook)
+    reason = f"cannot read the password file {missing} (RECALL_PASSWORD_FILE): No such file or"
+    assert_silent(run, f"{reason} directory")
 
 
 def test_engine_port_closed(hook: list[str]) -> None:
-    assert_silent(run_hook(payload(), debug_env(RECALL_URL=closed_port_url()), hook), REFUSED)
+    url = closed_port_url()
+    assert_silent(run_hook(payload(), debug_env(RECALL_URL=url), hook), refused(url))
 
 
 def test_engine_accepts_and_never_answers(hook: list[str]) -> None:
@@ -606,7 +622,7 @@ def test_slow_start_up_counts_against_the_deadline(
     [
         ("not a url", "the engine's URL (--url or RECALL_URL) is not an http(s) URL"),
         ("ftp://127.0.0.1/", "the engine's URL (--url or RECALL_URL) is not an http(s) URL"),
-        ("http://127.0.0.1:99999", "failed: ValueError"),  # port out of range
+        ("http://127.0.0.1:99999", "the engine's URL (--url or RECALL_URL) is not an http(s) URL"),
     ],
 )
 def test_unusable_recall_url(hook: list[str], url: str, reason: str) -> None:

@@ -167,8 +167,13 @@ def _password(options: dict[str, str]) -> str | None:
     if not path and not password:
         path = os.environ.get("RECALL_PASSWORD_FILE")
     if path:
-        with open(path, encoding="utf-8") as handle:
-            password = handle.read(4096).strip()
+        source = "--password-file" if options.get("--password-file") else "RECALL_PASSWORD_FILE"
+        try:
+            with open(path, encoding="utf-8") as handle:
+                password = handle.read(4096).strip()
+        except (OSError, UnicodeDecodeError) as exc:  # the path is no secret; its text is
+            why = exc.strerror if isinstance(exc, OSError) else "not UTF-8"
+            raise _Skip(f"cannot read the password file {path} ({source}): {why}") from None
     if password and ("\r" in password or "\n" in password):
         raise _Skip("password contains a line break")  # it would split the request's headers
     return password or None
@@ -204,7 +209,11 @@ def _hook_output(answer: bytes) -> bytes:
 def _post_json(url: str, body: bytes, password: str | None) -> bytes:
     """POST body to url; return the body of a 200 answer, raise on anything else."""
     parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
+    try:
+        port = parts.port  # out of range: ValueError
+    except ValueError:
+        port = -1
+    if parts.scheme not in ("http", "https") or not parts.hostname or port == -1:
         raise _Skip("the engine's URL (--url or RECALL_URL) is not an http(s) URL")
     # Imported here, in the worker, so bad input never pays its ~25 ms and a stuck import
     # cannot outlast the deadline.
@@ -215,7 +224,7 @@ def _post_json(url: str, body: bytes, password: str | None) -> bytes:
     kind = http.client.HTTPSConnection if https else http.client.HTTPConnection
     # No socket timeout: the main thread's deadline is the one clock. A timeout racing it would
     # give one event two reasons, and one per read would not bound an answer sent byte by byte.
-    conn = kind(parts.hostname, parts.port)
+    conn = kind(parts.hostname, port)
     headers = {
         "User-Agent": "trilium-recall-hook",
         "Content-Type": "application/json",
@@ -224,8 +233,14 @@ def _post_json(url: str, body: bytes, password: str | None) -> bytes:
     if password:
         headers["Authorization"] = f"Bearer {password}"
     try:
-        conn.request("POST", parts.path + (f"?{parts.query}" if parts.query else ""), body, headers)
-        response = conn.getresponse()
+        try:
+            target = parts.path + (f"?{parts.query}" if parts.query else "")
+            conn.request("POST", target, body, headers)
+            response = conn.getresponse()
+        except OSError as exc:  # refused, unreachable, no such host: say where it looked
+            where = f"{parts.scheme}://{parts.hostname}:{port or (443 if https else 80)}"
+            why = exc.strerror or type(exc).__name__
+            raise _Skip(f"no engine answers at {where} (--url or RECALL_URL): {why}") from None
         if response.status != 200:
             reason = f": {_reason(response)}" if _debugging() else ""  # only read to be shown
             raise _Skip(f"engine answered HTTP {response.status}{reason}")
