@@ -297,6 +297,28 @@ def test_install_hook_refuses_a_broken_settings_file(tmp_path: Path) -> None:
     assert (project / ".claude" / "settings.json").read_text() == "{not json"
 
 
+def test_a_second_engine_on_the_same_index_is_refused_and_the_first_keeps_serving(
+    demo_engine,
+) -> None:
+    """Two engines would each sync into the file, and each miss in meaning search the notes
+    the other wrote: `index` (or `serve`) beside a running `serve` stops in one line."""
+    env = {
+        "RECALL_DATA_DIR": str(demo_engine.data_dir),
+        "TRILIUM_URL": demo_engine.trilium.url(),
+        "TRILIUM_ETAPI_TOKEN": "demoEngine_token",
+    }
+    done = run("index", env=env)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    pid = demo_engine.process.process.pid
+    index = demo_engine.data_dir / "recall.sqlite3"
+    kept = f"{index} is kept by another trilium-recall (pid {pid})"
+    assert done.stderr.strip().startswith(f"trilium-recall: {kept}: stop it first"), done.stderr
+    health = httpx.get(f"{demo_engine.url}/health", timeout=30).json()
+    assert health["status"] == "ok"
+    found = run("search", "how do I restore my restic backup?", env=env)  # readers take no lock
+    assert found.returncode == 0 and "restic" in found.stdout.lower()
+
+
 @pytest.mark.parametrize("kind", ["newer", "damaged"])
 def test_search_and_explain_leave_an_index_they_cannot_use_where_it_is(
     kind: str, tmp_path: Path

@@ -9,6 +9,7 @@ it on purpose.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import functools
 import logging
 import os
@@ -17,12 +18,12 @@ import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import IO, Any, ParamSpec, TypeVar
 
 import apsw
 import sqlite_vec
 
-from ..errors import IndexBusy, IndexUnusable, StoreError
+from ..errors import IndexBusy, IndexUnusable, RecallError, StoreError
 from .migrations import MIGRATIONS
 from .transactions import BUSY_TIMEOUT_MS, write_transaction
 
@@ -172,11 +173,16 @@ def ensure_vector_table(db: apsw.Connection, path: Path, dim: int, model: str) -
         db.executemany("INSERT OR REPLACE INTO index_meta VALUES (?, ?)", meta)
 
 
-def _create_private(path: Path) -> None:
-    """Missing directories 0700 and a missing database file 0600; looser existing modes warned."""
+def _create_directories(path: Path) -> None:
+    """The file's missing directories, 0700."""
     missing = [d for d in (path.parent, *path.parent.parents) if not d.exists()]
     for directory in reversed(missing):
         directory.mkdir(mode=DATA_DIR_MODE, exist_ok=True)
+
+
+def _create_private(path: Path) -> None:
+    """Missing directories 0700 and a missing database file 0600; looser existing modes warned."""
+    _create_directories(path)
     with contextlib.suppress(FileExistsError):  # an empty file is a new database to SQLite
         os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, DB_FILE_MODE))
     for existing in (path.parent, *path.parent.glob(path.name + "*")):
@@ -193,3 +199,35 @@ def _create_private(path: Path) -> None:
                 mode,
                 wanted,
             )
+
+
+class IndexInUse(RecallError):
+    """Another engine (`serve`, `index`) keeps this index: two would each sync into the file,
+    and each would miss in its meaning search the notes the other wrote until it restarted."""
+
+
+def hold_index(path: Path) -> IO[str]:
+    """Take the index file's keeper lock (`<file>.lock` beside it, released when the returned
+    file is closed or the process ends), or raise IndexInUse naming the process that holds it.
+    Commands that only read (search, explain, status) take none."""
+    lock_path = path.with_name(path.name + ".lock")
+    try:
+        _create_directories(path)
+        handle = os.fdopen(os.open(lock_path, os.O_RDWR | os.O_CREAT, DB_FILE_MODE), "r+")
+    except OSError as exc:
+        raise StoreError(f"cannot open the index at {path}: {exc}") from None
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        handle.seek(0)
+        pid = handle.read().strip()
+        handle.close()
+        raise IndexInUse(
+            f"{path} is kept by another trilium-recall{f' (pid {pid})' if pid else ''}: stop "
+            "it first, or set RECALL_DATA_DIR to another folder"
+        ) from None
+    handle.seek(0)
+    handle.truncate()
+    handle.write(f"{os.getpid()}\n")
+    handle.flush()
+    return handle

@@ -16,14 +16,14 @@ from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import IO, Any, TypeVar
 
 from threadpoolctl import threadpool_limits
 
 from ..config import Settings
 from ..errors import IndexUnusable
 from ..index.embed import E5Embedder, Embedder
-from ..index.file import index_errors, move_aside
+from ..index.file import hold_index, index_errors, move_aside
 from ..index.store import Store
 from ..index.vectors import VectorIndex
 from ..notes.classify import Rules
@@ -83,11 +83,14 @@ class Engine:
         # Set when the index file found at start could not be used and was moved aside.
         self.moved_aside: tuple[Path, str] | None = None
         self.vectors = VectorIndex(self.embedder.dim, self.embedder.name)
+        self._keeper: IO[str] | None = None
         try:
+            self._keeper = None if reading else hold_index(settings.db_path)
             self.store = self._open_index()
         except BaseException:
-            if self._own_model is not None:
-                self._own_model.close()
+            for held in (self._keeper, self._own_model):
+                if held is not None:
+                    held.close()
             raise
         self.generic: GenericPrompts | None = None  # loaded by warm(), before /health is ok
         self.syncers = {
@@ -160,6 +163,8 @@ class Engine:
         for reader in self._readers:
             reader.close()
         self.store.close()
+        if self._keeper is not None:
+            self._keeper.close()
         if self._own_model is not None:
             self._own_model.close()
 
