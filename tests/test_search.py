@@ -17,7 +17,7 @@ from trilium_recall.search.answers import RecallRequest, RecallResult, silence_r
 from trilium_recall.search.candidates import FOLDERS_ONLY, Candidate
 from trilium_recall.search.gate import FITTED, CandidateOrder
 from trilium_recall.search.hybrid import Ranking, gather, in_order, search
-from trilium_recall.search.null_bank import GenericPrompts
+from trilium_recall.search.null_bank import TWIN_COSINE, GenericPrompts
 from trilium_recall.search.phrasing import everyday_words, option_bundles, without_phrasing
 from trilium_recall.search.rankings import distinctive_terms, note_ranking, rrf
 from trilium_recall.search.recall import EXCERPT_CHARS, recall
@@ -510,3 +510,19 @@ def test_a_question_is_searched_the_same_with_or_without_its_mark(
     assert ids[0] and ids.count(ids[0]) == 3
     search(store, embedder, generic, settings, "???", gate=OPEN)  # nothing but marks: as written
     assert embedded[-1] == "???"
+
+
+def test_a_bank_prompt_that_is_the_prompt_s_twin_counts_no_closer_than_an_answer_can(
+    store, embedder, generic, tmp_path
+) -> None:
+    """Asked word for word as a bank prompt, a prompt's margin is read against TWIN_COSINE, not
+    1.0: that the question is common says nothing about whether the notes answer it."""
+    add_note(store, embedder, "t1", "Tests", [("Tests", "fix the failing unit test with a mock")])
+    settings = make_settings(tmp_path)
+    twin = search(store, embedder, generic, settings, "fix the failing unit test", gate=OPEN)
+    assert twin.trace.generic.cosine == pytest.approx(1.0)
+    assert twin.trace.signals is not None and twin.trace.signals.generic_cosine == TWIN_COSINE
+    other = search(store, embedder, generic, settings, "mock the clock in a unit test", gate=OPEN)
+    assert other.trace.signals is not None
+    assert other.trace.signals.generic_cosine == pytest.approx(other.trace.generic.cosine)
+    assert other.trace.generic.cosine < TWIN_COSINE

@@ -9,6 +9,7 @@ import math
 from .search.answers import RecallResult, silence_reason
 from .search.candidates import Candidate, SearchTrace
 from .search.dates.prompt import as_said
+from .search.null_bank import TWIN_COSINE
 from .textclean import clip, counted
 
 
@@ -50,7 +51,8 @@ def print_explained(result: RecallResult) -> None:
     print(
         f"\nIs the prompt about the notes?  {verdict.reason}\n"
         f"  margin {signals.margin:+.3f} = best snippet {signals.top_cosine:.3f} − closest "
-        f"generic prompt {signals.generic_cosine:.3f} − generic level here {signals.offset:+.3f}"
+        f"generic prompt {signals.generic_cosine:.3f}{_twin(trace)} − generic level here "
+        f"{signals.offset:+.3f}"
         f'\n    closest generic prompt: "{clip(signals.generic_prompt, 70)}"\n'
         f"  agreement {signals.agreement:.0%} of the keyword weight in the best-meaning note · "
         f"best keyword match {signals.coverage:.0%} ({counted(signals.terms, 'term')}) · "
@@ -68,6 +70,12 @@ def print_explained(result: RecallResult) -> None:
     count = len(result.passages)
     why = silence_reason(result, 0.0)
     print(f"\n{counted(count, 'passage')} sent" if count else f"\nsilent: {why}")
+
+
+def _twin(trace: SearchTrace) -> str:
+    """Said when the closest generic prompt is the prompt's twin, counted at TWIN_COSINE."""
+    raw = trace.generic.cosine
+    return f" (a twin at {raw:.3f}, counted as {TWIN_COSINE})" if raw > TWIN_COSINE else ""
 
 
 def _score_parts(parts: dict[str, float]) -> str:

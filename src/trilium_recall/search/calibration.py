@@ -32,7 +32,7 @@ from ..index.vectors import VectorIndex
 from ..notes.records import text_hash
 from .candidates import Reference
 from .languages import NOTEBOOK_MARKERS, notebook_languages
-from .null_bank import GenericPrompts, bank_key, query_vectors
+from .null_bank import TWIN_COSINE, GenericPrompts, bank_key, query_vectors
 from .technologies import (
     NAMES,
     SYMBOL_NAMES,
@@ -42,8 +42,9 @@ from .technologies import (
 )
 
 # Raised when how the points are measured changes, so a start measures them again: 2, a
-# notebook's technologies read outside its links (stop 47).
-CALIBRATION_VERSION = 2
+# notebook's technologies read outside its links (stop 47); 3, a twin in the bank counted at
+# null_bank.TWIN_COSINE (stop 48).
+CALIBRATION_VERSION = 3
 PSEUDO_PROMPTS = 64  # a median needs no more; ~1 s of embedding on 2 cores
 MIN_NOTES = 5
 
@@ -79,9 +80,8 @@ def reference(
         reason = f"{notes} notes (fewer than {MIN_NOTES}): shipped defaults for the about-level"
         return Reference(generic_level, None, languages, 0, reason, technologies)
     queries = query_vectors(store, embedder, prompts, "pseudo-prompts")
-    margins = vectors.best_cosines(queries, store.exact_vectors) - (
-        queries @ generic_vectors.T
-    ).max(axis=1)
+    closest = np.minimum((queries @ generic_vectors.T).max(axis=1), TWIN_COSINE)
+    margins = vectors.best_cosines(queries, store.exact_vectors) - closest
     about = float(np.median(margins))
     reason = f"{len(prompts)} pseudo-prompts from {notes} notes"
     return Reference(generic_level, about, languages, len(prompts), reason, technologies)

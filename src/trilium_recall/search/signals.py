@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from .candidates import Candidate, KeywordHits, SearchTrace
 from .dates.prompt import day_terms
 from .gate import PromptSignals
+from .null_bank import TWIN_COSINE
 
 
 def closest_section(sections: Sequence[Candidate]) -> Candidate | None:
@@ -32,7 +33,7 @@ def prompt_signals(
     keyword, reference = trace.keyword, trace.reference
     return PromptSignals(
         top_cosine=top_cosine,
-        generic_cosine=trace.generic.cosine,
+        generic_cosine=min(trace.generic.cosine, TWIN_COSINE),
         generic_prompt=trace.generic.prompt,
         offset=reference.generic_level,
         agreement=top.coverage if top else 0.0,
