@@ -4,8 +4,9 @@ A note that is gone, protected or answered with something that is not its conten
 note's failure. So is a note whose content keeps failing with a server error while Trilium
 answers otherwise: one such note had stopped every other note of its instance from staying
 fresh, and named itself nowhere. It is listed with its reason and tried again at the next
-full comparison. Only when every read of the round failed so and Trilium does not answer its
-app info either is Trilium unavailable, which ends the run (the last index keeps serving).
+full comparison. When Trilium does not answer its app info either, Trilium is unavailable
+(stopped partway through the round, say): that ends the run, and no note is blamed or loses
+its sections (the last index keeps serving).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ async def read_contents(client: TriliumClient, note_ids: Sequence[str]) -> list[
 
     contents = await asyncio.gather(*(read(note_id) for note_id in note_ids))
     failed = [c for c in contents if isinstance(c, TriliumUnavailable)]
-    if failed and len(failed) == len(contents):
+    if failed:  # Trilium may have stopped partway through the round: ask it
         try:
             await client.app_info()
         except TriliumUnavailable:
