@@ -235,6 +235,20 @@ async def test_one_note_whose_content_keeps_failing_does_not_stop_the_others(
     assert failed_notes(harness.store, "default") == []
 
 
+async def test_a_note_answered_429_is_trilium_asking_to_slow_down_not_the_note_s_fault(
+    harness: Harness, trilium: FaultyTrilium
+) -> None:
+    trilium.set_content("chgEditAAAAA", "<p>The hummingbird procedure.</p>")
+    trilium.path_faults["/etapi/notes/chgEditAAAAA/content"] = error_reply(429, "X", "slow")
+    with pytest.raises(TriliumUnavailable):
+        await harness.syncer.tick()
+    assert failed_notes(harness.store, "default") == []
+    assert note_row(harness.store, "chgEditAAAAA") is not None  # kept as it was
+    del trilium.path_faults["/etapi/notes/chgEditAAAAA/content"]
+    await harness.syncer.tick()
+    assert finds(harness.store, "chgEditAAAAA", "hummingbird")
+
+
 @pytest.mark.parametrize("app_info_answers", [True, False])
 async def test_when_every_read_of_a_round_fails_trilium_s_app_info_decides(
     harness: Harness, trilium: FaultyTrilium, app_info_answers: bool

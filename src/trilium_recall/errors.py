@@ -16,7 +16,12 @@ class TriliumError(RecallError):
 
 
 class TriliumUnavailable(TriliumError):
-    """Connection refused, timed out, or 5xx after the bounded retries."""
+    """Connection refused, timed out, or 5xx (or 429) after the bounded retries; `status` is the
+    last HTTP status when Trilium answered one."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 class TriliumAuthError(TriliumError):

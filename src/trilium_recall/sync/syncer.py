@@ -21,14 +21,7 @@ import apsw
 import numpy as np
 
 from ..config import Instance
-from ..errors import (
-    NoteNotFound,
-    NoteProtected,
-    StoreError,
-    TriliumBadResponse,
-    TriliumError,
-    TriliumUnavailable,
-)
+from ..errors import NoteNotFound, NoteProtected, StoreError, TriliumBadResponse, TriliumError
 from ..index.embed import Embedder
 from ..index.store import Store
 from ..notes.classify import Rules
@@ -297,7 +290,7 @@ class Syncer:
             elif isinstance(content, NoteProtected):
                 self.store.save_note(replace(record, skip_reason="protected"), [])
                 report.skipped += 1
-            elif isinstance(content, (TriliumBadResponse, TriliumUnavailable)):
+            elif isinstance(content, TriliumBadResponse):  # also a server error of its own
                 self._skip_as_error(record, report, str(content))
             else:
                 try:

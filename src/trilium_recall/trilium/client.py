@@ -240,6 +240,7 @@ class TriliumClient:
         """GET with bounded retries (exponential backoff) on connection errors, timeouts, 5xx."""
         limit = httpx.USE_CLIENT_DEFAULT if timeout is None else timeout
         for attempt in range(self._retries + 1):
+            status = None
             try:
                 response = await self._http.get(path, params=params, timeout=limit)
             except httpx.TransportError as exc:
@@ -248,12 +249,13 @@ class TriliumClient:
                 if response.status_code not in _RETRY_STATUSES:
                     self._raise_for_status(response, what)
                     return response
-                problem = f"HTTP {response.status_code}"
+                status = response.status_code
+                problem = f"HTTP {status}"
             if attempt < self._retries:
                 await asyncio.sleep(self._backoff * 2**attempt)
         tries = counted(attempt + 1, "attempt")
         message = f"Trilium at {self._url} is unavailable ({problem}) after {tries}"
-        raise TriliumUnavailable(self._scrub(message))
+        raise TriliumUnavailable(self._scrub(message), status)
 
     def _raise_for_status(self, response: httpx.Response, what: str) -> None:
         status = response.status_code
