@@ -331,8 +331,11 @@ def test_search_and_explain_leave_an_index_they_cannot_use_where_it_is(
     else:
         path.write_bytes(b"not a database, " * 64)
     before = path.read_bytes()
+    # A Trilium configured: the instances come from it, not from the file (which `status`-like
+    # reading would refuse before any engine is made).
+    env = {"RECALL_DATA_DIR": str(tmp_path), "TRILIUM_URL": "http://127.0.0.1:9"}
     for command in ("search", "explain"):
-        done = run(command, "restic retention", env={"RECALL_DATA_DIR": str(tmp_path)})
+        done = run(command, "restic retention", env={**env, "TRILIUM_ETAPI_TOKEN": "t"})
         assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
         said = [line for line in done.stderr.splitlines() if line.startswith("trilium-recall:")]
         assert len(said) == 1 and "moves the file aside and rebuilds" in said[0], done.stderr
