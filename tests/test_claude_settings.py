@@ -251,6 +251,23 @@ def test_a_settings_file_kept_as_a_link_is_written_where_it_points(tmp_path: Pat
     assert link.is_symlink() and link.resolve() == real
     written = json.loads(real.read_text(encoding="utf-8"))
     assert written["model"] == "opus" and written["hooks"]["UserPromptSubmit"]
+    assert [p.name for p in real.parent.iterdir()] == ["claude-settings.json"]  # no backup there
+    assert len(list(link.parent.glob("settings.json.*.bak"))) == 1
+
+
+def test_a_settings_link_to_where_nothing_can_be_written_is_refused_in_a_line(
+    tmp_path: Path,
+) -> None:
+    """home-manager links settings.json into the read-only Nix store; here the link points
+    under a plain file, which no user (root neither) can write under."""
+    in_the_way = tmp_path / "not-a-directory"
+    in_the_way.write_text("", encoding="utf-8")
+    link = tmp_path / ".claude" / "settings.json"
+    link.parent.mkdir()
+    link.symlink_to(in_the_way / "settings.json")
+    with pytest.raises(ValueError, match=r"links to .*, which cannot be written \(File exists\)"):
+        install_hook("user", home=tmp_path)
+    assert link.is_symlink()
 
 
 def test_unknown_scope_refused(tmp_path: Path) -> None:

@@ -25,6 +25,23 @@ def test_a_link_into_trilium_never_carries_the_url_s_user_and_password() -> None
     instance = load_settings(env).instances["default"]
     assert instance.url == "https://me:pa55@notes.example/t"
     assert instance.note_url("abc") == "https://notes.example/t/#root/abc"
+    assert instance.shown_url == "https://notes.example/t"  # doctor, the page, errors
+
+
+def test_what_doctor_shows_of_a_trilium_url_leaves_its_password_out() -> None:
+    from trilium_recall.server.checks import _masked
+
+    assert _masked("TRILIUM_URL_WORK", "http://me:pa55@h:8080/") == "http://h:8080"
+    env = {
+        "RECALL_INSTANCES": "a,b",
+        "TRILIUM_URL_A": "http://me:pa55@notes:8080",
+        "TRILIUM_ETAPI_TOKEN_A": "x",
+        "TRILIUM_URL_B": "http://me:pa55@notes:8080/",
+        "TRILIUM_ETAPI_TOKEN_B": "y",
+    }
+    with pytest.raises(ConfigError) as refused:
+        load_settings(env)
+    assert "pa55" not in str(refused.value) and "(http://notes:8080)" in str(refused.value)
 
 
 def test_several_instances() -> None:

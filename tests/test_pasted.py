@@ -167,6 +167,8 @@ def test_ids_a_machine_wrote_are_left_out(prompt: str, cleaned: str) -> None:
         "restic forget --keep-daily 7 --prune\n",  # even its trailing newline
         'print("\\033[1;32mok\\033[0m") shows no colour',  # colour codes written in code
         "the timeout is [5m] and arr[0] is empty",
+        "rate(errors[5m:1m]) over a window [5m, 10m]",  # PromQL, not colours
+        'console.log("\\u001b[31mred")',  # written in code
         "",
     ],
 )

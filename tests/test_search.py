@@ -522,6 +522,8 @@ def test_a_bank_prompt_that_is_the_prompt_s_twin_counts_no_closer_than_an_answer
     twin = search(store, embedder, generic, settings, "fix the failing unit test", gate=OPEN)
     assert twin.trace.generic.cosine == pytest.approx(1.0)
     assert twin.trace.signals is not None and twin.trace.signals.generic_cosine == TWIN_COSINE
+    shown = twin.trace.to_json()  # the page shows both: the twin, and what the margin counted
+    assert (shown["generic_cosine"], shown["prompt"]["generic_cosine"]) == (1.0, TWIN_COSINE)
     other = search(store, embedder, generic, settings, "mock the clock in a unit test", gate=OPEN)
     assert other.trace.signals is not None
     assert other.trace.signals.generic_cosine == pytest.approx(other.trace.generic.cosine)

@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 
 from conftest import add_note, reopened_at_schema, undo_m014, undo_m019
-from trilium_recall.errors import IndexUnusable, StoreError
+from trilium_recall.errors import IndexInUse, IndexUnusable, StoreError
 from trilium_recall.index import vector_rows
+from trilium_recall.index.file import hold_index
 from trilium_recall.index.migrations import MIGRATIONS
 from trilium_recall.index.store import Store
 from trilium_recall.index.vectors import ExactVectors, Match, VectorIndex
@@ -394,3 +395,23 @@ def test_the_notes_filed_by_date_are_read_again_only_when_the_notes_change(
     assert {n.note_id for n in store.filed_notes()} == {"d", "e"}
     store.delete_note("default", "e")
     assert {n.note_id for n in store.filed_notes()} == {"d"}
+
+
+def test_one_keeper_holds_an_index_at_a_time_and_lets_go_when_closed(tmp_path: Path) -> None:
+    path = tmp_path / "data" / "recall.sqlite3"
+    first = hold_index(path)  # makes the missing data dir, 0700
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    lock = path.with_name("recall.sqlite3.lock")
+    assert stat.S_IMODE(lock.stat().st_mode) == 0o600
+    assert lock.read_text() == f"{os.getpid()}\n"
+    with pytest.raises(IndexInUse, match=rf"kept by another trilium-recall \(pid {os.getpid()}\)"):
+        hold_index(path)  # a second keeper, even in this process
+    first.close()
+    hold_index(path).close()  # free again
+
+
+def test_a_keeper_lock_that_cannot_be_made_is_one_line(tmp_path: Path) -> None:
+    in_the_way = tmp_path / "data"
+    in_the_way.write_text("a file where the data dir should be")
+    with pytest.raises(StoreError, match=r"cannot open the index at .*: \[Errno 20\] Not a dir"):
+        hold_index(in_the_way / "recall.sqlite3")

@@ -238,14 +238,25 @@ def _load(path: Path) -> dict[str, Any]:
 
 
 def _save(path: Path, settings: dict[str, Any]) -> Path | None:
-    """Write settings atomically; back up an existing file first and return the backup's path.
-    A settings file that is a link (a dotfile manager's) is written where it points, and stays
-    a link."""
-    path = path.resolve() if path.is_symlink() else path
+    """Write settings atomically; back up an existing file first (beside `path`) and return
+    the backup's path. A settings file that is a link (a dotfile manager's) is written where it
+    points, and stays a link; where that cannot be written (home-manager's read-only store),
+    one line says so."""
+    target = path.resolve() if path.is_symlink() else path
+    try:
+        return _write(target, settings, _backup_path(path) if target.exists() else None)
+    except OSError as exc:
+        if target == path:
+            raise
+        raise ValueError(
+            f"{path} links to {target}, which cannot be written ({exc.strerror}): add the hook "
+            "where that file is made, or replace the link with a file"
+        ) from None
+
+
+def _write(path: Path, settings: dict[str, Any], backup: Path | None) -> Path | None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    backup = None
-    if path.exists():
-        backup = _backup_path(path)
+    if backup:
         shutil.copy2(path, backup)
     fd, tmp = tempfile.mkstemp(prefix=".settings.", suffix=".json", dir=path.parent)
     try:

@@ -53,12 +53,20 @@ class Instance:
     url: str
     token: SecretStr = field(repr=False)
 
+    @property
+    def shown_url(self) -> str:
+        return shown_url(self.url)
+
     def note_url(self, note_id: str) -> str:
-        """A link into the instance's web UI. Passages carry it to the assistant, so it leaves
-        out a user name and password the URL may hold for a proxy in front of Trilium."""
-        parts = urlsplit(self.url)
-        public = parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
-        return f"{public}/#root/{note_id}"
+        """A link into the instance's web UI (passages carry it to the assistant)."""
+        return f"{self.shown_url}/#root/{note_id}"
+
+
+def shown_url(url: str) -> str:
+    """A Trilium URL as messages, links and pages show it: without the user name and password
+    it may hold for a proxy in front of Trilium, and without a trailing slash."""
+    parts = urlsplit(url)
+    return parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl().rstrip("/")
 
 
 def _split(value: Any) -> Any:
@@ -299,7 +307,7 @@ def _check_distinct_urls(instances: dict[str, Instance]) -> None:
         if key in seen:
             raise ConfigError(
                 f"TRILIUM_URL_{instance.name.upper()} is the same Trilium as "
-                f"TRILIUM_URL_{seen[key].upper()} ({instance.url}): list each instance once"
+                f"TRILIUM_URL_{seen[key].upper()} ({instance.shown_url}): list each instance once"
             )
         seen[key] = instance.name
 

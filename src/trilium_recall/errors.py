@@ -67,6 +67,13 @@ class IndexUnusable(StoreError):
     FIX = "start `trilium-recall serve` (again): it moves the file aside and rebuilds"
 
 
+class IndexTooNew(IndexUnusable):
+    """Written by a newer trilium-recall: this one's `serve` would move it aside and rebuild,
+    which throws away an index the newer release keeps."""
+
+    FIX = "run the newer trilium-recall that wrote it; this one's `serve` would move it aside"
+
+
 class EngineStarting(RecallError):
     """The engine cannot answer yet (warming up, or the first build has indexed nothing)."""
 
@@ -81,3 +88,8 @@ class BodyTooLarge(BadRequest):
 
 class UnknownInstance(BadRequest):
     """A request named an instance that is not configured."""
+
+
+class IndexInUse(RecallError):
+    """Another engine (`serve`, `index`) keeps this index: two would each sync into the file,
+    and each would miss in its meaning search the notes the other wrote until it restarted."""

@@ -23,7 +23,7 @@ from typing import IO, Any, ParamSpec, TypeVar
 import apsw
 import sqlite_vec
 
-from ..errors import IndexBusy, IndexUnusable, RecallError, StoreError
+from ..errors import IndexBusy, IndexInUse, IndexTooNew, IndexUnusable, StoreError
 from .migrations import MIGRATIONS
 from .transactions import BUSY_TIMEOUT_MS, write_transaction
 
@@ -124,7 +124,7 @@ def migrate(db: apsw.Connection, path: Path) -> int:
     processes opening a new file never run one migration twice. A file a newer version wrote
     is refused: its tables may mean something else."""
     if (found := _version(db)) > len(MIGRATIONS):
-        raise IndexUnusable(
+        raise IndexTooNew(
             f"{path} was written by a newer trilium-recall (schema {found}, this one knows "
             f"{len(MIGRATIONS)})"
         )
@@ -201,15 +201,10 @@ def _create_private(path: Path) -> None:
             )
 
 
-class IndexInUse(RecallError):
-    """Another engine (`serve`, `index`) keeps this index: two would each sync into the file,
-    and each would miss in its meaning search the notes the other wrote until it restarted."""
-
-
 def hold_index(path: Path) -> IO[str]:
     """Take the index file's keeper lock (`<file>.lock` beside it, released when the returned
     file is closed or the process ends), or raise IndexInUse naming the process that holds it.
-    Commands that only read (search, explain, status) take none."""
+    Commands that answer from the index and never sync (search, explain, status) take none."""
     lock_path = path.with_name(path.name + ".lock")
     try:
         _create_directories(path)
@@ -218,14 +213,17 @@ def hold_index(path: Path) -> IO[str]:
         raise StoreError(f"cannot open the index at {path}: {exc}") from None
     try:
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
+    except BlockingIOError:  # held
         handle.seek(0)
-        pid = handle.read().strip()
+        pid = bytes(handle.buffer.read(32)).decode("ascii", "replace").strip()
         handle.close()
         raise IndexInUse(
             f"{path} is kept by another trilium-recall{f' (pid {pid})' if pid else ''}: stop "
             "it first, or set RECALL_DATA_DIR to another folder"
         ) from None
+    except OSError as exc:  # a file system without locks (some network mounts): serve anyway
+        logger.warning("cannot lock %s (%s): a second engine would not be refused", path, exc)
+        return handle
     handle.seek(0)
     handle.truncate()
     handle.write(f"{os.getpid()}\n")

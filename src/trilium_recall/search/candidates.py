@@ -199,6 +199,8 @@ class SearchTrace:
             if signals is None or self.verdict is None
             else {
                 "top_cosine": round(signals.top_cosine, 4),
+                # counted as at most null_bank.TWIN_COSINE: what the margin reads
+                "generic_cosine": round(signals.generic_cosine, 4),
                 "generic_offset": round(signals.offset, 4),
                 "margin": round(signals.margin, 4),
                 "agreement": round(signals.agreement, 3),

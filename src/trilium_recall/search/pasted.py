@@ -56,7 +56,8 @@ _INLINE_FRAME = re.compile(r"\bat (?:async )?(?:new )?[\w.$<>\[\]/]+ \([^()\s]+:
 # commit's id ("commit 9c98333", "could not apply 732a385", "HEAD is now at bcae398").
 _MACHINE = re.compile(
     r"""(?P<noise>\(node:\d+\)
-      | (?:\x1b|\^\[|(?<!\\033)(?<!\\x1b)(?<!\\e))\[[0-9;]{0,12}m(?!\])  # colours
+      | (?:\x1b|\^\[)\[[0-9;]{0,12}m  # colours, as a terminal wrote them
+      | (?<!\\033)(?<!\\x1b)(?<!\\e)(?<!\\u001b)\[[0-9;]{0,12}m(?![\]:,\d])  # escape lost
       | \b0x(?![0-9a-f]{8}\b)[0-9a-f]+\b
       | (?<=\d)[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\b
       | (?<=[a-z_)]):\d+:\d+\b)

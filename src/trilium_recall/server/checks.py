@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..claude_settings import hook_url, installed_hooks, settings_path
-from ..config import DEFAULT_INSTANCE, Instance, load_settings, unknown_variables
+from ..config import DEFAULT_INSTANCE, Instance, load_settings, shown_url, unknown_variables
 from ..engine_address import DEFAULT_ENGINE_URL, engine_base
 from ..errors import ConfigError, TriliumAuthError, TriliumError, TriliumUnavailable
 from ..index.store import Store
@@ -80,7 +80,7 @@ def configuration(
         detail = "no Trilium configured: `serve` runs the demo notebook"
         fix = "set TRILIUM_URL and TRILIUM_ETAPI_TOKEN (or RECALL_INSTANCES) for your own notes"
         return Check(where, "warn", detail, fix, shown)
-    listed = ", ".join(f"{i.name} ({i.url})" for i in settings.instances.values())
+    listed = ", ".join(f"{i.name} ({i.shown_url})" for i in settings.instances.values())
     detail = f"{variables}; instances: {listed}"
     return Check(where, "ok", detail, None, shown)
 
@@ -88,7 +88,7 @@ def configuration(
 def _masked(name: str, value: str) -> str:
     if any(word in name for word in SECRET_WORDS) and not name.endswith("_FILE"):
         return "•••• (set)"  # not even its length
-    return value
+    return shown_url(value) if name.startswith("TRILIUM_URL") else value
 
 
 def instance_variables(name: str) -> tuple[str, str]:
@@ -98,10 +98,10 @@ def instance_variables(name: str) -> tuple[str, str]:
 
 async def trilium_instance(instance: Instance) -> Check:
     """Trilium answers /app-info with this token; the version it reports."""
-    name, url = f"trilium {instance.name}", instance.url
+    name, url = f"trilium {instance.name}", instance.shown_url
     url_var, token_var = instance_variables(instance.name)
     client = TriliumClient(
-        url, instance.token.get_secret_value(), timeout=TRILIUM_TIMEOUT_S, retries=0
+        instance.url, instance.token.get_secret_value(), timeout=TRILIUM_TIMEOUT_S, retries=0
     )
     try:
         info = await client.app_info()

@@ -69,23 +69,24 @@ class Engine:
         gate: GateThresholds | None = None,
         reading: bool = False,
     ) -> None:
-        """`reading`: for a command that only reads the index (search, explain), which reports
-        a file it cannot use rather than move it aside: the file may be a newer `serve`'s."""
+        """`reading`: for a command that answers from the index and never syncs (search,
+        explain): it takes no keeper lock, and reports a file it cannot use rather than move it
+        aside (the file may be a newer `serve`'s)."""
         self.settings = settings
         self.reading = reading
+        # First: a start refused for a running engine loads no model.
+        self._keeper: IO[str] | None = None if reading else hold_index(settings.db_path)
         threadpool_limits(BLAS_THREADS, user_api="blas")  # process-wide: the engine owns it
         sys.setswitchinterval(SWITCH_INTERVAL_S)  # so is this
         self._own_model: E5Embedder | None = None  # the model this engine made; stop() ends it
-        if embedder is None:
-            embedder = self._own_model = E5Embedder()
-        self.embedder: Embedder = embedder
-        self.gate = gate or gate_thresholds(settings)
-        # Set when the index file found at start could not be used and was moved aside.
-        self.moved_aside: tuple[Path, str] | None = None
-        self.vectors = VectorIndex(self.embedder.dim, self.embedder.name)
-        self._keeper: IO[str] | None = None
         try:
-            self._keeper = None if reading else hold_index(settings.db_path)
+            if embedder is None:
+                embedder = self._own_model = E5Embedder()
+            self.embedder: Embedder = embedder
+            self.gate = gate or gate_thresholds(settings)
+            # Set when the index file found at start could not be used and was moved aside.
+            self.moved_aside: tuple[Path, str] | None = None
+            self.vectors = VectorIndex(self.embedder.dim, self.embedder.name)
             self.store = self._open_index()
         except BaseException:
             for held in (self._keeper, self._own_model):
@@ -153,20 +154,22 @@ class Engine:
             self._tasks.append(asyncio.create_task(self._calibrate_while_building()))
 
     async def stop(self) -> None:
-        for task in self._tasks:
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
-        self._tasks.clear()
-        for syncer in self.syncers.values():
-            await syncer.client.aclose()
-        self._pool.shutdown(wait=True, cancel_futures=True)
-        for reader in self._readers:
-            reader.close()
-        self.store.close()
-        if self._keeper is not None:
-            self._keeper.close()
-        if self._own_model is not None:
-            self._own_model.close()
+        try:
+            for task in self._tasks:
+                task.cancel()
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+            self._tasks.clear()
+            for syncer in self.syncers.values():
+                await syncer.client.aclose()
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            for reader in self._readers:
+                reader.close()
+            self.store.close()
+            if self._own_model is not None:
+                self._own_model.close()
+        finally:
+            if self._keeper is not None:
+                self._keeper.close()  # last: a next engine may start as this one ends
 
     async def warm(self) -> None:
         """What the first searches would otherwise pay, paid before /health says ok: the

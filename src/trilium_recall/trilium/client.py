@@ -10,11 +10,12 @@ import asyncio
 import re
 from datetime import datetime
 from typing import Literal, TypeVar
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote
 
 import httpx
 from pydantic import BaseModel, ConfigDict, RootModel, TypeAdapter, ValidationError
 
+from ..config import shown_url
 from ..errors import (
     NoteNotFound,
     NoteProtected,
@@ -124,7 +125,7 @@ class TriliumClient:
         backoff: float = 0.25,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
-        self._url = _display_url(url)
+        self._url = shown_url(url)
         self._token = token
         self._listing_timeout = timeout * LISTING_TIMEOUT_FACTOR
         self._retries = max(0, retries)
@@ -318,13 +319,6 @@ def _checked_id(entity_id: str) -> str:
     if not NOTE_ID.fullmatch(entity_id):
         raise NoteNotFound(f"{entity_id!r} is not a Trilium id (letters, digits, _)")
     return entity_id
-
-
-def _display_url(url: str) -> str:
-    """The instance URL for messages: no user info, no trailing slash."""
-    parts = urlsplit(url)
-    host = parts.netloc.rsplit("@", 1)[-1]
-    return f"{parts.scheme}://{host}{parts.path}".rstrip("/")
 
 
 def _error_fields(response: httpx.Response) -> tuple[str | None, str]:

@@ -287,7 +287,7 @@ function promptDecision(trace, gate) {
     scoreChart(p.parts, p.score),
     el("p", { className: "muted" },
       `margin ${signed(p.margin, 3)} = best snippet ${fixed(p.top_cosine, 3)} − closest generic `
-      + `prompt ${fixed(trace.generic_cosine, 3)} − generic level here ${signed(p.generic_offset, 3)}`
+      + `prompt ${fixed(p.generic_cosine, 3)}${twin(trace.generic_cosine, p.generic_cosine)} − generic level here ${signed(p.generic_offset, 3)}`
       + ` · agreement ${percent(p.agreement)} · z ${fixed(p.zscore, 1)}`),
     el("p", { className: "muted" }, `unknown words ${percent(p.unknown_share)}`
       + `${p.unknown_terms.length ? ` (${p.unknown_terms.join(", ")})` : ""}`
@@ -317,6 +317,11 @@ function referencePoints(r, p) {
 
 function technologies(held) {
   return held === null ? "not measured yet" : held.join(", ") || "none";
+}
+
+// A closest generic prompt that is the prompt's twin is counted as no closer than answers come.
+function twin(raw, counted) {
+  return raw > counted ? ` (a twin at ${fixed(raw, 3)}, counted as ${fixed(counted, 2)})` : "";
 }
 
 const PART_NAMES = { bias: "start (bias)", margin: "margin", agreement: "agreement", zscore: "stands out (z)", "foreign language": "other language", "code phrase": "code phrase" };
