@@ -55,6 +55,7 @@ from trilium_recall.index.terms import STOP_WORDS, idf, words
 from trilium_recall.notes.snippets import snippet_prefix, snippet_text
 from trilium_recall.search.candidates import Candidate, KeywordHits
 from trilium_recall.search.gate import FITTED, SPREAD_UNIT
+from trilium_recall.search.null_bank import TWIN_COSINE
 from trilium_recall.search.triage import triage
 
 TRAIN_SILENCE = 0.94
@@ -113,7 +114,8 @@ def least_window_margin(corpus: Corpus, text: str) -> float:
     for vector in evaluate.EMBEDDER.queries(windows(text)):
         found = corpus.store.vectors.search(vector, 10, corpus.store.exact_vectors)
         top = max((m.cosine for m in found.hits), default=-1.0)
-        margin = top - corpus.generic.closest(vector).cosine - reference.generic_level
+        closest = min(corpus.generic.closest(vector).cosine, TWIN_COSINE)  # as signals.py
+        margin = top - closest - reference.generic_level
         margins.append(margin / reference.spread * SPREAD_UNIT)
     return min(margins)
 

@@ -97,8 +97,8 @@ class Settings(BaseModel):
     # Proxies whose X-Forwarded-For names the client (rate-limit keys); none by default.
     trusted_proxies: CommaList = ()
 
-    tick_seconds: float = Field(default=60.0, gt=0)
-    full_seconds: float = Field(default=1800.0, gt=0)
+    tick_seconds: float = Field(default=60.0, gt=0, le=86_400, allow_inf_nan=False)
+    full_seconds: float = Field(default=1800.0, gt=0, le=7 * 86_400, allow_inf_nan=False)
 
     # Classification rules (see ../shared/trilium/TRILIUM-FACTS.md for the layouts they cover).
     plumbing_titles: CommaList = ("Locks", "Templates", "Views")

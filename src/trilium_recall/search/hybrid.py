@@ -51,11 +51,11 @@ from .topic import application_is_topic, index_holds, topic_of
 
 # Meaning counted twice in the fusion (see rankings.RRF_K).
 KEYWORD_WEIGHT = 1.0
+MEANING_WEIGHT = 2.0
 # A question is the same with or without its mark: embedded with a trailing "?" or "!", 43 of
 # the eval's 1,402 prompts landed on the other side of the prompt decision's line. Meaning
 # search reads the prompt without them (keyword search never read them).
 _END_MARKS = "?!？！ \t\r\n"
-MEANING_WEIGHT = 2.0
 # Sections holding the prompt's pasted code or quoted text as a phrase: a third ranking in the
 # fusion, as strong as the keyword side (issue 23, Build 8).
 PHRASE_WEIGHT = 1.0
