@@ -110,3 +110,12 @@ def test_cli_config_error_is_one_line_exit_2_without_traceback() -> None:
         "trilium-recall: TRILIUM_ETAPI_TOKEN is not set: TRILIUM_URL needs an ETAPI token"
     )
     assert "Traceback" not in done.stderr
+
+
+def test_an_http_url_needs_a_host_and_a_port_that_can_be_connected_to() -> None:
+    from trilium_recall.config import is_http_url
+
+    good = ["http://notes:8080", "https://notes.example/t/", "http://[::1]:8080", "http://h:1"]
+    bad = ["http://h:0", "http://h:65536", "http://[::1:8080", "http://:8080", "ftp://h", "h:80"]
+    assert [is_http_url(u) for u in good] == [True] * len(good)
+    assert [is_http_url(u) for u in bad] == [False] * len(bad)

@@ -26,3 +26,8 @@ def test_each_share_stays_within_a_cent_and_the_names_keep_their_order() -> None
         values = shown(parts)
         assert f"{math.fsum(values):+.2f}" == f"{math.fsum(parts.values()):+.2f}"
         assert all(abs(v - p) <= 0.01 + 1e-9 for v, p in zip(values, parts.values(), strict=True))
+
+
+def test_a_share_that_rounds_to_nothing_is_never_minus_nothing() -> None:
+    assert _score_parts({"a": -0.001, "b": 0.0}) == "a +0.00 + b +0.00"
+    assert "-0.00" not in _score_parts({"bias": 0.004, "margin": -0.004, "agreement": -0.001})

@@ -594,6 +594,15 @@ def test_a_password_file_that_cannot_be_read_is_named_with_its_variable(
     assert_silent(run, f"{reason} directory")
 
 
+def test_an_ipv6_engine_nobody_answers_at_is_named_with_its_brackets(hook: list[str]) -> None:
+    port = closed_port_url().rsplit(":", 1)[1]
+    run = run_hook(payload(), debug_env(RECALL_URL=f"http://[::1]:{port}"), hook)
+    assert (run.returncode, run.stdout) == (0, b""), run.stderr
+    assert run.stderr.decode().startswith(
+        f"trilium-recall-hook: no engine answers at http://[::1]:{port} "
+    )
+
+
 def test_engine_port_closed(hook: list[str]) -> None:
     url = closed_port_url()
     assert_silent(run_hook(payload(), debug_env(RECALL_URL=url), hook), refused(url))

@@ -353,11 +353,11 @@ def unknown_variables(env: Mapping[str, str]) -> list[str]:
 
 
 def is_http_url(value: str) -> bool:
-    """An http(s) URL with a host, and a port in range if it names one: "http://host:80800" and
-    "http://[::1" would pass a look at the scheme, then fail at every connection."""
+    """An http(s) URL with a host, and a port of 1-65535 if it names one: "http://host:80800",
+    ":0" and "http://[::1" would pass a look at the scheme, then fail at every connection."""
     try:
         parsed = urlparse(value)
-        parsed.port  # noqa: B018 - read for its check: a port out of range raises
+        port = parsed.port  # a port out of range raises
     except ValueError:
         return False
-    return parsed.scheme in ("http", "https") and bool(parsed.hostname)
+    return parsed.scheme in ("http", "https") and bool(parsed.hostname) and port != 0

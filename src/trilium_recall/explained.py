@@ -86,7 +86,7 @@ def _score_parts(parts: dict[str, float]) -> str:
     for name, part in parts.items():
         sums.append(part)
         rounded = round(math.fsum(sums), 2)  # the last is the score, as the gate sums it
-        shown.append(f"{name} {rounded - before:+.2f}")
+        shown.append(f"{name} {rounded - before + 0.0:+.2f}")  # + 0.0: never "-0.00"
         before = rounded
     return " + ".join(shown)
 

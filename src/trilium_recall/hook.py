@@ -238,7 +238,8 @@ def _post_json(url: str, body: bytes, password: str | None) -> bytes:
             conn.request("POST", target, body, headers)
             response = conn.getresponse()
         except OSError as exc:  # refused, unreachable, no such host: say where it looked
-            where = f"{parts.scheme}://{parts.hostname}:{port or (443 if https else 80)}"
+            host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+            where = f"{parts.scheme}://{host}:{port or (443 if https else 80)}"
             why = exc.strerror or type(exc).__name__
             raise _Skip(f"no engine answers at {where} (--url or RECALL_URL): {why}") from None
         if response.status != 200:
