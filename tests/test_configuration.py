@@ -136,6 +136,10 @@ def test_readme_multi_instance_env_serves_two_trilium_instances(tmp_path: Path) 
             "TRILIUM_URL must be an http(s) URL such as http://localhost:8080",
         ),
         ({"TRILIUM_URL": ""}, "TRILIUM_URL is set but empty: give it a value or unset it"),
+        (
+            {"TRILIUM_ETAPI_TOKEN_FILE": "/run/secrets/etapi"},
+            "TRILIUM_URL is not set: TRILIUM_ETAPI_TOKEN_FILE needs a Trilium URL",
+        ),
         (  # a port out of range and a broken IPv6 host parse, then fail every connection
             {"TRILIUM_URL": "http://localhost:80800", "TRILIUM_ETAPI_TOKEN": "t"},
             "TRILIUM_URL must be an http(s) URL such as http://localhost:8080",

@@ -252,7 +252,7 @@ def _recalled_notes(client: httpx.Client, engine: EngineProcess) -> list[list[st
     [
         ("fail_status", 500, "(HTTP 500) after 4 attempts"),
         ("fail_status", 401, "rejected the ETAPI token (401)"),
-        ("malformed", True, "not ETAPI JSON"),
+        ("malformed", True, "but not as ETAPI JSON"),
     ],
 )
 def test_trilium_errors_show_in_health_are_retried_and_heal(

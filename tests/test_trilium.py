@@ -256,7 +256,7 @@ async def test_wrong_token_is_an_auth_error(fake: FaultyTrilium) -> None:
 
 async def test_malformed_json_is_a_bad_response(client: TriliumClient, fake: FaultyTrilium) -> None:
     fake.malformed = True
-    with pytest.raises(TriliumBadResponse, match="not ETAPI JSON") as bad:
+    with pytest.raises(TriliumBadResponse, match="results, but not as ETAPI JSON") as bad:
         await client.all_notes()
     assert_no_token(bad.value)
 

@@ -288,7 +288,8 @@ def _read_instance(env: Mapping[str, str], name: str, suffix: str, listed: str |
     because = f' (RECALL_INSTANCES names "{name}")' if listed is not None else ""
     url = env.get(url_var, "").strip()
     if not url:
-        raise ConfigError(f"{url_var} is not set{because or f': {token_var} needs a Trilium URL'}")
+        given = f"{token_var}_FILE" if f"{token_var}_FILE" in env else token_var
+        raise ConfigError(f"{url_var} is not set{because or f': {given} needs a Trilium URL'}")
     if not is_http_url(url):
         raise ConfigError(f"{url_var} must be an http(s) URL such as http://localhost:8080")
     if token_var in env:

@@ -292,7 +292,7 @@ class TriliumClient:
             raise self._bad_response(response, what, exc) from None
         except (ValueError, RecursionError):  # after ValidationError, a ValueError subclass
             kind = response.headers.get("content-type", "no content type")
-            message = f"Trilium at {self._url} sent {what} that is not ETAPI JSON ({kind}; no JSON)"
+            message = f"Trilium at {self._url} sent {what}, but not as ETAPI JSON ({kind}; no JSON)"
             raise TriliumBadResponse(self._scrub(message)) from None
 
     def _bad_response(
@@ -307,7 +307,7 @@ class TriliumClient:
         )
         kind = response.headers.get("content-type", "no content type")
         problem = f"{kind}; {'.'.join(map(str, loc)) or 'body'}: {first['msg']}"
-        message = f"Trilium at {self._url} sent {what} that is not ETAPI JSON ({problem})"
+        message = f"Trilium at {self._url} sent {what}, but not as ETAPI JSON ({problem})"
         return TriliumBadResponse(self._scrub(message))
 
     def _scrub(self, message: str) -> str:
