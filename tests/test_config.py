@@ -113,7 +113,7 @@ def test_cli_config_error_is_one_line_exit_2_without_traceback() -> None:
 
 
 def test_an_http_url_needs_a_host_and_a_port_that_can_be_connected_to() -> None:
-    from trilium_recall.config import is_http_url
+    from trilium_recall.engine_address import is_http_url
 
     good = ["http://notes:8080", "https://notes.example/t/", "http://[::1]:8080", "http://h:1"]
     bad = ["http://h:0", "http://h:65536", "http://[::1:8080", "http://:8080", "ftp://h", "h:80"]

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .engine_address import DEFAULT_ENGINE_URL, engine_base
+from .engine_address import named_engine
 
 EVENT = "UserPromptSubmit"
 # Claude Code counts hook timeouts in seconds; the hook gives itself 1.5 s, this is the backstop.
@@ -103,7 +103,7 @@ def command_entry(
         if password_file
         else f"--password-env {PASSWORD_ENV}"
     )
-    command = f"{hook_command()} --url {shlex.quote(_engine_base(engine_url))} {password}"
+    command = f"{hook_command()} --url {shlex.quote(named_engine(engine_url))} {password}"
     return {"type": "command", "command": command, "timeout": HOOK_TIMEOUT_S}
 
 
@@ -129,10 +129,6 @@ def installed_hooks(path: Path) -> list[dict[str, Any]]:
     return [hook for group in groups for hook in _hooks_of(group) if _is_ours(hook)]
 
 
-def _engine_base(engine_url: str | None) -> str:
-    return engine_base(engine_url or os.environ.get("RECALL_URL") or DEFAULT_ENGINE_URL)
-
-
 def http_entry(engine_url: str | None = None) -> dict[str, Any]:
     """Claude Code's http hook: it POSTs the hook input to url and reads hook JSON back.
 
@@ -141,7 +137,7 @@ def http_entry(engine_url: str | None = None) -> dict[str, Any]:
     """
     return {
         "type": "http",
-        "url": f"{_engine_base(engine_url)}/recall",
+        "url": f"{named_engine(engine_url)}/recall",
         "headers": {"Authorization": f"Bearer ${PASSWORD_ENV}"},
         "allowedEnvVars": [PASSWORD_ENV],
         "timeout": HOOK_TIMEOUT_S,

@@ -20,10 +20,10 @@ from pydantic import SecretStr
 
 from .build_progress import build_progress
 from .claude_settings import install_hook, uninstall_hook
-from .config import PASSWORD_FILE_VAR, Instance, Settings, is_http_url, load_settings
+from .config import PASSWORD_FILE_VAR, Instance, Settings, load_settings
 from .demo.mode import demo_index, demo_settings, start_demo_trilium, try_it
 from .doctor import engine_health, password_check, render, run_doctor
-from .engine_address import engine_base
+from .engine_address import engine_base, is_http_url
 from .errors import IndexUnusable, RecallError
 from .explained import print_explained, print_searched
 from .index.activity_log import Activity, recent

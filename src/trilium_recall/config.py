@@ -17,12 +17,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse, urlsplit
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from .areas import DEFAULT_WEIGHTS, parse_weights
-from .engine_address import engine_base
+from .engine_address import engine_base, is_http_url
 from .errors import ConfigError
 
 log = logging.getLogger(__name__)
@@ -351,14 +351,3 @@ def unknown_variables(env: Mapping[str, str]) -> list[str]:
                 f'{name} is ignored: RECALL_INSTANCES does not name "{match[1].lower()}"'
             )
     return warnings
-
-
-def is_http_url(value: str) -> bool:
-    """An http(s) URL with a host, and a port of 1-65535 if it names one: "http://host:80800",
-    ":0" and "http://[::1" would pass a look at the scheme, then fail at every connection."""
-    try:
-        parsed = urlparse(value)
-        port = parsed.port  # a port out of range raises
-    except ValueError:
-        return False
-    return parsed.scheme in ("http", "https") and bool(parsed.hostname) and port != 0

@@ -1,7 +1,11 @@
-"""Where a client on this machine finds the engine: the default address, and a URL as a user
-gives it made the engine's base. Standard library only: the hook imports it on every prompt."""
+"""Where a client on this machine finds the engine: the default address, a URL as a user gives
+it made the engine's base, and what counts as an http(s) URL at all. Standard library only: the
+hook imports it on every prompt."""
 
 from __future__ import annotations
+
+import os
+from urllib.parse import urlsplit
 
 DEFAULT_ENGINE_URL = "http://127.0.0.1:8765"
 
@@ -10,3 +14,19 @@ def engine_base(url: str) -> str:
     """The engine's URL as its clients use it, also when given as the http hook's own
     (`…/recall`): the URL a user sees in settings.json, and pastes."""
     return url.rstrip("/").removesuffix("/recall")
+
+
+def named_engine(url: str | None = None) -> str:
+    """The engine a client talks to: `url` if given (--url), else RECALL_URL, else the default."""
+    return engine_base(url or os.environ.get("RECALL_URL") or DEFAULT_ENGINE_URL)
+
+
+def is_http_url(value: str) -> bool:
+    """An http(s) URL with a host, and a port of 1-65535 if it names one: "http://host:80800",
+    ":0" and "http://[::1" would pass a look at the scheme, then fail at every connection."""
+    try:
+        parsed = urlsplit(value)
+        port = parsed.port  # a port out of range raises
+    except ValueError:
+        return False
+    return parsed.scheme in ("http", "https") and bool(parsed.hostname) and port != 0

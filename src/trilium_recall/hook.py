@@ -31,7 +31,7 @@ import time
 from urllib.parse import urlsplit
 
 from .body_limits import HOOK_INPUT_BYTES, SESSION_ID_CHARS
-from .engine_address import DEFAULT_ENGINE_URL, engine_base
+from .engine_address import is_http_url, named_engine
 
 BUDGET_S = 1.5  # Claude Code's limit for the whole hook process
 # The main thread gives up this long after the process started. Waking, exiting and the parent
@@ -115,7 +115,7 @@ def _work(result: list[bytes], options: dict[str, str]) -> None:
 def _exchange(options: dict[str, str]) -> bytes:
     """The hook's whole job; returns the bytes to print or raises."""
     body = _request_body(_read_payload())
-    base = engine_base(options.get("--url") or os.environ.get("RECALL_URL") or DEFAULT_ENGINE_URL)
+    base = named_engine(options.get("--url"))
     return _hook_output(_post_json(base + "/recall", body, _password(options)))
 
 
@@ -208,13 +208,10 @@ def _hook_output(answer: bytes) -> bytes:
 
 def _post_json(url: str, body: bytes, password: str | None) -> bytes:
     """POST body to url; return the body of a 200 answer, raise on anything else."""
-    parts = urlsplit(url)
-    try:
-        port = parts.port  # out of range: ValueError
-    except ValueError:
-        port = -1
-    if parts.scheme not in ("http", "https") or not parts.hostname or port == -1:
+    if not is_http_url(url):
         raise _Skip("the engine's URL (--url or RECALL_URL) is not an http(s) URL")
+    parts = urlsplit(url)
+    host, port = parts.hostname or "", parts.port
     # Imported here, in the worker, so bad input never pays its ~25 ms and a stuck import
     # cannot outlast the deadline.
     import http.client
@@ -224,7 +221,7 @@ def _post_json(url: str, body: bytes, password: str | None) -> bytes:
     kind = http.client.HTTPSConnection if https else http.client.HTTPConnection
     # No socket timeout: the main thread's deadline is the one clock. A timeout racing it would
     # give one event two reasons, and one per read would not bound an answer sent byte by byte.
-    conn = kind(parts.hostname, port)
+    conn = kind(host, port)
     headers = {
         "User-Agent": "trilium-recall-hook",
         "Content-Type": "application/json",
@@ -238,8 +235,8 @@ def _post_json(url: str, body: bytes, password: str | None) -> bytes:
             conn.request("POST", target, body, headers)
             response = conn.getresponse()
         except OSError as exc:  # refused, unreachable, no such host: say where it looked
-            host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
-            where = f"{parts.scheme}://{host}:{port or (443 if https else 80)}"
+            shown = f"[{host}]" if ":" in host else host
+            where = f"{parts.scheme}://{shown}:{port or (443 if https else 80)}"
             why = exc.strerror or type(exc).__name__
             raise _Skip(f"no engine answers at {where} (--url or RECALL_URL): {why}") from None
         if response.status != 200:

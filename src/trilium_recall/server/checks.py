@@ -8,7 +8,6 @@ a test recall) for the page and for `doctor`, which adds what only a client can 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -16,7 +15,7 @@ from typing import Any, Literal
 
 from ..claude_settings import hook_url, installed_hooks, settings_path
 from ..config import DEFAULT_INSTANCE, Instance, load_settings, shown_url, unknown_variables
-from ..engine_address import DEFAULT_ENGINE_URL, engine_base
+from ..engine_address import engine_base, named_engine
 from ..errors import ConfigError, TriliumAuthError, TriliumError, TriliumUnavailable
 from ..index.store import Store
 from ..textclean import counted
@@ -198,7 +197,7 @@ def hook_installed(
         return Check("hook", "warn", "no trilium-recall hook in Claude Code's settings", fix)
     lines, wrong = [], []
     for path, hook in found:
-        url = hook_url(hook) or os.environ.get("RECALL_URL") or DEFAULT_ENGINE_URL
+        url = named_engine(hook_url(hook))
         lines.append(f"{hook['type']} hook in {path} → {url}")
         if engine_base(url) != engine_base(engine_url):
             wrong.append(url)
