@@ -91,6 +91,20 @@ def test_status_without_an_index_is_a_clear_error(tmp_path: Path) -> None:
     assert "Traceback" not in done.stderr
 
 
+def test_reading_an_empty_index_file_is_an_error_that_leaves_it_empty(tmp_path: Path) -> None:
+    """A 0-byte file (`touch`, a failed copy) is no index: reading it must not give it a schema
+    and report an index of nothing."""
+    (tmp_path / "recall.sqlite3").touch()
+    for command in (["status"], ["search", "backup schedule"]):
+        done = run(*command, env={"RECALL_DATA_DIR": str(tmp_path)})
+        assert done.returncode == 2 and "Traceback" not in done.stderr
+        assert done.stderr.strip() == (
+            f"trilium-recall: an empty file (0 bytes) at {tmp_path / 'recall.sqlite3'}: "
+            "run `trilium-recall index` (or `demo`) first"
+        )
+    assert (tmp_path / "recall.sqlite3").stat().st_size == 0
+
+
 def test_a_command_without_demo_points_at_the_demo_s_index_when_only_it_exists(
     tmp_path: Path,
 ) -> None:
@@ -126,6 +140,16 @@ def test_serve_on_a_taken_port_stops_at_once_with_one_line(tmp_path: Path) -> No
     assert f"cannot listen on 127.0.0.1:{port}" in done.stderr and "--port" in done.stderr
     assert "indexing" not in done.stderr + done.stdout  # nothing built before the refusal
     assert "Traceback" not in done.stderr and not (tmp_path / "demo").exists()
+
+
+def test_serve_on_an_address_this_machine_lacks_names_the_host(tmp_path: Path) -> None:
+    """192.0.2.1 is a documentation address (RFC 5737): no interface has it."""
+    env = {"RECALL_DATA_DIR": str(tmp_path), "RECALL_LOGIN_PASSWORD": "pw"}
+    done = run("serve", "--host", "192.0.2.1", env=env)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    line = done.stderr.strip().splitlines()[-1]
+    assert "cannot listen on 192.0.2.1:8765" in line and "RECALL_HOST or --host" in line
+    assert "another port" not in line
 
 
 def test_index_without_trilium_is_a_clear_error(tmp_path: Path) -> None:

@@ -169,6 +169,27 @@ def test_readme_multi_instance_env_serves_two_trilium_instances(tmp_path: Path) 
             {"RECALL_GATE_STRICTNESS": "9"},
             "RECALL_GATE_STRICTNESS: Input should be less than or equal to 5",
         ),
+        (  # which of two secrets is the stale one is not ours to guess
+            {"TRILIUM_URL": "http://127.0.0.1:9", "TRILIUM_ETAPI_TOKEN": "t",
+             "TRILIUM_ETAPI_TOKEN_FILE": "/run/secrets/etapi"},
+            "TRILIUM_ETAPI_TOKEN and TRILIUM_ETAPI_TOKEN_FILE are both set: keep one of them",
+        ),
+        (
+            {"RECALL_INSTANCES": "work", "TRILIUM_URL_WORK": "http://127.0.0.1:9",
+             "TRILIUM_ETAPI_TOKEN_WORK": "t", "TRILIUM_ETAPI_TOKEN_WORK_FILE": "/run/s/w"},
+            "TRILIUM_ETAPI_TOKEN_WORK and TRILIUM_ETAPI_TOKEN_WORK_FILE are both set: "
+            "keep one of them",
+        ),
+        (
+            {"RECALL_LOGIN_PASSWORD": "pw", "RECALL_PASSWORD_FILE": "/run/secrets/pw"},
+            "RECALL_LOGIN_PASSWORD and RECALL_PASSWORD_FILE are both set: keep one of them",
+        ),
+        (  # compared with Host headers, where a URL never matches
+            {"RECALL_ALLOWED_HOSTS": "recall.example.org, https://notes.example.org/mcp"},
+            "RECALL_ALLOWED_HOSTS: Value error, 'https://notes.example.org/mcp' is not a host "
+            "name: write it as a Host header does, such as notes.example.org, "
+            "notes.example.org:8443 or notes.example.org:* (no scheme, no path)",
+        ),
         (
             {"RECALL_LOGIN_PASSWORD": " "},
             "RECALL_LOGIN_PASSWORD is set but empty: give it a value or unset it",

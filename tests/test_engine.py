@@ -62,6 +62,38 @@ async def test_two_instances_sync_search_and_fail_independently(tmp_path) -> Non
         home.stop()
 
 
+async def test_an_instance_taken_out_of_the_configuration_leaves_the_index(
+    tmp_path, caplog
+) -> None:
+    work = _trilium("work_token", "Deploy runbook", "kubectl rollout restart for the api")
+    home = _trilium("home_token", "Garden", "tomatoes need six hours of sun")
+    both = {
+        "work": Instance("work", work.url(), SecretStr("work_token")),
+        "home": Instance("home", home.url(), SecretStr("home_token")),
+    }
+    settings = make_settings(tmp_path, instances=both, tick_seconds=0.2)
+    try:
+        async with _running(settings) as first:
+            await health_when(first, lambda h: h["status"] == "ok")
+            kept = len(first.store.known_notes("home"))
+            assert kept > 0
+        only_work = settings.model_copy(update={"instances": {"work": both["work"]}})
+        async with _running(only_work) as again:
+            health = await health_when(again, lambda h: h["status"] == "ok")
+            assert set(health["instances"]) == {"work"}
+            assert set(again.store.recorded_instances()) == {"work"}
+            assert again.store.known_notes("home") == {}
+            assert again.store.counts("home")["sections"] == 0
+            garden = await again.recall(RecallRequest("tomatoes need six hours of sun"))
+            assert "Garden" not in [p.title for p in garden.passages]  # the gate is open
+            runbook = await again.recall(RecallRequest("kubectl rollout restart"))
+            assert [p.title for p in runbook.passages] == ["Deploy runbook"]
+        assert f"instance home is no longer configured: its {kept} notes left" in caplog.text
+    finally:
+        work.stop()
+        home.stop()
+
+
 @contextlib.asynccontextmanager
 async def _running(settings: Settings) -> AsyncIterator[Engine]:
     engine = Engine(settings, embedder=HashEmbedder(), gate=OPEN)

@@ -227,11 +227,16 @@ async def test_a_first_build_that_fails_is_named_by_recall_not_waited_for(tmp_pa
             time.sleep(0.05)
         answer = httpx.post(f"{url}/recall", json={"prompt": PROMPT})
         reason = assert_json_reason(answer, 503)
-        error = health["instances"]["default"]["error"]  # names the Trilium (no user info)
-        assert reason.startswith(
-            f'No notes indexed yet: the first build of "default" failed: {error}'
+        # /health is public: it names the instance, where the answer (behind the password
+        # when one is set) names the Trilium's address.
+        error, trilium = (
+            health["instances"]["default"]["error"],
+            engine.settings.instances["default"],
         )
-        assert engine.settings.instances["default"].url.rstrip("/") in reason
+        assert error.startswith('Trilium "default" ') and trilium.shown_url not in error
+        failed = 'No notes indexed yet: the first build of "default" failed: '
+        assert reason.startswith(f"{failed}Trilium at {trilium.shown_url} ")
+        assert error.removeprefix('Trilium "default" ') in reason
         assert reason.endswith("It is tried again every 60 s.") and "not_the_token" not in reason
         async with mcp_session(url) as mcp:
             result = await mcp.session.call_tool("recall", {"query": PROMPT})

@@ -14,6 +14,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
+from pathlib import Path
 
 import uvicorn
 from pydantic import SecretStr
@@ -192,15 +193,22 @@ def _index_settings(args: argparse.Namespace) -> Settings:
     wants_demo = getattr(args, "demo", False)  # `index` shows its status without the flag
     if wants_demo:
         settings = demo
-    if settings.db_path.exists():
+    if _holds_data(settings.db_path):
         return settings
-    if not wants_demo and demo.db_path.exists():
+    if not wants_demo and _holds_data(demo.db_path):
         raise RecallError(
             f"no index at {settings.db_path}; the demo notebook's is at {demo.db_path}: "
             "add --demo to use it"
         )
     first = "`trilium-recall demo`" if wants_demo else "`trilium-recall index` (or `demo`)"
-    raise RecallError(f"no index at {settings.db_path}: run {first} first")
+    found = "an empty file (0 bytes)" if settings.db_path.exists() else "no index"
+    raise RecallError(f"{found} at {settings.db_path}: run {first} first")
+
+
+def _holds_data(path: Path) -> bool:
+    """An index file to read: a 0-byte one (`touch`, a failed copy) would be given a schema
+    by opening it, and read as an index of nothing."""
+    return path.is_file() and path.stat().st_size > 0
 
 
 def _offline_settings(args: argparse.Namespace) -> Settings:

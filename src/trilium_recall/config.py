@@ -78,6 +78,10 @@ def _split(value: Any) -> Any:
 # This machine by name: binding here needs no password, OAuth may redirect here over plain http,
 # and /mcp accepts these Host and Origin headers.
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+# A Host header's value: a name or address, bracketed if IPv6, with a port or ":*" for any.
+_HOST_NAME = re.compile(
+    r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?)(:(\d{1,5}|\*))?"
+)
 # Where the MCP server answers; with RECALL_BASE_URL, `<base_url>/mcp` is the OAuth resource.
 MCP_PATH = "/mcp"
 
@@ -163,6 +167,20 @@ class Settings(BaseModel):
                 ) from None
         return value
 
+    @field_validator("allowed_hosts")
+    @classmethod
+    def _check_hosts(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for entry in value:
+            # Compared with the Host header as written: a URL or a path there never matches,
+            # and every request from that name would fail the DNS-rebinding check.
+            if not _HOST_NAME.fullmatch(entry):
+                raise ValueError(
+                    f"{entry!r} is not a host name: write it as a Host header does, such as "
+                    "notes.example.org, notes.example.org:8443 or notes.example.org:* "
+                    "(no scheme, no path)"
+                )
+        return value
+
     @field_validator("base_url", "url")
     @classmethod
     def _check_url(cls, value: str | None) -> str | None:
@@ -231,7 +249,8 @@ def load_settings(
     }
     if "RECALL_URL" in env:
         values["url"] = env["RECALL_URL"]
-    if PASSWORD_VAR not in env and PASSWORD_FILE_VAR in env:
+    _refuse_both(env, PASSWORD_VAR, PASSWORD_FILE_VAR)
+    if PASSWORD_FILE_VAR in env:
         values["login_password"] = read_secret_file(PASSWORD_FILE_VAR, env[PASSWORD_FILE_VAR])
     values["password_source"] = next(
         (v for v in (PASSWORD_VAR, PASSWORD_FILE_VAR) if v in env), None
@@ -292,6 +311,7 @@ def _read_instance(env: Mapping[str, str], name: str, suffix: str, listed: str |
         raise ConfigError(f"{url_var} is not set{because or f': {given} needs a Trilium URL'}")
     if not is_http_url(url):
         raise ConfigError(f"{url_var} must be an http(s) URL such as http://localhost:8080")
+    _refuse_both(env, token_var, f"{token_var}_FILE")
     if token_var in env:
         token = env[token_var].strip()
     elif f"{token_var}_FILE" in env:
@@ -324,6 +344,12 @@ def read_secret_file(variable: str, path: str) -> str:
     if not secret:
         raise ConfigError(f"{variable}: {path} is empty")
     return secret
+
+
+def _refuse_both(env: Mapping[str, str], variable: str, file_variable: str) -> None:
+    """A secret given twice: which one was meant is not ours to guess (one may be stale)."""
+    if variable in env and file_variable in env:
+        raise ConfigError(f"{variable} and {file_variable} are both set: keep one of them")
 
 
 def _token_given(env: Mapping[str, str], token_var: str) -> bool:

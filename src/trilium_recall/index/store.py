@@ -3,8 +3,7 @@
 One SQLite file (apsw + sqlite-vec, WAL). Each note's writes happen in one transaction, so a
 crash never leaves a note half-written; queries scan the in-memory int8 mirror in
 `vectors.py`, kept in step after each commit, and rescore from the float32 rows
-(`vector_rows.py`). Opening the file (private modes, sqlite-vec,
-migrations) is `file.py`.
+(`vector_rows.py`). Opening the file (private modes, sqlite-vec, migrations) is `file.py`.
 """
 
 from __future__ import annotations
@@ -30,9 +29,7 @@ from .transactions import write_transaction
 from .vector_rows import Added
 from .vectors import Match, VectorIndex
 
-SKIP_REASONS = (
-    "archived", "hidden", "protected", "plumbing", "type", "unknown type", "error",
-)  # fmt: skip
+SKIP_REASONS = ("archived", "hidden", "protected", "plumbing", "type", "unknown type", "error")
 
 
 # The notes table's columns in NoteRecord's order: written by name, read back into the record.
@@ -112,6 +109,14 @@ class Store:
     def recorded_instances(self) -> dict[str, str]:
         """Each instance this index holds, by name, with the URL it was synced from."""
         return dict(self.db.execute("SELECT name, url FROM instances ORDER BY name"))
+
+    def forget_instance(self, name: str) -> int:
+        """Drop an instance, note by note (an interrupted drop goes on at the next start)."""
+        notes = list(self.known_notes(name))
+        for note_id in notes:
+            self.delete_note(name, note_id)
+        self.db.execute("DELETE FROM instances WHERE name = ?", (name,))
+        return len(notes)
 
     def instance_state(self, name: str) -> dict[str, object]:
         cursor = self.db.execute("SELECT * FROM instances WHERE name = ?", (name,))

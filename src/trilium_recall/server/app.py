@@ -69,7 +69,7 @@ def create_app(
             authenticator.close()
 
     async def health(_: Request) -> JSONResponse:
-        return JSONResponse(engine.health())
+        return JSONResponse(public_health(engine.health(), engine.settings))
 
     async def recall_endpoint(request: Request) -> Response:
         refused = await origin_check.validate_request(request)
@@ -133,6 +133,27 @@ def server_options(settings: Settings) -> dict[str, Any]:
     }
 
 
+_PORT_HINT = "RECALL_PORT or --port picks another port"
+# What to change, by the reason the address could not be bound.
+_BIND_HINTS = {
+    errno.EADDRINUSE: f"is trilium-recall already running? {_PORT_HINT}",
+    errno.EADDRNOTAVAIL: "no network interface here has that address: "
+    "RECALL_HOST or --host picks one (127.0.0.1, or 0.0.0.0 for every interface)",
+    errno.EACCES: f"ports below 1024 need privileges: {_PORT_HINT}",
+}
+
+
+def public_health(health: dict[str, Any], settings: Settings) -> dict[str, Any]:
+    """/health as anyone may read it: an instance's error names the instance, not the address
+    of a Trilium that may sit on a private network (the page and `status` show it whole)."""
+    for name, state in health["instances"].items():
+        url = settings.instances[name].shown_url if name in settings.instances else None
+        if url and state.get("error"):
+            state["error"] = state["error"].replace(f"Trilium at {url}", f'Trilium "{name}"')
+            state["error"] = state["error"].replace(url, f'the Trilium of "{name}"')
+    return health
+
+
 def refuse_unbindable(settings: Settings) -> None:
     """A RecallError naming the port when `serve` could not listen on it: checked before any
     work, since an engine already running there would otherwise get its index file synced by
@@ -143,11 +164,9 @@ def refuse_unbindable(settings: Settings) -> None:
             try:
                 probe.bind(address)
             except OSError as exc:
-                taken = exc.errno == errno.EADDRINUSE
-                hint = "is trilium-recall already running? " if taken else ""
                 raise RecallError(
                     f"cannot listen on {settings.host}:{settings.port} ({exc.strerror or exc}): "
-                    f"{hint}RECALL_PORT or --port picks another port"
+                    + _BIND_HINTS.get(exc.errno or 0, _PORT_HINT)
                 ) from None
 
 

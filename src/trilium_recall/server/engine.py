@@ -104,6 +104,13 @@ class Engine:
             )
             for name, instance in settings.instances.items()
         }
+        # An instance taken out of the configuration leaves the index: its notes would take
+        # keyword results that search then drops, and count in `status` and calibration.
+        for name in set() if reading else set(self.store.recorded_instances()) - set(self.syncers):
+            count = self.store.forget_instance(name)
+            log.warning(
+                "instance %s is no longer configured: its %d notes left the index", name, count
+            )
         self._local = threading.local()
         self._readers: list[Store] = []
         self._pool = ThreadPoolExecutor(SEARCH_THREADS, thread_name_prefix="recall")
