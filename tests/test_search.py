@@ -18,7 +18,12 @@ from trilium_recall.search.candidates import FOLDERS_ONLY, Candidate
 from trilium_recall.search.gate import FITTED, CandidateOrder
 from trilium_recall.search.hybrid import Ranking, gather, in_order, search
 from trilium_recall.search.null_bank import TWIN_COSINE, GenericPrompts
-from trilium_recall.search.phrasing import everyday_words, option_bundles, without_phrasing
+from trilium_recall.search.phrasing import (
+    everyday_words,
+    option_bundles,
+    quoted_words,
+    without_phrasing,
+)
 from trilium_recall.search.rankings import distinctive_terms, note_ranking, rrf
 from trilium_recall.search.recall import EXCERPT_CHARS, recall
 
@@ -412,6 +417,10 @@ def test_the_prompt_decision_reads_unknown_words_and_the_fused_top(
     assert search(store, embedder, generic, settings, phrased, gate=OPEN).trace.keyword.unknown == [
         "kubectl"
     ]
+    # Nor is what the person quotes (their data: a pattern, a branch name); code is a name.
+    quoted = "restic restore of the branch 'kubectl', then find \"zyxwvut\" in `qwzx`"
+    found = search(store, embedder, generic, settings, quoted, gate=OPEN).trace.keyword
+    assert found.unknown == ["qwzx"]
     # Nor is the calendar: a question set in a month, a year or on a weekday names when.
     dated = "restic restore every Sunday since June 2024, for kubectl"
     found = search(store, embedder, generic, settings, dated, gate=OPEN).trace.keyword
@@ -446,6 +455,19 @@ def test_bundled_short_options_are_told_apart_from_words() -> None:
     assert option_bundles("git clean –fdx, as autocorrect writes it") == {"fdx"}
     assert option_bundles("re-run the e-mail job with --force and -m") == set()
     assert option_bundles("it failed again -sigh- and –ugh— once more") == set()
+
+
+def test_quoted_text_is_told_apart_from_apostrophes() -> None:
+    assert quoted_words("git grep -n 'FIXME' in 'src/app.py'") == {"fixme", "src", "app", "py"}
+    assert quoted_words('KeyError: "CONFIG_PATH" and “smart quotes”') == {
+        "config",  # split where FTS5 splits
+        "path",
+        "smart",
+        "quotes",
+    }
+    assert quoted_words("don't know why it's 'broken' — isn't it") == {"broken"}
+    assert quoted_words("the user's files and the admins' keys") == set()
+    assert quoted_words("run `make test` first") == set()  # backticks mark code, not data
 
 
 def test_a_long_table_counts_its_keywords_around_the_matched_row_only(

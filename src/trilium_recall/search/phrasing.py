@@ -2,12 +2,15 @@
 the notes lack.
 
 The gate counts the share of a prompt's keyword weight in words no note holds: a prompt about
-what a notebook never mentions ("restic", "FIXME", a product's name) is less likely about it.
+what a notebook never mentions ("restic", a product's name) is less likely about it.
 A notebook need not hold the words a prompt is phrased in, though: everyday English ("why did
 we disable jit" to notes that say "jit = off", "make sure the call blows up", "a quick and
 dirty way to time it") and a command's short options run together ("git clean -fdx" to a
-manual that documents -f, -d and -x one by one), and the calendar ("in May 2024", "every
-Sunday"). Those are left out of that share (eval/RESULTS.md, stops 45 and 47). An everyday
+manual that documents -f, -d and -x one by one), the calendar ("in May 2024", "every
+Sunday"), and what the person quotes: their own data, a search pattern, a branch or file name
+("git grep -n 'FIXME'", "error: The branch 'old-experiment' is not fully merged"). Those are
+left out of that share (eval/RESULTS.md, stops 45, 47 and 49). Backticks are not quotes here:
+they mark code, and a name in code is the subject ("`useEffect` runs twice"). An everyday
 word can be a prompt's subject too ("prune the apple tree" to a git manual): it then counts
 for nothing, and the other signals decide.
 
@@ -24,7 +27,7 @@ import gzip
 import re
 from importlib import resources
 
-from ..index.terms import MAX_PHRASE_CHARS
+from ..index.terms import MAX_PHRASE_CHARS, words
 from .dates.words import ENGLISH_MONTHS, ENGLISH_WEEKDAYS, MONTH_ABBREVIATIONS
 
 WORDS_FILE = "everyday_words.txt.gz"
@@ -37,6 +40,11 @@ _YEAR = re.compile(r"(?:19|20)\d\d")
 # A command's short options run together: "git clean -fdx", "tar -xvzf", "rm -rf" (a dash
 # autocorrected to an en dash too); not a word set off by dashes ("-sigh-", "–ish—").
 _OPTION_BUNDLE = re.compile(r"(?<![\w\-–—])[-–]([A-Za-z]{2,5})(?![\w\-–—])")
+# Text in single, double or typographic quotes on one line; an apostrophe inside a word
+# ("don't", "it's") opens nothing.
+_QUOTED = re.compile(
+    r"(?<![\w'])'([^'\n]{1,80})'(?![\w'])|\"([^\"\n]{1,80})\"|[“‘]([^”’\n]{1,80})[”’]"
+)
 
 
 @functools.cache
@@ -52,17 +60,27 @@ def option_bundles(prompt: str) -> set[str]:
     return {match[1].lower() for match in _OPTION_BUNDLE.finditer(prompt[:MAX_PHRASE_CHARS])}
 
 
+def quoted_words(prompt: str) -> set[str]:
+    """The words the prompt quotes, as `words()` splits them, read in its start as its code is."""
+    return {
+        word
+        for match in _QUOTED.finditer(prompt[:MAX_PHRASE_CHARS])
+        for word in words(next(g for g in match.groups() if g is not None))
+    }
+
+
 def without_phrasing(unknown: list[str], prompt: str) -> list[str]:
-    """`unknown` (words no note holds) less the everyday words, the calendar's and option
-    bundles among them."""
+    """`unknown` (words no note holds) less the everyday words, the calendar's, option
+    bundles and quoted words among them."""
     if not unknown:
         return unknown
-    everyday, options = everyday_words(), option_bundles(prompt)
+    everyday, options, quoted = everyday_words(), option_bundles(prompt), quoted_words(prompt)
     return [
         term
         for term in unknown
         if term not in everyday
         and term not in options
+        and term not in quoted
         and term not in _CALENDAR
         and not _YEAR.fullmatch(term)
     ]
