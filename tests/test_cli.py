@@ -102,6 +102,8 @@ def test_reading_an_empty_index_file_is_an_error_that_leaves_it_empty(tmp_path: 
             f"trilium-recall: an empty file (0 bytes) at {tmp_path / 'recall.sqlite3'}: "
             "run `trilium-recall index` (or `demo`) first"
         )
+    checked = run("doctor", env={"RECALL_DATA_DIR": str(tmp_path), "RECALL_PORT": "9"})
+    assert f"an empty file (0 bytes) at {tmp_path / 'recall.sqlite3'}" in checked.stdout
     assert (tmp_path / "recall.sqlite3").stat().st_size == 0
 
 

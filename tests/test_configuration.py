@@ -188,7 +188,18 @@ def test_readme_multi_instance_env_serves_two_trilium_instances(tmp_path: Path) 
             {"RECALL_ALLOWED_HOSTS": "recall.example.org, https://notes.example.org/mcp"},
             "RECALL_ALLOWED_HOSTS: Value error, 'https://notes.example.org/mcp' is not a host "
             "name: write it as a Host header does, such as notes.example.org, "
-            "notes.example.org:8443 or notes.example.org:* (no scheme, no path)",
+            "notes.example.org:8443, notes.example.org:* or [::1]:8765 (no scheme, no path)",
+        ),
+        (
+            {"RECALL_ALLOWED_HOSTS": "notes.example.org:99999"},
+            "RECALL_ALLOWED_HOSTS: Value error, 'notes.example.org:99999' is not a host name: "
+            "write it as a Host header does, such as notes.example.org, notes.example.org:8443, "
+            "notes.example.org:* or [::1]:8765 (no scheme, no path)",
+        ),
+        (  # TRILIUM_ETAPI_TOKEN_WORK_FILE would be both work's token file and work_file's token
+            {"RECALL_INSTANCES": "work,work_file"},
+            "RECALL_INSTANCES: 'work_file' cannot end in _file (TRILIUM_ETAPI_TOKEN_WORK_FILE "
+            "would also be the token file of 'work')",
         ),
         (
             {"RECALL_LOGIN_PASSWORD": " "},
@@ -226,6 +237,18 @@ def test_token_and_password_files_that_are_empty_or_unreadable(tmp_path: Path) -
         assert (
             one_line_error(cli("serve", env={"RECALL_DATA_DIR": str(tmp_path), **env})) == message
         )
+
+
+def test_allowed_hosts_take_what_a_host_header_holds() -> None:
+    written = "Notes.Example.org, my_service:8765, [::1]:*, example.org.:443, recall:*"
+    settings = load_settings({"RECALL_ALLOWED_HOSTS": written}, quiet=True)
+    assert settings.allowed_hosts == (
+        "notes.example.org",  # Host headers are compared as written: lower-case
+        "my_service:8765",  # a Docker service name
+        "[::1]:*",
+        "example.org.:443",
+        "recall:*",
+    )
 
 
 @pytest.mark.parametrize(

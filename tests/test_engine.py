@@ -78,6 +78,14 @@ async def test_an_instance_taken_out_of_the_configuration_leaves_the_index(
             kept = len(first.store.known_notes("home"))
             assert kept > 0
         only_work = settings.model_copy(update={"instances": {"work": both["work"]}})
+        # `search` and `explain` read the index a serving engine keeps: they drop nothing.
+        reader = Engine(only_work, embedder=HashEmbedder(), gate=OPEN, reading=True)
+        await reader.warm()
+        await reader.recall(RecallRequest("tomatoes need six hours of sun"))
+        await reader.stop()
+        index = Store(settings.db_path)
+        assert len(index.known_notes("home")) == kept
+        index.close()
         async with _running(only_work) as again:
             health = await health_when(again, lambda h: h["status"] == "ok")
             assert set(health["instances"]) == {"work"}
@@ -88,7 +96,7 @@ async def test_an_instance_taken_out_of_the_configuration_leaves_the_index(
             assert "Garden" not in [p.title for p in garden.passages]  # the gate is open
             runbook = await again.recall(RecallRequest("kubectl rollout restart"))
             assert [p.title for p in runbook.passages] == ["Deploy runbook"]
-        assert f"instance home is no longer configured: its {kept} notes left" in caplog.text
+        assert f"instance home is no longer configured: {kept} notes left" in caplog.text
     finally:
         work.stop()
         home.stop()

@@ -36,6 +36,7 @@ from trilium_recall.index.vectors import VectorIndex
 from trilium_recall.server import engine as engine_module
 from trilium_recall.server.app import create_app
 from trilium_recall.server.engine import Engine
+from trilium_recall.server.health import public_health
 from trilium_recall.server.http_errors import BUG, error_answer
 
 TOKEN = "failure_token"
@@ -215,6 +216,28 @@ def test_a_note_that_failed_is_listed_with_its_reason_on_page_doctor_and_log(tmp
 
 
 # ---------------------------------------------------------------- errors mapped once per surface
+
+
+def test_public_health_names_the_instance_in_any_form_an_error_quotes_its_url(
+    tmp_path,
+) -> None:
+    """httpx names a request by its normalised origin (the host lower-cased), not as
+    TRILIUM_URL spells it."""
+    trilium = Instance("work", "https://Notes.Example.org:8443/trilium/", _secret("t"))
+    settings = make_settings(tmp_path, instances={"work": trilium})
+    errors = {
+        "work": "Trilium at https://Notes.Example.org:8443/trilium is unavailable (timeout)",
+        "gone": "Trilium at http://old.example:8080 is unavailable",  # no longer configured
+    }
+    health = {"instances": {n: {"error": e} for n, e in errors.items()}}
+    health["instances"]["work"]["error"] += (
+        ": 403 for url 'https://notes.example.org:8443/etapi/app-info'."
+    )
+    shown = public_health(health, settings)["instances"]
+    assert shown["work"]["error"] == (
+        'Trilium "work" is unavailable (timeout): 403 for url \'the Trilium of "work"\'.'
+    )
+    assert shown["gone"]["error"] == errors["gone"]  # not ours to name: kept as it was
 
 
 async def test_a_first_build_that_fails_is_named_by_recall_not_waited_for(tmp_path) -> None:

@@ -468,6 +468,12 @@ def test_quoted_text_is_told_apart_from_apostrophes() -> None:
     assert quoted_words("don't know why it's 'broken' — isn't it") == {"broken"}
     assert quoted_words("the user's files and the admins' keys") == set()
     assert quoted_words("run `make test` first") == set()  # backticks mark code, not data
+    assert quoted_words('a 5" screen beside a 7" tablet') == set()  # inches
+    assert quoted_words("‘I don’t use restic’") == {"i", "don", "t", "use", "restic"}
+    # Quotes pair left to right: a long quote (a pasted message) is left out, and its closing
+    # mark opens nothing.
+    long = "x " * 50
+    assert quoted_words(f'error "{long}." when I run kubectl "foo"') == {"foo"}
 
 
 def test_a_long_table_counts_its_keywords_around_the_matched_row_only(

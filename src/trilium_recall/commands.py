@@ -14,7 +14,6 @@ import sys
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
-from pathlib import Path
 
 import uvicorn
 from pydantic import SecretStr
@@ -28,7 +27,7 @@ from .engine_address import engine_base, is_http_url
 from .errors import IndexUnusable, RecallError
 from .explained import print_explained, print_searched
 from .index.activity_log import Activity, recent
-from .index.file import index_errors
+from .index.file import holds_data, index_errors
 from .index.store import Store
 from .search.answers import RecallRequest, RecallResult
 from .server.activity import parse_since
@@ -193,22 +192,16 @@ def _index_settings(args: argparse.Namespace) -> Settings:
     wants_demo = getattr(args, "demo", False)  # `index` shows its status without the flag
     if wants_demo:
         settings = demo
-    if _holds_data(settings.db_path):
+    if holds_data(settings.db_path):
         return settings
-    if not wants_demo and _holds_data(demo.db_path):
+    if not wants_demo and holds_data(demo.db_path):
         raise RecallError(
             f"no index at {settings.db_path}; the demo notebook's is at {demo.db_path}: "
             "add --demo to use it"
         )
     first = "`trilium-recall demo`" if wants_demo else "`trilium-recall index` (or `demo`)"
-    found = "an empty file (0 bytes)" if settings.db_path.exists() else "no index"
+    found = "an empty file (0 bytes)" if settings.db_path.is_file() else "no index"
     raise RecallError(f"{found} at {settings.db_path}: run {first} first")
-
-
-def _holds_data(path: Path) -> bool:
-    """An index file to read: a 0-byte one (`touch`, a failed copy) would be given a schema
-    by opening it, and read as an index of nothing."""
-    return path.is_file() and path.stat().st_size > 0
 
 
 def _offline_settings(args: argparse.Namespace) -> Settings:

@@ -78,10 +78,9 @@ def _split(value: Any) -> Any:
 # This machine by name: binding here needs no password, OAuth may redirect here over plain http,
 # and /mcp accepts these Host and Origin headers.
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
-# A Host header's value: a name or address, bracketed if IPv6, with a port or ":*" for any.
-_HOST_NAME = re.compile(
-    r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?)(:(\d{1,5}|\*))?"
-)
+# A Host header's value: a name (a Docker service's may hold "_") or a bracketed IPv6 address,
+# with a port or ":*" for any.
+_HOST_NAME = re.compile(r"(\[[0-9a-f:.]+\]|[a-z0-9_](?:[a-z0-9_.-]*[a-z0-9_.])?)(?::(\d{1,5}|\*))?")
 # Where the MCP server answers; with RECALL_BASE_URL, `<base_url>/mcp` is the OAuth resource.
 MCP_PATH = "/mcp"
 
@@ -170,16 +169,18 @@ class Settings(BaseModel):
     @field_validator("allowed_hosts")
     @classmethod
     def _check_hosts(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        for entry in value:
-            # Compared with the Host header as written: a URL or a path there never matches,
-            # and every request from that name would fail the DNS-rebinding check.
-            if not _HOST_NAME.fullmatch(entry):
+        # Compared with the Host header as written (lower-case): a URL or a path there never
+        # matches, and every request from that name would fail the DNS-rebinding check.
+        hosts = tuple(entry.lower() for entry in value)
+        for entry in hosts:
+            match = _HOST_NAME.fullmatch(entry)
+            if not match or (match[2] not in (None, "*") and not 0 < int(match[2]) < 65536):
                 raise ValueError(
                     f"{entry!r} is not a host name: write it as a Host header does, such as "
-                    "notes.example.org, notes.example.org:8443 or notes.example.org:* "
-                    "(no scheme, no path)"
+                    "notes.example.org, notes.example.org:8443, notes.example.org:* or "
+                    "[::1]:8765 (no scheme, no path)"
                 )
-        return value
+        return hosts
 
     @field_validator("base_url", "url")
     @classmethod
@@ -298,6 +299,11 @@ def _instance_names(listed: str) -> list[str]:
             )
         if name.lower() in names:
             raise ConfigError(f"RECALL_INSTANCES names {name.lower()!r} twice")
+        if name.lower().endswith("_file"):
+            raise ConfigError(
+                f"RECALL_INSTANCES: {name!r} cannot end in _file (TRILIUM_ETAPI_TOKEN_"
+                f"{name.upper()} would also be the token file of {name[:-5].lower()!r})"
+            )
         names.append(name.lower())
     return names
 

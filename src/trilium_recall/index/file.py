@@ -35,6 +35,12 @@ WAL_ATTEMPTS, WAL_RETRY_SECONDS = 50, 0.1
 _warned: set[Path] = set()  # each open Store (one per search thread) would warn again
 
 
+def holds_data(path: Path) -> bool:
+    """An index file a reader may open: a 0-byte one (`touch`, a failed copy) would be given a
+    schema by opening it, and read as an index of nothing."""
+    return path.is_file() and path.stat().st_size > 0
+
+
 def open_db(path: Path) -> apsw.Connection:
     """Open (creating if needed) the index file with sqlite-vec loaded and migrations applied."""
     try:

@@ -24,12 +24,15 @@ from ..notes.records import FiledNote, NoteRecord, SectionHit, SectionInput
 from . import note_stats, vector_rows
 from .file import ensure_vector_table, index_errors, open_db, own_errors
 from .hubness import HUB_WEIGHT
+from .instance_rows import InstanceRows
 from .terms import index_term
 from .transactions import write_transaction
 from .vector_rows import Added
 from .vectors import Match, VectorIndex
 
-SKIP_REASONS = ("archived", "hidden", "protected", "plumbing", "type", "unknown type", "error")
+SKIP_REASONS = (
+    "archived", "hidden", "protected", "plumbing", "type", "unknown type", "error",
+)  # fmt: skip
 
 
 # The notes table's columns in NoteRecord's order: written by name, read back into the record.
@@ -37,7 +40,7 @@ _NOTE_COLUMNS = ", ".join(field.name for field in dataclasses.fields(NoteRecord)
 
 
 @own_errors
-class Store:
+class Store(InstanceRows):
     """One connection to the index file, and the shared vector mirror when given one.
 
     The mirror's dimension and model are the embedder's: the vector table is made with them and
@@ -97,39 +100,17 @@ class Store:
         """The vector of each text hash a live snippet embedded: what a sync need not embed."""
         return vector_rows.by_hash(self.db, hashes)
 
-    # -- instances ---------------------------------------------------------------------------
-
-    def ensure_instance(self, name: str, url: str) -> None:
-        self.db.execute(
-            "INSERT INTO instances (name, url) VALUES (?, ?) "
-            "ON CONFLICT (name) DO UPDATE SET url = excluded.url",
-            (name, url),
-        )
-
-    def recorded_instances(self) -> dict[str, str]:
-        """Each instance this index holds, by name, with the URL it was synced from."""
-        return dict(self.db.execute("SELECT name, url FROM instances ORDER BY name"))
+    # -- instances (the table's own rows: instance_rows.py) -----------------------------------
 
     def forget_instance(self, name: str) -> int:
         """Drop an instance, note by note (an interrupted drop goes on at the next start)."""
         notes = list(self.known_notes(name))
         for note_id in notes:
             self.delete_note(name, note_id)
-        self.db.execute("DELETE FROM instances WHERE name = ?", (name,))
+        with self.atomic() as db:
+            db.execute("DELETE FROM sent WHERE instance = ?", (name,))
+            db.execute("DELETE FROM instances WHERE name = ?", (name,))
         return len(notes)
-
-    def instance_state(self, name: str) -> dict[str, object]:
-        cursor = self.db.execute("SELECT * FROM instances WHERE name = ?", (name,))
-        row = cursor.fetchone()
-        if row is None:
-            return {}
-        return dict(zip([d[0] for d in cursor.getdescription()], row, strict=True))
-
-    def update_instance(self, name: str, **fields: object) -> None:
-        assignments = ", ".join(f'"{key}" = ?' for key in fields)
-        self.db.execute(
-            f"UPDATE instances SET {assignments} WHERE name = ?", (*fields.values(), name)
-        )
 
     # -- notes -------------------------------------------------------------------------------
 
@@ -201,7 +182,10 @@ class Store:
     def delete_note(self, instance: str, note_id: str) -> None:
         with self.atomic() as db:
             removed = self._delete_sections(instance, note_id)
-            db.execute("DELETE FROM notes WHERE instance = ? AND note_id = ?", (instance, note_id))
+            for table in ("notes", "note_errors"):
+                db.execute(
+                    f"DELETE FROM {table} WHERE instance = ? AND note_id = ?", (instance, note_id)
+                )
             db.execute(
                 "DELETE FROM links WHERE instance = ? AND (source_id = ? OR target_id = ?)",
                 (instance, note_id, note_id),

@@ -40,11 +40,14 @@ _YEAR = re.compile(r"(?:19|20)\d\d")
 # A command's short options run together: "git clean -fdx", "tar -xvzf", "rm -rf" (a dash
 # autocorrected to an en dash too); not a word set off by dashes ("-sigh-", "–ish—").
 _OPTION_BUNDLE = re.compile(r"(?<![\w\-–—])[-–]([A-Za-z]{2,5})(?![\w\-–—])")
-# Text in single, double or typographic quotes on one line; an apostrophe inside a word
-# ("don't", "it's") opens nothing.
+# Text in single, double or typographic quotes on one line, paired left to right. A mark inside
+# or after a word opens nothing ("don't", "the admins' keys", a 5" screen), nor does one before
+# a word close anything ("don’t" in ‘I don’t use it’).
 _QUOTED = re.compile(
-    r"(?<![\w'])'([^'\n]{1,80})'(?![\w'])|\"([^\"\n]{1,80})\"|[“‘]([^”’\n]{1,80})[”’]"
+    r"(?<![\w'])'([^'\n]+)'(?![\w'])|(?<![\w\"])\"([^\"\n]+)\"(?![\w\"])"
+    r"|“([^”\n]+)”|‘([^\n]+?)’(?!\w)"
 )
+QUOTED_CHARS = 80  # longer quoted text is a pasted message of its own, read as the prompt is
 
 
 @functools.cache
@@ -62,11 +65,8 @@ def option_bundles(prompt: str) -> set[str]:
 
 def quoted_words(prompt: str) -> set[str]:
     """The words the prompt quotes, as `words()` splits them, read in its start as its code is."""
-    return {
-        word
-        for match in _QUOTED.finditer(prompt[:MAX_PHRASE_CHARS])
-        for word in words(next(g for g in match.groups() if g is not None))
-    }
+    spans = (next(g for g in m.groups() if g) for m in _QUOTED.finditer(prompt[:MAX_PHRASE_CHARS]))
+    return {word for span in spans if len(span) <= QUOTED_CHARS for word in words(span)}
 
 
 def without_phrasing(unknown: list[str], prompt: str) -> list[str]:

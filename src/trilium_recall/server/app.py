@@ -24,6 +24,7 @@ from ..search.answers import RecallRequest
 from .activity import ActivityLog
 from .auth import Authenticator
 from .engine import Engine
+from .health import public_health
 from .http_errors import HANDLERS
 from .mcp import build_mcp, mcp_routes, refresh_instructions, transport_security
 from .overview import IndexOverview
@@ -134,40 +135,34 @@ def server_options(settings: Settings) -> dict[str, Any]:
 
 
 _PORT_HINT = "RECALL_PORT or --port picks another port"
-# What to change, by the reason the address could not be bound.
-_BIND_HINTS = {
-    errno.EADDRINUSE: f"is trilium-recall already running? {_PORT_HINT}",
-    errno.EADDRNOTAVAIL: "no network interface here has that address: "
-    "RECALL_HOST or --host picks one (127.0.0.1, or 0.0.0.0 for every interface)",
-    errno.EACCES: f"ports below 1024 need privileges: {_PORT_HINT}",
-}
-
-
-def public_health(health: dict[str, Any], settings: Settings) -> dict[str, Any]:
-    """/health as anyone may read it: an instance's error names the instance, not the address
-    of a Trilium that may sit on a private network (the page and `status` show it whole)."""
-    for name, state in health["instances"].items():
-        url = settings.instances[name].shown_url if name in settings.instances else None
-        if url and state.get("error"):
-            state["error"] = state["error"].replace(f"Trilium at {url}", f'Trilium "{name}"')
-            state["error"] = state["error"].replace(url, f'the Trilium of "{name}"')
-    return health
+_HOST_HINT = "RECALL_HOST or --host picks one (127.0.0.1, or 0.0.0.0 for every interface)"
 
 
 def refuse_unbindable(settings: Settings) -> None:
-    """A RecallError naming the port when `serve` could not listen on it: checked before any
-    work, since an engine already running there would otherwise get its index file synced by
-    a second one that only then fails to listen."""
+    """A RecallError naming the address when `serve` could not listen on it: checked before
+    any work, since an engine already running there would otherwise get its index file synced
+    by a second one that only then fails to listen."""
     for family, kind, proto, _, address in _bind_addresses(settings):
-        with socket.socket(family, kind, proto) as probe:
-            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
-            try:
+        try:
+            with socket.socket(family, kind, proto) as probe:
+                probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
                 probe.bind(address)
-            except OSError as exc:
-                raise RecallError(
-                    f"cannot listen on {settings.host}:{settings.port} ({exc.strerror or exc}): "
-                    + _BIND_HINTS.get(exc.errno or 0, _PORT_HINT)
-                ) from None
+        except OSError as exc:  # the socket too: no IPv6 on this machine for "::"
+            raise RecallError(
+                f"cannot listen on {settings.host}:{settings.port} ({exc.strerror or exc}): "
+                + _bind_hint(exc.errno, settings.port)
+            ) from None
+
+
+def _bind_hint(error: int | None, port: int) -> str:
+    """What to change, by the reason the address could not be bound."""
+    if error == errno.EADDRINUSE:
+        return f"is trilium-recall already running? {_PORT_HINT}"
+    if error in (errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT):
+        return f"this machine has no such address: {_HOST_HINT}"
+    if error == errno.EACCES and port < 1024:
+        return f"ports below 1024 need privileges: {_PORT_HINT}"
+    return _PORT_HINT
 
 
 def _bind_addresses(settings: Settings) -> list[tuple[Any, ...]]:
@@ -177,7 +172,9 @@ def _bind_addresses(settings: Settings) -> list[tuple[Any, ...]]:
             settings.host, settings.port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
         )
     except socket.gaierror as exc:
-        raise RecallError(f"cannot listen on {settings.host}: {exc.strerror}") from None
+        raise RecallError(
+            f"cannot listen on {settings.host}: {exc.strerror}: {_HOST_HINT}"
+        ) from None
 
 
 def _recall_fields(body: dict[str, Any]) -> tuple[str, str | None, str | None]:

@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
-from typing import IO, Any, TypeVar
+from typing import IO, TypeVar
 
 from threadpoolctl import threadpool_limits
 
@@ -36,6 +36,7 @@ from ..search.recall import recall
 from ..sync.syncer import RunReport, Syncer, SyncStatus, run_forever
 from ..trilium.client import TriliumClient
 from ..trilium.features import Features
+from .health import build_progress
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -104,13 +105,6 @@ class Engine:
             )
             for name, instance in settings.instances.items()
         }
-        # An instance taken out of the configuration leaves the index: its notes would take
-        # keyword results that search then drops, and count in `status` and calibration.
-        for name in set() if reading else set(self.store.recorded_instances()) - set(self.syncers):
-            count = self.store.forget_instance(name)
-            log.warning(
-                "instance %s is no longer configured: its %d notes left the index", name, count
-            )
         self._local = threading.local()
         self._readers: list[Store] = []
         self._pool = ThreadPoolExecutor(SEARCH_THREADS, thread_name_prefix="recall")
@@ -151,6 +145,7 @@ class Engine:
         background; the last index serves meanwhile."""
         s = self.settings
         await self.warm()
+        self._forget_unconfigured()  # with every instance built already; else after the builds
         for name, syncer in self.syncers.items():
             after_full = functools.partial(self._after_full, name)
             task = asyncio.create_task(
@@ -250,11 +245,23 @@ class Engine:
 
     async def _after_full(self, instance: str) -> None:
         try:
+            self._forget_unconfigured()
             await self.recalibrate()
             for listener in self.after_full:
                 await listener()
         finally:  # a failed refresh keeps the last reference points: no reason to stay "building"
             self._settled.add(instance)
+
+    def _forget_unconfigured(self) -> None:
+        """An instance taken out of the configuration leaves the index once every configured
+        one is built: its notes would take keyword results that search then drops, and count in
+        `status` and calibration. Not before: a renamed instance's first build reuses the
+        vectors of the same text (`Store.cached_vectors`)."""
+        if self.building:
+            return
+        for name in set(self.store.recorded_instances()) - set(self.syncers):
+            count = self.store.forget_instance(name)
+            log.warning("instance %s is no longer configured: %d notes left the index", name, count)
 
     async def _calibrate_while_building(self) -> None:
         """The first build's reference points move as notes arrive: measured on the empty index
@@ -279,6 +286,7 @@ class Engine:
             if on_progress is not None:
                 syncer.on_progress = functools.partial(on_progress, name)
             reports[name] = await syncer.full()
+        self._forget_unconfigured()
         return reports
 
     async def recall(self, request: RecallRequest) -> RecallResult:
@@ -384,16 +392,4 @@ class Engine:
         if self.generic is None:
             states.append("starting")
         status = next((s for s in ("degraded", "starting", "building") if s in states), "ok")
-        return {"status": status, "instances": instances, **self._build_progress(instances)}
-
-    def _build_progress(self, instances: dict[str, Any]) -> dict[str, object]:
-        """The first build's progress over all instances (what the page's bar shows)."""
-        unbuilt = [i for i in instances.values() if i["notes_total"] is not None]
-        if not unbuilt:
-            return {}
-        etas = [i["eta_seconds"] for i in unbuilt]
-        return {
-            "notes_done": sum(i["notes_done"] for i in unbuilt),
-            "notes_total": sum(i["notes_total"] for i in unbuilt),
-            "eta_seconds": None if None in etas else max(etas),
-        }
+        return {"status": status, "instances": instances, **build_progress(instances)}
