@@ -163,6 +163,7 @@ def test_explain_shows_every_step(demo_engine) -> None:
     }
     assert prompt["score"] == pytest.approx(sum(prompt["parts"].values()), abs=0.01)
     assert (prompt["unknown_terms"], prompt["unknown_share"]) == ([], 0)  # every word is known
+    assert prompt["uncounted_terms"] == []
     assert prompt["parts"]["fused top"] == pytest.approx(
         FITTED.fused_weight * prompt["fused_top"], abs=0.01
     )

@@ -199,6 +199,8 @@ def test_status_search_and_explain_read_an_existing_index(demo_engine) -> None:
     assert re.search(r"SENT  Backups \(restic\).*\n.* · learned order -?\d+\.\d\d ·", spoke.stdout)
     assert "prompt language en, the closest note's " in spoke.stdout
     assert re.search(r"\n  unknown words \d+% · fused top ", spoke.stdout)
+    quoted = run("explain", "restore my restic backup tagged 'zqxjvb'", env=env)
+    assert re.search(r"\n  unknown words 0%, not counted: zqxjvb · fused top ", quoted.stdout)
     pointed = run("explain", "according to my notes, how do I restore my restic backup?", env=env)
     left_out = "(what names no topic left out)"
     assert f'searched as: "how do I restore my restic backup?" {left_out}' in pointed.stdout

@@ -421,6 +421,7 @@ def test_the_prompt_decision_reads_unknown_words_and_the_fused_top(
     quoted = "restic restore of the branch 'kubectl', then find \"zyxwvut\" in `qwzx`"
     found = search(store, embedder, generic, settings, quoted, gate=OPEN).trace.keyword
     assert found.unknown == ["qwzx"]
+    assert {"kubectl", "zyxwvut"} <= set(found.uncounted)  # shown by `explain` and the page
     # Nor is the calendar: a question set in a month, a year or on a weekday names when.
     dated = "restic restore every Sunday since June 2024, for kubectl"
     found = search(store, embedder, generic, settings, dated, gate=OPEN).trace.keyword

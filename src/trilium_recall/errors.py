@@ -75,7 +75,13 @@ class IndexTooNew(IndexUnusable):
 
 
 class EngineStarting(RecallError):
-    """The engine cannot answer yet (warming up, or the first build has indexed nothing)."""
+    """The engine cannot answer yet (warming up, or the first build has indexed nothing);
+    `retry_after`: when asking again can help, in seconds, when known (a failed first build is
+    tried again at the next sync tick)."""
+
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 class BadRequest(RecallError):

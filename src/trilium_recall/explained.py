@@ -33,6 +33,8 @@ def print_explained(result: RecallResult) -> None:
         return
     keyword, signals, verdict = trace.keyword, trace.signals, trace.verdict
     unknown = f" ({', '.join(keyword.unknown)})" if keyword.unknown else ""
+    if keyword.uncounted:  # everyday words, the calendar's, options, quoted data
+        unknown += f", not counted: {', '.join(keyword.uncounted)}"
     if trace.searched_as is not None:
         print(f'searched as: "{clip(trace.searched_as, 100)}" (what names no topic left out)')
     print(f"terms: {', '.join(keyword.terms) or '(none)'}   keyword query: {keyword.fts_query}")

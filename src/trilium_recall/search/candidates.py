@@ -27,6 +27,8 @@ class KeywordHits:
     # Terms no section holds, less everyday English and option bundles (phrasing.py); after
     # `hybrid.gather`, also none is dated by (dates/filed.py).
     unknown: list[str] = field(default_factory=list)
+    # Terms no section holds that phrase the prompt or are its quoted data: not counted.
+    uncounted: list[str] = field(default_factory=list)
     dates: list[DateMention] = field(default_factory=list)  # the dates it names (dates/)
     asking: list[str] = field(default_factory=list)  # terms that only ask what a day held
     asks_the_day: bool = False  # the prompt as written has such words ("did I note …")
@@ -214,6 +216,7 @@ class SearchTrace:
                 "technologies": list(self.technologies),
                 "other_stack": signals.other_stack,
                 "unknown_terms": self.keyword.unknown,
+                "uncounted_terms": self.keyword.uncounted,
                 "unknown_share": round(signals.unknown_share, 3),
                 "fused_top": round(signals.fused_top, 4),
                 "filed_coverage": round(signals.filed_coverage, 3),

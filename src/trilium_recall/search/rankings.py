@@ -47,9 +47,13 @@ def keyword_hits(
     query = fts_query(distinctive_terms(terms, counts, total))
     phrases = code_phrases(prompt) if with_phrases else []
     phrase_hits = store.keyword_search(" OR ".join(phrases), PHRASE_K) if phrases else []
-    unknown = without_phrasing([t for t in terms if not counts[t]], prompt)
+    absent = [t for t in terms if not counts[t]]
+    unknown = without_phrasing(absent, prompt)
+    uncounted = [t for t in absent if t not in unknown]
     hits = store.keyword_search(query, k)
-    return KeywordHits(terms, weights, query, hits, phrases, phrase_hits, unknown, list(dates))
+    return KeywordHits(
+        terms, weights, query, hits, phrases, phrase_hits, unknown, uncounted, list(dates)
+    )
 
 
 def meaning_hits(

@@ -92,8 +92,11 @@ def create_app(
         result = await engine.recall(asked)
         path = "hook" if hook_mode else "api"
         activity.record(path, asked.prompt, result, session_id=session_id, instance=instance)
-        if result.status in ("starting", "building"):
-            raise EngineStarting(result.status_text)  # 503 with Retry-After
+        if result.status in ("starting", "building"):  # 503 with Retry-After
+            failed = result.waiting_for is not None  # tried again at the next tick
+            raise EngineStarting(
+                result.status_text, engine.settings.tick_seconds if failed else None
+            )
         if hook_mode:
             return _hook_answer(result.context)
         answer: dict[str, Any] = result.to_json()

@@ -8,6 +8,8 @@ client.
 
 from __future__ import annotations
 
+import math
+
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -35,10 +37,12 @@ def error_answer(exc: BaseException) -> JSONResponse:
         return JSONResponse({"error": exc.detail}, exc.status_code, headers=headers)
     if isinstance(exc, EngineStarting | StoreError):
         reason = f"{exc}: {exc.FIX}" if isinstance(exc, IndexUnusable) else str(exc)
+        known = exc.retry_after if isinstance(exc, EngineStarting) else None
+        wait = RETRY_AFTER_S if known is None else max(1, math.ceil(known))
         return JSONResponse(
-            {"error": reason, "retry_after": RETRY_AFTER_S},
+            {"error": reason, "retry_after": wait},
             503,
-            headers=NO_STORE | {"Retry-After": str(RETRY_AFTER_S)},
+            headers=NO_STORE | {"Retry-After": str(wait)},
         )
     # Our own messages name no secret; anything else may quote a value, so only the type shows.
     reason = str(exc) if isinstance(exc, RecallError) else BUG
