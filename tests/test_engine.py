@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 
 from pydantic import SecretStr
 
@@ -24,55 +24,61 @@ def _trilium(token: str, title: str, text: str) -> EditableTrilium:
     return fake
 
 
-async def test_two_instances_sync_search_and_fail_independently(tmp_path) -> None:
+@contextlib.contextmanager
+def _work_and_home() -> Iterator[tuple[EditableTrilium, EditableTrilium, dict[str, Instance]]]:
+    """Two stand-in Triliums of a note each, as the instances "work" and "home"."""
     work = _trilium("work_token", "Deploy runbook", "kubectl rollout restart for the api")
     home = _trilium("home_token", "Garden", "tomatoes need six hours of sun")
-    instances = {
-        "work": Instance("work", work.url(), SecretStr("work_token")),
-        "home": Instance("home", home.url(), SecretStr("home_token")),
-    }
-    settings = make_settings(tmp_path, instances=instances, tick_seconds=0.2)
-    engine = Engine(settings, embedder=HashEmbedder(), gate=OPEN)
-    await engine.start()
     try:
-        health = await health_when(engine, lambda h: h["status"] == "ok")
-        assert {n: health["instances"][n]["notes"] for n in ("work", "home")} == {
-            "work": 1,
-            "home": 1,
-        }
-
-        both = await engine.recall(RecallRequest("kubectl rollout restart tomatoes sun"))
-        assert {p.instance for p in both.passages} == {"work", "home"}
-        only_home = await engine.recall(
-            RecallRequest("kubectl rollout restart tomatoes sun", instance="home")
+        yield (
+            work,
+            home,
+            {
+                "work": Instance("work", work.url(), SecretStr("work_token")),
+                "home": Instance("home", home.url(), SecretStr("home_token")),
+            },
         )
-        assert [(p.instance, p.title) for p in only_home.passages] == [("home", "Garden")]
-        assert only_home.passages[0].url == f"{home.url()}/#root/noteAAAAAAAA"
-
-        home.stop()  # one instance down: that one degrades, the other keeps syncing
-        down = await health_when(engine, lambda h: h["instances"]["home"]["error"] is not None)
-        assert down["status"] == "degraded" and down["instances"]["work"]["error"] is None
-        work.set_content("noteAAAAAAAA", "<p>helm rollback to revision 41</p>")
-        await health_when(engine, lambda h: _has(engine, "helm rollback revision"))
-        still = await engine.recall(RecallRequest("tomatoes sun", instance="home"))
-        assert [p.title for p in still.passages] == ["Garden"]  # the last index keeps serving
     finally:
-        await engine.stop()
         work.stop()
         home.stop()
+
+
+async def test_two_instances_sync_search_and_fail_independently(tmp_path) -> None:
+    with _work_and_home() as (work, home, instances):
+        settings = make_settings(tmp_path, instances=instances, tick_seconds=0.2)
+        engine = Engine(settings, embedder=HashEmbedder(), gate=OPEN)
+        await engine.start()
+        try:
+            health = await health_when(engine, lambda h: h["status"] == "ok")
+            assert {n: health["instances"][n]["notes"] for n in ("work", "home")} == {
+                "work": 1,
+                "home": 1,
+            }
+
+            both = await engine.recall(RecallRequest("kubectl rollout restart tomatoes sun"))
+            assert {p.instance for p in both.passages} == {"work", "home"}
+            only_home = await engine.recall(
+                RecallRequest("kubectl rollout restart tomatoes sun", instance="home")
+            )
+            assert [(p.instance, p.title) for p in only_home.passages] == [("home", "Garden")]
+            assert only_home.passages[0].url == f"{home.url()}/#root/noteAAAAAAAA"
+
+            home.stop()  # one instance down: that one degrades, the other keeps syncing
+            down = await health_when(engine, lambda h: h["instances"]["home"]["error"] is not None)
+            assert down["status"] == "degraded" and down["instances"]["work"]["error"] is None
+            work.set_content("noteAAAAAAAA", "<p>helm rollback to revision 41</p>")
+            await health_when(engine, lambda h: _has(engine, "helm rollback revision"))
+            still = await engine.recall(RecallRequest("tomatoes sun", instance="home"))
+            assert [p.title for p in still.passages] == ["Garden"]  # the last index keeps serving
+        finally:
+            await engine.stop()
 
 
 async def test_an_instance_taken_out_of_the_configuration_leaves_the_index(
     tmp_path, caplog
 ) -> None:
-    work = _trilium("work_token", "Deploy runbook", "kubectl rollout restart for the api")
-    home = _trilium("home_token", "Garden", "tomatoes need six hours of sun")
-    both = {
-        "work": Instance("work", work.url(), SecretStr("work_token")),
-        "home": Instance("home", home.url(), SecretStr("home_token")),
-    }
-    settings = make_settings(tmp_path, instances=both, tick_seconds=0.2)
-    try:
+    with _work_and_home() as (_, _, both):
+        settings = make_settings(tmp_path, instances=both, tick_seconds=0.2)
         async with _running(settings) as first:
             await health_when(first, lambda h: h["status"] == "ok")
             kept = len(first.store.known_notes("home"))
@@ -97,9 +103,6 @@ async def test_an_instance_taken_out_of_the_configuration_leaves_the_index(
             runbook = await again.recall(RecallRequest("kubectl rollout restart"))
             assert [p.title for p in runbook.passages] == ["Deploy runbook"]
         assert f"instance home is no longer configured: {kept} notes left" in caplog.text
-    finally:
-        work.stop()
-        home.stop()
 
 
 @contextlib.asynccontextmanager
