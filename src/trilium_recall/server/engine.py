@@ -24,7 +24,7 @@ from ..config import Settings
 from ..errors import IndexUnusable
 from ..index.embed import E5Embedder, Embedder
 from ..index.file import hold_index, index_errors, move_aside
-from ..index.store import Store
+from ..index.store import Store, forget_instances
 from ..index.vectors import VectorIndex
 from ..notes.classify import Rules
 from ..search.answers import RecallRequest, RecallResult, building
@@ -145,7 +145,8 @@ class Engine:
         background; the last index serves meanwhile."""
         s = self.settings
         await self.warm()
-        self._forget_unconfigured()  # with every instance built already; else after the builds
+        # With every instance built already; else after the builds.
+        self._tasks.append(asyncio.create_task(self._forget_unconfigured()))
         for name, syncer in self.syncers.items():
             after_full = functools.partial(self._after_full, name)
             task = asyncio.create_task(
@@ -245,23 +246,21 @@ class Engine:
 
     async def _after_full(self, instance: str) -> None:
         try:
-            self._forget_unconfigured()
+            await self._forget_unconfigured()
             await self.recalibrate()
             for listener in self.after_full:
                 await listener()
         finally:  # a failed refresh keeps the last reference points: no reason to stay "building"
             self._settled.add(instance)
 
-    def _forget_unconfigured(self) -> None:
+    async def _forget_unconfigured(self) -> None:
         """An instance taken out of the configuration leaves the index once every configured
         one is built: its notes would take keyword results that search then drops, and count in
         `status` and calibration. Not before: a renamed instance's first build reuses the
         vectors of the same text (`Store.cached_vectors`)."""
-        if self.building:
-            return
-        for name in set(self.store.recorded_instances()) - set(self.syncers):
-            count = self.store.forget_instance(name)
-            log.warning("instance %s is no longer configured: %d notes left the index", name, count)
+        gone = set() if self.building else set(self.store.recorded_instances()) - set(self.syncers)
+        if gone:
+            await asyncio.to_thread(forget_instances, self.settings.db_path, self.vectors, gone)
 
     async def _calibrate_while_building(self) -> None:
         """The first build's reference points move as notes arrive: measured on the empty index
@@ -286,7 +285,7 @@ class Engine:
             if on_progress is not None:
                 syncer.on_progress = functools.partial(on_progress, name)
             reports[name] = await syncer.full()
-        self._forget_unconfigured()
+        await self._forget_unconfigured()
         return reports
 
     async def recall(self, request: RecallRequest) -> RecallResult:
