@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import logging
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -30,8 +29,6 @@ from .terms import index_term
 from .transactions import write_transaction
 from .vector_rows import Added
 from .vectors import Match, VectorIndex
-
-log = logging.getLogger(__name__)
 
 SKIP_REASONS = (
     "archived", "hidden", "protected", "plumbing", "type", "unknown type", "error",
@@ -105,15 +102,12 @@ class Store(InstanceRows):
 
     # -- instances (the table's own rows: instance_rows.py) -----------------------------------
 
-    def forget_instance(self, name: str) -> int:
-        """Drop an instance, note by note (an interrupted drop goes on at the next start)."""
-        notes = list(self.known_notes(name))
-        for note_id in notes:
-            self.delete_note(name, note_id)
+    def forget_instance(self, name: str) -> None:
+        """What an instance leaves once each of its notes is deleted (`delete_note`): its sent
+        marks and its row. Until then it is recorded, so an interrupted drop goes on later."""
         with self.atomic() as db:
             db.execute("DELETE FROM sent WHERE instance = ?", (name,))
             db.execute("DELETE FROM instances WHERE name = ?", (name,))
-        return len(notes)
 
     # -- notes -------------------------------------------------------------------------------
 
@@ -385,15 +379,3 @@ class Store(InstanceRows):
                 "INSERT OR REPLACE INTO sent VALUES (?, ?, ?, ?)",
                 [(session_id, instance, note_id, now) for instance, note_id in notes],
             )
-
-
-def forget_instances(path: Path, vectors: VectorIndex, names: Iterable[str]) -> None:
-    """Drop instances on a connection of this thread's own: at ~2 ms a note (measured on the
-    eval's Node.js index), tens of thousands of notes take a minute no event loop may wait."""
-    store = Store(path, vectors)
-    try:
-        for name in names:
-            count = store.forget_instance(name)
-            log.warning("instance %s is no longer configured: %d notes left the index", name, count)
-    finally:
-        store.close()

@@ -24,7 +24,7 @@ from ..config import Settings
 from ..errors import IndexUnusable
 from ..index.embed import E5Embedder, Embedder
 from ..index.file import hold_index, index_errors, move_aside
-from ..index.store import Store, forget_instances
+from ..index.store import Store
 from ..index.vectors import VectorIndex
 from ..notes.classify import Rules
 from ..search.answers import RecallRequest, RecallResult, building
@@ -33,6 +33,7 @@ from ..search.gate import GateThresholds
 from ..search.hybrid import gate_thresholds
 from ..search.null_bank import GenericPrompts, bank_key
 from ..search.recall import recall
+from ..sync.removed import drop_instances
 from ..sync.syncer import RunReport, Syncer, SyncStatus, run_forever
 from ..trilium.client import TriliumClient
 from ..trilium.features import Features
@@ -105,6 +106,7 @@ class Engine:
             )
             for name, instance in settings.instances.items()
         }
+        self._forgetting: set[str] = set()  # instances being dropped (_forget_unconfigured)
         self._local = threading.local()
         self._readers: list[Store] = []
         self._pool = ThreadPoolExecutor(SEARCH_THREADS, thread_name_prefix="recall")
@@ -254,13 +256,12 @@ class Engine:
             self._settled.add(instance)
 
     async def _forget_unconfigured(self) -> None:
-        """An instance taken out of the configuration leaves the index once every configured
-        one is built: its notes would take keyword results that search then drops, and count in
-        `status` and calibration. Not before: a renamed instance's first build reuses the
-        vectors of the same text (`Store.cached_vectors`)."""
+        """Instances no longer configured leave the index (sync/removed.py) once every configured
+        one is built: not before, so that a renamed instance's first build reuses the vectors of
+        the same text (`Store.cached_vectors`)."""
         gone = set() if self.building else set(self.store.recorded_instances()) - set(self.syncers)
-        if gone:
-            await asyncio.to_thread(forget_instances, self.settings.db_path, self.vectors, gone)
+        self._forgetting |= (names := gone - self._forgetting)  # once, if start and a full overlap
+        await drop_instances(self.store, sorted(names))
 
     async def _calibrate_while_building(self) -> None:
         """The first build's reference points move as notes arrive: measured on the empty index

@@ -291,7 +291,7 @@ function promptDecision(trace, gate) {
       + ` · agreement ${percent(p.agreement)} · z ${fixed(p.zscore, 1)}`),
     el("p", { className: "muted" }, `unknown words ${percent(p.unknown_share)}`
       + `${p.unknown_terms.length ? ` (${p.unknown_terms.join(", ")})` : ""}`
-      + `${p.uncounted_terms.length ? `, not counted: ${p.uncounted_terms.join(", ")}` : ""}`
+      + `${p.uncounted_terms?.length ? `, not counted: ${p.uncounted_terms.join(", ")}` : ""}`
       + ` · fused top ${fixed(p.fused_top, 3)}`),
     el("p", { className: "muted" }, `Closest generic prompt: “${trace.closest_generic_prompt}”`),
     el("p", { className: "muted" }, referencePoints(trace.reference_points, p)),
