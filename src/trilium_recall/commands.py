@@ -27,7 +27,7 @@ from .engine_address import engine_base, is_http_url
 from .errors import IndexUnusable, RecallError
 from .explained import print_explained, print_searched
 from .index.activity_log import Activity, recent
-from .index.file import holds_data, index_errors
+from .index.file import index_errors, missing_index
 from .index.store import Store
 from .search.answers import RecallRequest, RecallResult
 from .server.activity import parse_since
@@ -192,16 +192,14 @@ def _index_settings(args: argparse.Namespace) -> Settings:
     wants_demo = getattr(args, "demo", False)  # `index` shows its status without the flag
     if wants_demo:
         settings = demo
-    if holds_data(settings.db_path):
+    if (missing := missing_index(settings.db_path)) is None:
         return settings
-    if not wants_demo and holds_data(demo.db_path):
+    if not wants_demo and missing_index(demo.db_path) is None:
         raise RecallError(
-            f"no index at {settings.db_path}; the demo notebook's is at {demo.db_path}: "
-            "add --demo to use it"
+            f"{missing}; the demo notebook's is at {demo.db_path}: add --demo to use it"
         )
     first = "`trilium-recall demo`" if wants_demo else "`trilium-recall index` (or `demo`)"
-    found = "an empty file (0 bytes)" if settings.db_path.is_file() else "no index"
-    raise RecallError(f"{found} at {settings.db_path}: run {first} first")
+    raise RecallError(f"{missing}: run {first} first")
 
 
 def _offline_settings(args: argparse.Namespace) -> Settings:

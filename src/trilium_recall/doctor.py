@@ -18,7 +18,7 @@ import httpx
 from .config import Settings, load_settings
 from .errors import ConfigError
 from .index.activity_log import recent
-from .index.file import holds_data
+from .index.file import missing_index
 from .index.store import Store
 from .server.checks import (
     Check,
@@ -124,9 +124,8 @@ def _without_engine(settings: Settings) -> list[Check]:
 
         checks += asyncio.run(ask())
     path = settings.db_path
-    if not holds_data(path):
-        found = "an empty file (0 bytes)" if path.is_file() else "no index"
-        return [*checks, Check("index", "warn", f"{found} at {path}", "start the engine")]
+    if (missing := missing_index(path)) is not None:
+        return [*checks, Check("index", "warn", missing, "start the engine")]
     store = Store(path)
     try:
         names = list(store.recorded_instances())

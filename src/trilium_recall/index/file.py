@@ -35,10 +35,13 @@ WAL_ATTEMPTS, WAL_RETRY_SECONDS = 50, 0.1
 _warned: set[Path] = set()  # each open Store (one per search thread) would warn again
 
 
-def holds_data(path: Path) -> bool:
-    """An index file a reader may open: a 0-byte one (`touch`, a failed copy) would be given a
-    schema by opening it, and read as an index of nothing."""
-    return path.is_file() and path.stat().st_size > 0
+def missing_index(path: Path) -> str | None:
+    """Why `path` is no index file a reader may open, or None when it is one. A 0-byte file
+    (`touch`, a failed copy) would be given a schema by opening it, and read as an index of
+    nothing."""
+    if not path.is_file():
+        return f"no index at {path}"
+    return f"an empty file (0 bytes) at {path}" if path.stat().st_size == 0 else None
 
 
 def open_db(path: Path) -> apsw.Connection:

@@ -259,9 +259,11 @@ class Engine:
         """Instances no longer configured leave the index (sync/removed.py) once every configured
         one is built: not before, so that a renamed instance's first build reuses the vectors of
         the same text (`Store.cached_vectors`)."""
-        gone = set() if self.building else set(self.store.recorded_instances()) - set(self.syncers)
-        self._forgetting |= (names := gone - self._forgetting)  # once, if start and a full overlap
-        await drop_instances(self.store, sorted(names))
+        if self.building:
+            return
+        gone = set(self.store.recorded_instances()) - set(self.syncers) - self._forgetting
+        self._forgetting |= gone  # dropped once when a start and a full sync overlap
+        await drop_instances(self.store, sorted(gone))
 
     async def _calibrate_while_building(self) -> None:
         """The first build's reference points move as notes arrive: measured on the empty index
