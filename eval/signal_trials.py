@@ -22,6 +22,8 @@ falls). A signal worth building moves both. Two that were measured here are now 
   notes", "we agreed", English only), else 0. Not shipped: no unrelated prompt of any set
   carries it, so its fitted weight is set by the regulariser, not by evidence, and everyday
   coding prompts ("I wrote a script that fails", "what did I do wrong") would carry it;
+- `five closest generic prompts`: the closest generic prompt's cosine less the mean of the five
+  closest (a smoother null than one neighbour: does the nearest chatter stand out of its kind?);
 - `title named`, `prompt in titles`: of the three best notes, the highest IDF share of a
   note's title words the prompt holds, and of the prompt's words a title holds;
 - `windows` (with --windows, ~10 min): the least margin over 6-word windows of a long prompt
@@ -32,6 +34,11 @@ falls). A signal worth building moves both. Two that were measured here are now 
   of the prompt's latent weight that snippet holds (each text with e5's `query: ` or `passage: `
   prefix, as its dense vector is made). --sparse also re-ranks the first ten candidates, before
   any gate, by RRF of the fused order and the sparse cosine (does it raise the ceiling?).
+
+A second table asks which prompts should train the shipped features (`training_table`): every
+answerable prompt as one that should pass (shipped), only those the gate-open ranking finds
+(passing the rest sends a wrong note), or those as ones that should be silent; each also with
+every corpus weighing the same (its answerable and unrelated prompts as much as another's).
 
     python eval/signal_trials.py [--windows] [--sparse]
 """
@@ -63,6 +70,7 @@ ORACLE_SILENCES = (0.90, 0.92, 0.94, 0.96)
 WINDOW_WORDS, WINDOW_STEP = 6, 3
 SPARSE_TOP_K = 64  # latent terms kept per text
 RERANK_DEPTH, RERANK_K = 10, 10  # candidates re-ranked; RRF constant of both orders
+CLOSEST_GENERIC = 5
 RECALL_CUE = re.compile(
     r"\b(did i|have i|had i|i (?:wrote|noted|saved|jotted|logged|recorded|kept|bookmarked|put)"
     r"|(?:wrote|jotted|noted|written) down|my (?:notes?|journal|diary|reading list|usual)"
@@ -213,6 +221,7 @@ def candidate_signals(corpus: Corpus, with_windows: bool, with_sparse: bool) -> 
             keyword = gathered.trace.keyword
             twins = np.argsort(-(bank @ query))[:5]
             cosines = sorted((c.cosine for c in gathered.candidates), reverse=True)
+            generic = np.minimum(np.sort(bank @ gathered.query_vector)[::-1], TWIN_COSINE)
             extra = [
                 float((headings @ query).max()) - signals.generic_cosine,
                 signals.top_cosine - float(bank_best[twins].mean()),
@@ -222,6 +231,7 @@ def candidate_signals(corpus: Corpus, with_windows: bool, with_sparse: bool) -> 
                 ),
                 *title_shares(corpus, text, gathered.candidates),
                 cosines[0] - cosines[1] if len(cosines) >= 2 else 0.0,
+                float(generic[0] - generic[:CLOSEST_GENERIC].mean()),
             ]
             if with_windows:
                 extra.append(least_window_margin(corpus, text))
@@ -233,12 +243,24 @@ def candidate_signals(corpus: Corpus, with_windows: bool, with_sparse: bool) -> 
     return rows
 
 
-def held_out(x: np.ndarray, y: np.ndarray, found: np.ndarray, corpus: np.ndarray) -> list[str]:
-    """Mean held-out (passed, silent) at the training silence, then with oracle thresholds."""
+def held_out(
+    x: np.ndarray,
+    y: np.ndarray,
+    found: np.ndarray,
+    corpus: np.ndarray,
+    training: str = "all",
+    balanced: bool = False,
+) -> list[str]:
+    """Mean held-out (passed, silent) at the training silence, then with oracle thresholds;
+    `training` and `balanced` as `training_table` says."""
     scores, at_training = {}, []
+    unfound = (y == 1) & ~found
+    target = np.where(unfound, 0.0, y) if training == "unfound silent" else y
     for name in dict.fromkeys(corpus):
         train, test = corpus != name, corpus == name
-        weights, bias = logistic(x[train], y[train])
+        fitted = train & ~unfound if training == "found only" else train
+        counts = per_corpus_counts(corpus, target, fitted) if balanced else None
+        weights, bias = logistic(x[fitted], target[fitted], weights=counts)
         scores[name] = x @ weights + bias
         line = np.quantile(scores[name][train & (y == 0)], TRAIN_SILENCE)
         spoke = scores[name] >= line
@@ -254,6 +276,30 @@ def held_out(x: np.ndarray, y: np.ndarray, found: np.ndarray, corpus: np.ndarray
             pairs.append((spoke[answerable].mean(), 1 - spoke[unrelated].mean()))
         cells.append(_pair(pairs))
     return cells
+
+
+def per_corpus_counts(corpus: np.ndarray, y: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Row weights over `rows` giving each corpus's answerable and unrelated prompts the same
+    total, scaled to the number of rows."""
+    counts = np.zeros(len(y))
+    for name in set(corpus[rows]):
+        for label in (0.0, 1.0):
+            group = rows & (corpus == name) & (y == label)
+            counts[group] = 1.0 / max(int(group.sum()), 1)
+    return counts[rows] * rows.sum() / counts[rows].sum()
+
+
+def training_table(
+    shipped: np.ndarray, y: np.ndarray, found: np.ndarray, corpus: np.ndarray
+) -> None:
+    oracle = " | ".join(f"oracle {s:.2f}" for s in ORACLE_SILENCES)
+    print(f"\n| trained on | at training silence {TRAIN_SILENCE} | {oracle} |")
+    print("|---|" + "---|" * (1 + len(ORACLE_SILENCES)))
+    for training in ("all", "found only", "unfound silent"):
+        for balanced in (False, True):
+            cells = held_out(shipped, y, found, corpus, training, balanced)
+            title = training + (", corpora equal" if balanced else "")
+            print(f"| {title} | " + " | ".join(cells) + " |")
 
 
 def _pair(pairs: list[tuple[float, float]]) -> str:
@@ -280,7 +326,7 @@ def main() -> None:
     candidates = np.array([r[3] for r in rows])
     corpus = np.array(names)
     extras = ["heading twin", "bank twin", "recall cue", "rarest code phrase", "title named"]
-    extras += ["prompt in titles", "top gap"]
+    extras += ["prompt in titles", "top gap", "five closest generic prompts"]
     extras += ["windows"] if args.windows else []
     extras += ["sparse terms", "sparse coverage"] if args.sparse else []
     oracle = " | ".join(f"oracle {s:.2f}" for s in ORACLE_SILENCES)
@@ -292,6 +338,7 @@ def main() -> None:
         print(f"| + {extra} | " + " | ".join(held_out(chosen, y, found, corpus)) + " |")
     every = np.c_[shipped, candidates]
     print("| + all of them | " + " | ".join(held_out(every, y, found, corpus)) + " |")
+    training_table(shipped, y, found, corpus)
     if args.sparse:
         print("\n| corpus | hit@3, fused order | re-ranked with latent terms |\n|---|---|---|")
         for name, c in corpora.items():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import json
 import os
 import pty
@@ -26,7 +27,9 @@ from trilium_recall.cli import _parser
 from trilium_recall.commands import COMMANDS as IMPLEMENTED
 from trilium_recall.demo.mode import EXPLAINED_PROMPT, try_it
 from trilium_recall.demo.standin import FakeTrilium
+from trilium_recall.errors import RecallError
 from trilium_recall.index.store import Store
+from trilium_recall.server import app
 
 COMMANDS = [
     "serve",
@@ -152,6 +155,47 @@ def test_serve_on_an_address_this_machine_lacks_names_the_host(tmp_path: Path) -
     line = done.stderr.strip().splitlines()[-1]
     assert "cannot listen on 192.0.2.1:8765" in line and "RECALL_HOST or --host" in line
     assert "another port" not in line
+
+
+@pytest.mark.parametrize(
+    ("error", "port", "hint"),
+    [
+        (errno.EACCES, 80, "ports below 1024 need privileges"),
+        (errno.EACCES, 8080, None),  # not the port's fault above 1024: a policy, say only the fix
+        (errno.EAFNOSUPPORT, 8765, "this machine has no such address"),
+    ],
+)
+def test_a_refused_bind_says_what_to_change(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, error: int, port: int, hint: str | None
+) -> None:
+    """As root (here and in CI) no port is refused for privileges, so the socket is."""
+
+    class Refusing(socket.socket):
+        def bind(self, address: object) -> None:
+            raise OSError(error, os.strerror(error))
+
+    monkeypatch.setattr(app.socket, "socket", Refusing)
+    with pytest.raises(RecallError) as refused:
+        app.refuse_unbindable(make_settings(tmp_path, port=port))
+    line = str(refused.value)
+    assert line.startswith(f"cannot listen on 127.0.0.1:{port} ({os.strerror(error)})")
+    assert (hint in line) if hint else ("another port" in line and "1024" not in line)
+
+
+def test_a_host_name_that_does_not_resolve_names_recall_host(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Resolving a made-up name would ask the network's DNS: the resolver's answer is given."""
+
+    def unresolved(host: str, *_: object, **__: object) -> list[object]:
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+
+    monkeypatch.setattr(app.socket, "getaddrinfo", unresolved)
+    with pytest.raises(RecallError) as refused:
+        app.refuse_unbindable(make_settings(tmp_path, host="recall.internal"))
+    line = str(refused.value)
+    assert line.startswith("cannot listen on recall.internal: Name or service not known")
+    assert "RECALL_HOST or --host" in line and "\n" not in line
 
 
 def test_index_without_trilium_is_a_clear_error(tmp_path: Path) -> None:
