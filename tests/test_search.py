@@ -153,35 +153,11 @@ def test_source_hit_is_shown_as_its_wiki_summary(store, embedder, generic, tmp_p
         store, embedder, "vendor call about storage pricing and renewal terms discussed at length"
     )
     settings = make_settings(tmp_path, area_weights="sources=2.0")
-    prompt = "storage pricing renewal vendor"
-    result = search(store, embedder, generic, settings, prompt, gate=OPEN, limit=1)
+    result = search(store, embedder, generic, settings, "storage pricing renewal vendor", gate=OPEN)
     assert [(c.hit.note_id, c.stands_for) for c in result.passages] == [("sum1", "raw1")]
     assert result.trace.substitutions == [
         "Vendor call transcript: shown as its summary Vendor call summary"
     ]
-
-
-def test_a_source_takes_a_place_its_summary_left(store, embedder, generic, tmp_path) -> None:
-    """The summary passed on its own too: standing in, the source would only vanish, and the
-    number asked for may be in the source alone. It goes after every other passing note."""
-    _summary_pair(
-        store, embedder, "vendor call about storage pricing and renewal terms discussed at length"
-    )
-    add_note(store, embedder, "other", "Storage vendors", [("Storage vendors", "storage pricing")])
-    settings = make_settings(tmp_path, area_weights="sources=2.0")
-    prompt = "storage pricing renewal vendor"
-    result = search(store, embedder, generic, settings, prompt, gate=OPEN)
-    assert [(c.hit.note_id, c.stands_for) for c in result.passages] == [
-        ("sum1", "raw1"),
-        ("other", None),
-        ("raw1", None),
-    ]
-    assert result.trace.substitutions[-1] == (
-        "Vendor call transcript: sent after its summary, a place was left"
-    )
-    taken = search(store, embedder, generic, settings, prompt, gate=OPEN, limit=2)
-    assert [c.hit.note_id for c in taken.passages] == ["sum1", "other"]
-    assert not any("a place was left" in line for line in taken.trace.substitutions)
 
 
 def test_source_keeps_its_place_when_it_holds_the_detail(

@@ -45,7 +45,7 @@ from .languages import in_another_language, prompt_language, text_language
 from .null_bank import GenericPrompts
 from .rankings import RRF_K, keyword_hits, meaning_hits, note_ranking, rrf
 from .signals import beside_the_day, closest_section, matched_share, prompt_signals
-from .summaries import sent_after_summary, summaries_for_sources
+from .summaries import summaries_for_sources
 from .technologies import named_technologies, names_another_stack
 from .topic import application_is_topic, index_holds, topic_of
 
@@ -183,9 +183,7 @@ def decide(
     trace = replace(gathered.trace, substitutions=[])
     candidates = _judge(gathered, trace, gate, store.has_children)
     trace.candidates = candidates
-    summarised, reserve = summaries_for_sources(
-        store, settings, gathered.query_vector, candidates, trace
-    )
+    summarised = summaries_for_sources(store, settings, gathered.query_vector, candidates, trace)
     chosen = in_order(summarised, gate.order)  # a source kept as wiki moves by its new score
     verdict = trace.verdict
     if verdict and verdict.filed and not (verdict.scored and said_loosely(trace.keyword.dates)):
@@ -193,11 +191,8 @@ def decide(
         chosen.sort(key=lambda c: (not c.passed, c.filed_rank is None, c.filed_rank or 0))
     trace.total_ms = (time.perf_counter() - gathered.started) * 1000
     # Notes the session already got, and folders, keep their places: the 4th to 9th are weak.
-    # A source its sent summary stood in for takes a place no other passing note takes.
-    passing = [c for c in chosen if c.passed]
-    best, spans = one_of_each_text(passing + reserve, store.snippet_spans)
+    best, spans = one_of_each_text([c for c in chosen if c.passed], store.snippet_spans)
     sent = [c for c in best[:limit] if c.key not in exclude and not c.folder]
-    trace.substitutions += sent_after_summary(sent, reserve)
     return SearchResult(sent, trace, spans)
 
 

@@ -1,8 +1,5 @@
 """A source with a wiki summary shows up as the summary, unless the source itself holds the
-matching detail: its best snippet is closer to the prompt than any of the summary's. When the
-summary passed on its own as well, the source is held in reserve and sent after every other
-passing note if a place is left: the closer snippet can be the gist while the source holds
-the number or name asked for ("how many sessions were left hanging" of a postmortem)."""
+matching detail: its best snippet is closer to the prompt than any of the summary's."""
 
 from __future__ import annotations
 
@@ -30,12 +27,10 @@ def summaries_for_sources(
     query_vector: np.ndarray,
     candidates: list[Candidate],
     trace: SearchTrace,
-) -> tuple[list[Candidate], list[Candidate]]:
-    """A passing source hit is shown as its wiki summary unless it holds the detail itself;
-    and the sources whose summary passed on its own, in reserve (best first)."""
+) -> list[Candidate]:
+    """A passing source hit is shown as its wiki summary unless it holds the detail itself."""
     by_note = {c.key: c for c in candidates}
     result: list[Candidate] = []
-    reserve: list[Candidate] = []
     for candidate in candidates:
         hit = candidate.hit
         summary = None
@@ -58,9 +53,6 @@ def summaries_for_sources(
             result.append(replace(candidate, weight=wiki, score=candidate.fused * wiki))
             continue
         trace.substitutions.append(f"{hit.title}: shown as its summary {summary_hit.title}")
-        own = by_note.get((hit.instance, summary_hit.note_id))
-        if own is not None and own.passed:  # it goes anyway: standing in, the source vanishes
-            reserve.append(candidate)
         result.append(
             replace(
                 candidate,
@@ -70,15 +62,7 @@ def summaries_for_sources(
                 stands_for=hit.note_id,
             )
         )
-    return dedupe(result), reserve
-
-
-def sent_after_summary(sent: Sequence[Candidate], reserve: Sequence[Candidate]) -> list[str]:
-    """What `explain` says of each source sent from the reserve."""
-    held = {c.key for c in reserve}
-    return [
-        f"{c.hit.title}: sent after its summary, a place was left" for c in sent if c.key in held
-    ]
+    return dedupe(result)
 
 
 def _best_summary(
