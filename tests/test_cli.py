@@ -239,8 +239,16 @@ def test_status_search_and_explain_read_an_existing_index(demo_engine) -> None:
     assert latin1.returncode == 0 and "restic" in latin1.stdout.lower(), latin1.stderr
     as_json = json.loads(run("search", "restore restic backup", "--json", env=env).stdout)
     assert as_json["passages"] and as_json["skipped"] is None
-    spoke = run("explain", "how do I restore my restic backup?", env=env)
-    assert re.search(r"SENT  Backups \(restic\).*\n.* · learned order -?\d+\.\d\d ·", spoke.stdout)
+    restore = "how do I restore my restic backup?"
+    spoke = run("explain", restore, env=env)
+    learned = r"SENT \d  Backups \(restic\).*\n.* · learned order -?\d+\.\d\d ·"
+    assert re.search(learned, spoke.stdout)
+    # Listed as judged, marked with the place each goes in: the order `search` sends them.
+    places = dict(re.findall(r"\nSENT (\d)  (.+?)  \(", spoke.stdout))
+    asked = json.loads(run("search", restore, "--json", env=env).stdout)
+    assert [places[str(n)] for n in range(1, len(places) + 1)] == [
+        p["title"] for p in asked["passages"]
+    ]
     assert "prompt language en, the closest note's " in spoke.stdout
     assert re.search(r"\n  unknown words \d+% · fused top ", spoke.stdout)
     quoted = run("explain", "restore my restic backup tagged 'zqxjvb'", env=env)
@@ -254,12 +262,12 @@ def test_status_search_and_explain_read_an_existing_index(demo_engine) -> None:
     assert "code phrases" not in spoke.stdout
     dated = run("explain", "what did I do on october 21st?", env=env)
     assert 'dates: "october 21st" = 21 oct (matched by the notes filed then)' in dated.stdout
-    assert re.search(r"SENT  21 - Wednesday .*\n.* · filed on the day #1 ·", dated.stdout)
+    assert re.search(r"SENT \d  21 - Wednesday .*\n.* · filed on the day #1 ·", dated.stdout)
     assert "a day notes are filed under, matching 100% of the rest" in dated.stdout
     assert "dates:" not in spoke.stdout
     week = run("explain", "--today", "2026-10-26", "what did I work on last week?", env=env)
     assert '"last week" = 19 oct 2026 – 25 oct 2026 (from today)' in week.stdout
-    assert re.search(r"SENT  21 - Wednesday ", week.stdout)
+    assert re.search(r"SENT \d  21 - Wednesday ", week.stdout)
     bad_day = run("explain", "--today", "26.10.2026", "what did I do yesterday?", env=env)
     assert bad_day.returncode == 2
     day_form = "is not a date written YYYY-MM-DD, in 1900-2099"
@@ -334,7 +342,7 @@ def test_demo_builds_serves_and_prints_commands_to_try(demo_engine, tmp_path: Pa
         explained = run(
             "explain", "--demo", EXPLAINED_PROMPT, env={"RECALL_DATA_DIR": str(tmp_path)}
         )
-        assert explained.returncode == 0 and "\nSENT  " in explained.stdout, explained.stdout
+        assert explained.returncode == 0 and "\nSENT 1  " in explained.stdout, explained.stdout
         # The stand-in that served the notes lives only as long as `demo`: no link into it.
         found = run("search", "--demo", "restic retention", env={"RECALL_DATA_DIR": str(tmp_path)})
         assert found.returncode == 0 and "## Backups (restic)" in found.stdout, found.stdout

@@ -64,9 +64,11 @@ def print_explained(result: RecallResult) -> None:
         f"  score = {_score_parts(verdict.parts)} = {verdict.score:+.2f}"
     )
     _print_reference(trace)
-    sent = {(p.instance, p.note_id) for p in result.passages}
+    # Candidates are listed as judged; the passages go in the learned order, so each sent one
+    # is marked with its place.
+    places = {(p.instance, p.note_id): n for n, p in enumerate(result.passages, start=1)}
     for candidate in trace.candidates[:10]:
-        print(_candidate_block(candidate, (candidate.hit.instance, candidate.hit.note_id) in sent))
+        print(_candidate_block(candidate, places.get(candidate.key)))
     for line in trace.substitutions:
         print(f"\nsummary for source: {line}")
     count = len(result.passages)
@@ -110,9 +112,10 @@ def _print_reference(trace: SearchTrace) -> None:
     )
 
 
-def _candidate_block(c: Candidate, sent: bool) -> str:
-    """One candidate: sent, passed (and not sent: past the answer's size, sent before in this
-    session, a folder, or shown as its summary) or dropped, its ranks and scores, and why."""
+def _candidate_block(c: Candidate, place: int | None) -> str:
+    """One candidate: sent (at `place` among the passages), passed (and not sent: past the
+    answer's size, sent before in this session, a folder, or shown as its summary) or dropped,
+    its ranks and scores, and why."""
     ranks = f"keyword #{c.keyword_rank or '-'} · meaning #{c.meaning_rank or '-'}"
     if c.phrase_rank:
         ranks += f" · code phrase #{c.phrase_rank}"
@@ -124,9 +127,9 @@ def _candidate_block(c: Candidate, sent: bool) -> str:
         ranks += f" · learned order {c.order_value:.2f}"
     window = " around the matched snippet (long section)" if c.windowed else ""
     hub = f" (hubness {c.hubness:.3f})" if c.hubness else ""
-    label = "SENT" if sent else "pass" if c.passed else "drop"
+    label = f"SENT {place}" if place else "pass" if c.passed else "drop"
     return (
-        f"\n{label}  {c.hit.title}  ({c.hit.area} × {c.weight:.2f})"
+        f"\n{label:<6}  {c.hit.title}  ({c.hit.area} × {c.weight:.2f})"
         f"  score {c.score:.4f}\n      {ranks} · fused {c.fused:.4f} · cosine {c.cosine:.3f}{hub}"
         f" · terms{window} {', '.join(c.matched_terms) or '-'} ({c.coverage:.0%})"
         f"\n      {c.reason}"
