@@ -14,6 +14,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import apsw
 import httpx
@@ -168,11 +169,14 @@ def test_serve_on_an_address_this_machine_lacks_names_the_host(tmp_path: Path) -
 def test_a_refused_bind_says_what_to_change(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, error: int, port: int, hint: str | None
 ) -> None:
-    """As root (here and in CI) no port is refused for privileges, so the socket is."""
+    """As root (here and in CI) no port is refused for privileges, so the socket is. `socket`
+    is one module for the whole process: only a bind to the asked port is refused."""
 
     class Refusing(socket.socket):
-        def bind(self, address: object) -> None:
-            raise OSError(error, os.strerror(error))
+        def bind(self, address: Any) -> None:
+            if address[1] == port:
+                raise OSError(error, os.strerror(error))
+            super().bind(address)
 
     monkeypatch.setattr(app.socket, "socket", Refusing)
     with pytest.raises(RecallError) as refused:
@@ -185,10 +189,14 @@ def test_a_refused_bind_says_what_to_change(
 def test_a_host_name_that_does_not_resolve_names_recall_host(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Resolving a made-up name would ask the network's DNS: the resolver's answer is given."""
+    """Resolving a made-up name would ask the network's DNS: the resolver's answer is given
+    (for that name only: `socket` is one module for the whole process)."""
+    resolve = socket.getaddrinfo
 
-    def unresolved(host: str, *_: object, **__: object) -> list[object]:
-        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+    def unresolved(host: str, *args: Any, **kwargs: Any) -> list[Any]:
+        if host == "recall.internal":
+            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+        return resolve(host, *args, **kwargs)
 
     monkeypatch.setattr(app.socket, "getaddrinfo", unresolved)
     with pytest.raises(RecallError) as refused:
