@@ -15,6 +15,7 @@ from trilium_recall.errors import UnknownInstance
 from trilium_recall.notes.records import SectionHit
 from trilium_recall.search.answers import RecallRequest, RecallResult, silence_reason
 from trilium_recall.search.candidates import FOLDERS_ONLY, Candidate
+from trilium_recall.search.excerpts import EXCERPT_CHARS
 from trilium_recall.search.gate import FITTED, CandidateOrder
 from trilium_recall.search.hybrid import Ranking, gather, in_order, search
 from trilium_recall.search.null_bank import TWIN_COSINE, GenericPrompts
@@ -25,7 +26,7 @@ from trilium_recall.search.phrasing import (
     without_phrasing,
 )
 from trilium_recall.search.rankings import distinctive_terms, note_ranking, rrf
-from trilium_recall.search.recall import EXCERPT_CHARS, recall
+from trilium_recall.search.recall import recall
 
 # Passes no prompt on its score, only the strong-keyword rule (3 terms, 60 % of the weight).
 KEYWORDS_ONLY = replace(FITTED, bias=-100.0, keyword_terms=3, keyword_coverage=0.6)

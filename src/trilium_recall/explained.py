@@ -9,6 +9,7 @@ import math
 from .search.answers import RecallResult, silence_reason
 from .search.candidates import Candidate, SearchTrace
 from .search.dates.prompt import as_said
+from .search.excerpts import SECOND_SECTION_SHARE
 from .search.null_bank import TWIN_COSINE
 from .textclean import clip, counted
 
@@ -69,6 +70,8 @@ def print_explained(result: RecallResult) -> None:
     places = {(p.instance, p.note_id): n for n, p in enumerate(result.passages, start=1)}
     for candidate in trace.candidates[:10]:
         print(_candidate_block(candidate, places.get(candidate.key)))
+        if (second := trace.second_sections.get(candidate.key)) and candidate.key in places:
+            print(_second_line(candidate, second))
     for line in trace.substitutions:
         print(f"\nsummary for source: {line}")
     count = len(result.passages)
@@ -109,6 +112,15 @@ def _print_reference(trace: SearchTrace) -> None:
         f"{trace.language or 'not told'}, the closest note's "
         f"{trace.closest_language or 'not told'}{foreign if trace.foreign else ''}\n"
         f"  technologies: the notebook's {held}; the prompt names {named}{other}"
+    )
+
+
+def _second_line(first: Candidate, second: Candidate) -> str:
+    """The section that goes along with a sent one, and why: nearly as strong (excerpts.py)."""
+    share = second.score / first.score if first.score else 0.0
+    return (
+        f'      and its section "{clip(second.hit.heading, 60)}": score {second.score:.4f}, '
+        f"{share:.0%} of this one's (a second section goes at {SECOND_SECTION_SHARE:.0%})"
     )
 
 

@@ -15,6 +15,11 @@ from ..textclean import valid_utf8
 from .candidates import SearchTrace, why_nothing_passed_was_sent
 
 HOOK_LEAD = "Passages from the user's Trilium notes that match this prompt:"
+# Claude Code passes a hook's context to the model whole up to 10,000 characters (UTF-16 units,
+# as JavaScript counts); a longer one is saved to a file and the model reads a 2 KB preview
+# and the file's path instead (measured with the CLI 2.1.197: 9,990 characters arrived whole,
+# 10,010 did not). Every door sends the same passages, so all are kept within it.
+CONTEXT_CHARS = 10_000
 
 Status = Literal["sent", "silent", "skipped", "starting", "building", "late"]
 # What the model reads when nothing is sent (MCP tool, CLI); the hook adds nothing instead.
@@ -128,6 +133,25 @@ def render_passages(passages: list[Passage]) -> str:
             lines += ["", f"Source: {passage.url}"]
         blocks.append("\n".join(lines))
     return "\n\n---\n\n".join(blocks)
+
+
+def within_context(choices: list[tuple[Passage, Passage]]) -> list[Passage]:
+    """Of each passage's two forms (with its second section, and its first alone), the ones
+    whose hook context fits CONTEXT_CHARS: second sections go first, from the last passage
+    back, then the last passages; the best one always goes."""
+    sent = [full for full, _ in choices]
+    for i in reversed(range(len(choices))):
+        if _context_chars(sent) <= CONTEXT_CHARS:
+            return sent
+        sent[i] = choices[i][1]
+    while len(sent) > 1 and _context_chars(sent) > CONTEXT_CHARS:
+        sent.pop()
+    return sent
+
+
+def _context_chars(passages: list[Passage]) -> int:
+    context = f"{HOOK_LEAD}\n\n{render_passages(passages)}"
+    return len(context.encode("utf-16-le")) // 2
 
 
 def building(result: RecallResult, indexed: bool) -> RecallResult:

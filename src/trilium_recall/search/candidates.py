@@ -168,6 +168,8 @@ class SearchTrace:
     verdict: PromptVerdict | None = None
     candidates: list[Candidate] = field(default_factory=list)
     substitutions: list[str] = field(default_factory=list)
+    # Each sent note's second section, where it goes along (excerpts.second_sections).
+    second_sections: dict[tuple[str, str], Candidate] = field(default_factory=dict)
     reference: Reference = field(default_factory=Reference)  # the notebook's (calibration.py)
     searched_as: str | None = None  # the prompt less where to look and machine noise (topic.py)
     language: str | None = None  # the prompt's, when told (languages.py)

@@ -33,6 +33,7 @@ from .candidates import (
 )
 from .dates.filed import filed_on, read_dates
 from .dates.prompt import asking_terms, asks_the_day, day_terms, prompt_dates, said_loosely
+from .excerpts import second_sections
 from .gate import (
     FITTED,
     CandidateOrder,
@@ -193,6 +194,9 @@ def decide(
     # Notes the session already got, and folders, keep their places: the 4th to 9th are weak.
     best, spans = one_of_each_text([c for c in chosen if c.passed], store.snippet_spans)
     sent = [c for c in best[:limit] if c.key not in exclude and not c.folder]
+    trace.second_sections = seconds = second_sections(sent, gathered.sections)
+    if seconds:
+        spans |= store.snippet_spans([s.snippet_id for s in seconds.values() if s.snippet_id])
     return SearchResult(sent, trace, spans)
 
 

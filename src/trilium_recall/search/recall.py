@@ -16,13 +16,13 @@ from ..errors import StoreError, UnknownInstance
 from ..index.embed import Embedder
 from ..index.store import Store
 from ..index.transactions import BUSY_TIMEOUT_MS
-from .answers import Passage, RecallRequest, RecallResult, Status
+from .answers import Passage, RecallRequest, RecallResult, Status, within_context
+from .candidates import Candidate, SearchResult
+from .excerpts import passage_text
 from .gate import GateThresholds
 from .hybrid import search
 from .null_bank import GenericPrompts
 from .triage import triage
-
-EXCERPT_CHARS = 1200
 
 log = logging.getLogger(__name__)
 # Without a deadline (CLI search), a locked index is waited for as long as any write waits.
@@ -69,24 +69,47 @@ def recall(
     )
     if deadline is not None and time.monotonic() > deadline:
         return RecallResult("late", took_ms=_since(started), trace=result.trace)
-    passages = [
-        Passage(
-            instance=c.hit.instance,
-            note_id=c.hit.note_id,
-            title=c.hit.title,
-            path=c.hit.path,
-            area=c.hit.area,
-            heading=c.hit.heading,
-            text=excerpt(c.hit.text, around=result.spans.get(c.snippet_id or -1)),
-            score=round(c.score, 5),
-            url=settings.instances[c.hit.instance].note_url(c.hit.note_id),
-        )
-        for c in result.passages
-    ]
+    passages = passages_of(result, settings)
     if session_id and passages:
         _remember(store, session_id, passages, ttl, deadline)
     status: Status = "sent" if passages else "silent"
     return RecallResult(status, passages, took_ms=_since(started), trace=result.trace)
+
+
+def passages_of(result: SearchResult, settings: Settings) -> list[Passage]:
+    """The passages of a search as every door sends them: each note's excerpt, with its second
+    section's where one goes along, all within the hook's context (`within_context`). The
+    trace keeps only the second sections that went, for `explain`."""
+    seconds = result.trace.second_sections
+    choices = [
+        (
+            _passage(c, passage_text(c, result.spans, seconds.get(c.key)), settings),
+            _passage(c, passage_text(c, result.spans), settings),
+        )
+        for c in result.passages
+    ]
+    passages = within_context(choices)
+    # zip stops at the passages kept: those past the budget sent nothing.
+    pairs = zip(passages, choices, strict=False)
+    went = {(p.instance, p.note_id) for p, (_, alone) in pairs if p.text != alone.text}
+    result.trace.second_sections = {k: c for k, c in seconds.items() if k in went}
+    return passages
+
+
+def _passage(c: Candidate, text: str, settings: Settings) -> Passage:
+    hit = c.hit
+    url = settings.instances[hit.instance].note_url(hit.note_id)
+    return Passage(
+        hit.instance,
+        hit.note_id,
+        hit.title,
+        hit.path,
+        hit.area,
+        hit.heading,
+        text,
+        round(c.score, 5),
+        url,
+    )
 
 
 def _remember(
@@ -104,25 +127,3 @@ def _remember(
 
 def _since(started: float) -> float:
     return (time.perf_counter() - started) * 1000
-
-
-def excerpt(text: str, limit: int = EXCERPT_CHARS, around: tuple[int, int] | None = None) -> str:
-    """At most `limit` characters, cut at sentence or word boundaries; when `around` (a span of
-    the text) is given, the excerpt keeps that span — the snippet that matched the prompt."""
-    if len(text) <= limit:
-        return text
-    start = 0
-    if around is not None and around[1] > limit:
-        start = max(0, min(around[0] - limit // 4, len(text) - limit))
-        boundary = max(text.rfind(". ", 0, start + 1), text.rfind("\n", 0, start + 1))
-        if boundary >= 0 and start - boundary < limit // 4 and boundary + 1 + limit >= around[1]:
-            start = boundary + 1  # a sentence's start, when the snippet still fits after it
-    head = text[start : start + limit]
-    if start + len(head) == len(text):  # the text's end: nothing to cut
-        return ("… " if start > 0 else "") + head.strip()
-    reach = around[1] - start if around is not None else 0  # a cut keeps the snippet whole
-    cut = max(head.rfind(". "), head.rfind("\n"))
-    if cut < limit // 2 or cut + 1 < reach:
-        cut = head.rfind(" ")
-    body = head[: cut + 1 if cut > 0 and cut + 1 >= reach else limit].strip()
-    return ("… " if start > 0 else "") + body + " …"

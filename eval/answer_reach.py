@@ -1,0 +1,210 @@
+"""Does the text that is sent hold the answer? Passage-level recall, held out.
+
+The other figures count a prompt found when the right *note* is among the passages. But a
+passage is one section of that note, cut to EXCERPT_CHARS around its best snippet, and the
+reader sees only that: a module page sent as its introduction, when the prompt asked about one
+function further down, names the right note and answers nothing. Stop 50's audit found exactly
+that, and the note-level labels cannot see it.
+
+`sets/answers/<corpus>.json` labels where each answerable prompt's answer sits: for each prompt,
+1–3 places (note, section ordinal, and a verbatim quote of 3–30 words stating the fact asked),
+written by readers who saw the prompt and the expected notes' sections only, never the engine
+or a result. A passage *holds the answer* when its excerpt, exactly as `recall` cuts it,
+contains a labelled quote (case and runs of white space ignored). Prompts whose readers found no
+answer in the expected notes are left out and counted.
+
+Per corpus, held out (the gate fitted on the other corpora, as evaluate.py does):
+
+- note hit@3: an expected note among the first three passages (evaluate.py's hit@3);
+- answer@3: a passage among the first three holds a labelled quote;
+- answer | note: of the note hits, the share whose text holds the answer: how well the section
+  and the excerpt are chosen, apart from finding the note;
+- the same two gate open, and why a note hit lacked the answer: another section of the note was
+  sent ("section"), or the answering section was sent but its excerpt cut the quote away ("cut").
+
+    python eval/answer_reach.py [--misses]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import sys
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from evaluate import SETS, Corpus, fit, load_all, opened
+from fit import Variant
+
+from trilium_recall.search import excerpts
+from trilium_recall.search.candidates import SearchResult
+from trilium_recall.search.gate import GateThresholds
+from trilium_recall.search.hybrid import decide
+from trilium_recall.search.recall import passages_of
+
+ANSWERS = SETS / "answers"
+# The sweep: never (one section a note, as before), every share below, always the best two.
+SHARES = (math.inf, 0.9, 0.7, 0.5, 0.3, 0.0)
+
+
+def squeezed(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+@dataclass(frozen=True)
+class Place:
+    note_id: str
+    ordinal: int
+    quote: str
+
+
+@dataclass
+class Reach:
+    """One corpus's counts: prompts scored, note hits, answer hits, why note hits lacked it,
+    and the characters of passage text each answered prompt got."""
+
+    prompts: int = 0
+    note_hits: int = 0
+    answer_hits: int = 0
+    why: Counter[str] = field(default_factory=Counter)
+    misses: list[str] = field(default_factory=list)
+    chars: list[int] = field(default_factory=list)
+
+    def row(self) -> tuple[float, float, float]:
+        n = max(self.prompts, 1)
+        given = self.answer_hits / self.note_hits if self.note_hits else float("nan")
+        return self.note_hits / n, self.answer_hits / n, given
+
+    @property
+    def mean_chars(self) -> float:
+        return statistics.fmean(self.chars) if self.chars else 0.0
+
+
+def labelled_places(name: str) -> dict[str, list[Place]]:
+    """Each labelled prompt's answer places (prompts whose readers found none left out)."""
+    path = ANSWERS / f"{name}.json"
+    labels = json.loads(path.read_text())["labels"]
+    return {
+        label["prompt"]: [Place(a["note_id"], a["ordinal"], a["quote"]) for a in label["answers"]]
+        for label in labels
+        if label["answers"]
+    }
+
+
+def ordinals(corpus: Corpus) -> dict[int, int]:
+    """Section id → its ordinal within its note (the labels name sections by ordinal)."""
+    rows = corpus.store.db.execute("SELECT id, ordinal FROM sections")
+    return {section_id: ordinal for section_id, ordinal in rows}
+
+
+def texts(corpus: Corpus, result: SearchResult) -> list[str]:
+    """The first three passages' text, exactly as `recall` sends it."""
+    return [p.text for p in passages_of(result, corpus.settings)[:3]]
+
+
+def judge(
+    corpus: Corpus, result: SearchResult, places: list[Place], ordinal: dict[int, int]
+) -> tuple[bool, bool, str]:
+    """(note hit, answer held, why not) for the first three passages."""
+    head = result.passages[:3]
+    note_hit = any(c.hit.note_id in {p.note_id for p in places} for c in head)
+    quotes = [squeezed(p.quote) for p in places]
+    if any(q in squeezed(t) for q in quotes for t in texts(corpus, result)):
+        return note_hit, True, ""
+    seconds = result.trace.second_sections
+    shown = head + [seconds[c.key] for c in head if c.key in seconds]
+    sent = {(c.hit.note_id, ordinal.get(c.hit.section_id)) for c in shown}
+    right_section = any((p.note_id, p.ordinal) in sent for p in places)
+    return note_hit, False, "cut" if right_section else "section"
+
+
+def reach(corpus: Corpus, gate: GateThresholds, places: dict[str, list[Place]]) -> Reach:
+    counts, ordinal = Reach(), ordinals(corpus)
+    gathered = corpus.gather(Variant.NEW.ranking)
+    for item in corpus.answerable:
+        if item["prompt"] not in places:
+            continue
+        counts.prompts += 1
+        g = gathered.get(item["prompt"])
+        if g is None:
+            continue
+        result = decide(corpus.store, corpus.settings, g, gate)
+        if result.passages:
+            counts.chars.append(sum(len(t) for t in texts(corpus, result)))
+        note_hit, held, why = judge(corpus, result, places[item["prompt"]], ordinal)
+        counts.note_hits += note_hit
+        counts.answer_hits += held
+        if note_hit and not held:
+            counts.why[why] += 1
+            counts.misses.append(f"{why}: {item['prompt'][:110]!r}")
+    return counts
+
+
+@contextmanager
+def second_share(share: float) -> Iterator[None]:
+    """The product's share for the length of a block (measurement only: no switch in it)."""
+    shipped = excerpts.SECOND_SECTION_SHARE
+    excerpts.SECOND_SECTION_SHARE = share
+    try:
+        yield
+    finally:
+        excerpts.SECOND_SECTION_SHARE = shipped
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--misses", action="store_true", help="list note hits lacking the answer")
+    args = parser.parse_args()
+    corpora = load_all()
+    labelled = [name for name in corpora if (ANSWERS / f"{name}.json").is_file()]
+    gates = {n: fit([c for m, c in corpora.items() if m != n], Variant.NEW) for n in labelled}
+    print(
+        "| held out | labelled | note hit@3 | answer@3 | answer given note | "
+        "gate open: note | gate open: answer | answer given note | section / cut | chars |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    rows = []
+    for name in labelled:
+        corpus, places = corpora[name], labelled_places(name)
+        sent = reach(corpus, gates[name], places)
+        open_ = reach(corpus, opened(gates[name]), places)
+        left_out = len(corpus.answerable) - len(places)
+        rows.append(sent.row() + open_.row() + (sent.mean_chars,))
+        cells = " | ".join(f"{v:.3f}" for v in rows[-1][:-1])
+        why = f"{open_.why['section']} / {open_.why['cut']}"
+        labels = f"{sent.prompts} (of {sent.prompts + left_out})"
+        print(f"| {name} | {labels} | {cells} | {why} | {sent.mean_chars:.0f} |")
+        if args.misses:
+            for line in open_.misses:
+                print(f"  - {name} {line}", file=sys.stderr)
+    mean = [statistics.fmean(column) for column in zip(*rows, strict=True)]
+    cells = " | ".join(f"{v:.3f}" for v in mean[:-1])
+    print(f"| mean of the corpora | | {cells} | | {mean[-1]:.0f} |\n")
+    sweep(corpora, labelled, gates)
+
+
+def sweep(
+    corpora: dict[str, Corpus], labelled: list[str], gates: dict[str, GateThresholds]
+) -> None:
+    """Mean over the corpora of answer@3, answer given note and characters sent, by share."""
+    print("| second section's share | answer@3 | answer given note | chars | gate open: answer |")
+    print("|---|---|---|---|---|")
+    for share in SHARES:
+        rows = []
+        with second_share(share):
+            for name in labelled:
+                places = labelled_places(name)
+                sent = reach(corpora[name], gates[name], places)
+                open_ = reach(corpora[name], opened(gates[name]), places)
+                rows.append((sent.row()[1], sent.row()[2], sent.mean_chars, open_.row()[1]))
+        mean = [statistics.fmean(column) for column in zip(*rows, strict=True)]
+        told = "never" if share == math.inf else f"{share:.2f}"
+        print(f"| {told} | {mean[0]:.3f} | {mean[1]:.3f} | {mean[2]:.0f} | {mean[3]:.3f} |")
+
+
+if __name__ == "__main__":
+    main()

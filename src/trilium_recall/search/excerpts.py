@@ -1,0 +1,85 @@
+"""What the reader gets of a sent note: the excerpt of its best section, cut around the snippet
+that matched, and of its second-best section when that one scores at least half as well.
+
+A note is indexed as sections of at most ~350 tokens (notes/sections.py), so a manual's chapter
+is several sections in a row, and the one that scores best is often the one that *names* the
+subject while the answer sits in the next ("Storage Compared" introduced, the recommendation a
+section later). Over the eval's labelled answers (eval/answer_reach.py, ten corpora, held out),
+the text sent held the answer for 81 % of the sent notes that hold one with the best section
+alone, and 93 % with the second at half the best's score or more, for 61 % more characters.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .candidates import Candidate
+
+EXCERPT_CHARS = 1200
+# A note's second section goes along when its fused score is at least this share of the best
+# section's. Chosen on a first look at five corpora; over all ten (eval/answer_reach.py's
+# sweep) 0.5 keeps nearly all that always sending two gains (the answer held for 92.6 % of
+# the sent notes, against 93.0 %) for 355 fewer characters an answer.
+SECOND_SECTION_SHARE = 0.5
+# The line between the two excerpts of one passage.
+SECOND_SECTION_MARK = "[…]"
+
+Spans = dict[int, tuple[int, int]]
+
+
+def second_sections(
+    sent: Sequence[Candidate], sections: Sequence[Candidate]
+) -> dict[tuple[str, str], Candidate]:
+    """For each sent note, its best other section among `sections` (every fused section) when
+    that one scores at least SECOND_SECTION_SHARE of the sent one."""
+    keys = {c.key: c for c in sent}
+    seconds: dict[tuple[str, str], Candidate] = {}
+    for section in sections:
+        first = keys.get(section.key)
+        if first is None or section.hit.section_id == first.hit.section_id:
+            continue
+        if section.score < SECOND_SECTION_SHARE * first.score:
+            continue
+        if section.key not in seconds or section.score > seconds[section.key].score:
+            seconds[section.key] = section
+    return seconds
+
+
+def passage_text(candidate: Candidate, spans: Spans, second: Candidate | None = None) -> str:
+    """The excerpt of the sent section, then the second section's (its heading named where it
+    differs), unless the first already holds it (sections of a chapter overlap a little)."""
+    text = _excerpt_of(candidate, spans)
+    if second is None:
+        return text
+    more = _excerpt_of(second, spans)
+    if " ".join(more.strip("… ").split()) in " ".join(text.split()):
+        return text
+    heading = second.hit.heading
+    label = f"Section: {heading}\n" if heading and heading != candidate.hit.heading else ""
+    return f"{text}\n\n{SECOND_SECTION_MARK}\n\n{label}{more}"
+
+
+def _excerpt_of(candidate: Candidate, spans: Spans) -> str:
+    return excerpt(candidate.hit.text, around=spans.get(candidate.snippet_id or -1))
+
+
+def excerpt(text: str, limit: int = EXCERPT_CHARS, around: tuple[int, int] | None = None) -> str:
+    """At most `limit` characters, cut at sentence or word boundaries; when `around` (a span of
+    the text) is given, the excerpt keeps that span — the snippet that matched the prompt."""
+    if len(text) <= limit:
+        return text
+    start = 0
+    if around is not None and around[1] > limit:
+        start = max(0, min(around[0] - limit // 4, len(text) - limit))
+        boundary = max(text.rfind(". ", 0, start + 1), text.rfind("\n", 0, start + 1))
+        if boundary >= 0 and start - boundary < limit // 4 and boundary + 1 + limit >= around[1]:
+            start = boundary + 1  # a sentence's start, when the snippet still fits after it
+    head = text[start : start + limit]
+    if start + len(head) == len(text):  # the text's end: nothing to cut
+        return ("… " if start > 0 else "") + head.strip()
+    reach = around[1] - start if around is not None else 0  # a cut keeps the snippet whole
+    cut = max(head.rfind(". "), head.rfind("\n"))
+    if cut < limit // 2 or cut + 1 < reach:
+        cut = head.rfind(" ")
+    body = head[: cut + 1 if cut > 0 and cut + 1 >= reach else limit].strip()
+    return ("… " if start > 0 else "") + body + " …"
