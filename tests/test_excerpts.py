@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from conftest import OPEN, add_note, make_settings
 from trilium_recall.notes.records import SectionHit
+from trilium_recall.notes.sections import split_note
 from trilium_recall.search.answers import (
     CONTEXT_CHARS,
     Passage,
@@ -15,6 +16,7 @@ from trilium_recall.search.answers import (
 )
 from trilium_recall.search.candidates import Candidate
 from trilium_recall.search.excerpts import (
+    EXCERPT_CHARS,
     SECOND_SECTION_MARK,
     SECOND_SECTION_SHARE,
     passage_text,
@@ -129,3 +131,19 @@ def test_a_search_sends_what_fits_and_explain_names_only_the_second_sections_tha
     assert found.trace is not None
     with_second = {p.note_id for p in found.passages if SECOND_SECTION_MARK in p.text}
     assert {key[1] for key in found.trace.second_sections} == with_second
+
+
+def test_two_pieces_of_one_long_section_do_not_say_their_shared_lines_twice() -> None:
+    """The splitter carries a long section's last lines into its next piece; sent together,
+    those lines come once, whichever piece scored best."""
+    paragraphs = [f"<p>Step {i}: run restic check, then prune.</p>" for i in range(150)]
+    first, following = split_note("Restore", "text", "text/html", "".join(paragraphs))[:2]
+    assert len(first.text) < EXCERPT_CHARS and len(following.text) < EXCERPT_CHARS
+    carried = following.text.splitlines()[0]
+    assert carried in first.text.splitlines()  # what the splitter carried over
+    a = _section(1, "a", 0.5, text=first.text)
+    b = _section(2, "a", 0.4, text=following.text)
+    for best, second in ((a, b), (b, a)):
+        text = passage_text(best, {}, second)
+        assert text.count(carried) == 1
+        assert first.text.splitlines()[0] in text and following.text.splitlines()[-1] in text

@@ -24,6 +24,9 @@ SECOND_SECTION_SHARE = 0.5
 # The line between the two excerpts of one passage.
 SECOND_SECTION_MARK = "[…]"
 
+# Shorter shared text where two excerpts meet is chance, not the splitter's carried lines.
+MIN_OVERLAP_CHARS = 20
+
 Spans = dict[int, tuple[int, int]]
 
 
@@ -51,12 +54,38 @@ def passage_text(candidate: Candidate, spans: Spans, second: Candidate | None = 
     text = _excerpt_of(candidate, spans)
     if second is None:
         return text
-    more = _excerpt_of(second, spans)
+    more = _without_overlap(text, _excerpt_of(second, spans))
     if " ".join(more.strip("… ").split()) in " ".join(text.split()):
         return text
     heading = second.hit.heading
     label = f"Section: {heading}\n" if heading and heading != candidate.hit.heading else ""
     return f"{text}\n\n{SECOND_SECTION_MARK}\n\n{label}{more}"
+
+
+def _without_overlap(first: str, second: str) -> str:
+    """The second excerpt less the lines it shares with the first where they meet: the
+    splitter carries the last lines of a long section's piece into the next (OVERLAP_TOKENS),
+    and two neighbouring pieces would say them twice."""
+    head, tail = first.removesuffix(" …").rstrip(), second.removeprefix("… ").lstrip("\n")
+    if cut := _overlap_at(head, tail):  # the second piece follows the first
+        return tail[cut:].lstrip("\n")
+    if cut := _overlap_at(tail.rstrip(), head):  # the second piece comes before the first
+        return tail[: len(tail.rstrip()) - cut].rstrip("\n")
+    return second
+
+
+def _overlap_at(before: str, after: str) -> int:
+    """How many characters `after` starts with that `before` ends with (0 under
+    MIN_OVERLAP_CHARS)."""
+    opening = after[:MIN_OVERLAP_CHARS]
+    if len(opening) < MIN_OVERLAP_CHARS:
+        return 0
+    at = before.find(opening, max(0, len(before) - len(after)))
+    while at != -1:
+        if after.startswith(before[at:]):
+            return len(before) - at
+        at = before.find(opening, at + 1)
+    return 0
 
 
 def _excerpt_of(candidate: Candidate, spans: Spans) -> str:
