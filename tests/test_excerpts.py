@@ -19,6 +19,7 @@ from trilium_recall.search.excerpts import (
     EXCERPT_CHARS,
     SECOND_SECTION_MARK,
     SECOND_SECTION_SHARE,
+    excerpt,
     passage_text,
     second_sections,
 )
@@ -45,13 +46,17 @@ def test_a_note_goes_with_its_second_section_when_the_prompt_reaches_it_as_well(
     request = RecallRequest("restic snapshot restore repository")
     found = recall(store, embedder, _generic(embedder), make_settings(tmp_path), request, gate=OPEN)
     [passage] = [p for p in found.passages if p.note_id == "bk"]
-    first, second = passage.text.split(f"\n\n{SECOND_SECTION_MARK}\n\n")
-    assert passage.heading == "Backups › Restore" and first == RESTORE
-    assert second == f"Section: Backups\n{INTRO}"
+    assert passage.heading == "Backups › Restore"  # the best section: its excerpt is the anchor
+    # in the note's order, each part under its heading (the one shown above changes twice)
+    assert passage.text == f"Section: Backups\n{INTRO}\n\nSection: Backups › Restore\n{RESTORE}"
 
 
-def _section(section_id: int, note_id: str, score: float, text: str = "") -> Candidate:
-    hit = SectionHit(section_id, "default", note_id, note_id, "other", (), note_id, text)
+def _section(
+    section_id: int, note_id: str, score: float, text: str = "", ordinal: int = 0
+) -> Candidate:
+    hit = SectionHit(
+        section_id, "default", note_id, note_id, "other", (), note_id, text, None, ordinal
+    )
     return Candidate(hit, None, None, None, None, 0.9, None, (), 0.5, score, 1.0, score)
 
 
@@ -74,10 +79,12 @@ def test_a_second_section_the_first_excerpt_already_holds_is_not_repeated() -> N
     assert passage_text(first, {}, None) == first.hit.text
 
 
-def test_a_second_section_under_the_same_heading_is_not_named_again() -> None:
-    first = _section(1, "a", 0.5, text=INTRO)
-    second = _section(2, "a", 0.4, text=RESTORE)
-    assert passage_text(first, {}, second) == f"{INTRO}\n\n{SECOND_SECTION_MARK}\n\n{RESTORE}"
+def test_a_second_section_goes_in_the_notes_order_with_a_mark_where_text_is_left_out() -> None:
+    best = _section(1, "a", 0.5, text=RESTORE, ordinal=4)
+    earlier = _section(2, "a", 0.4, text=INTRO, ordinal=1)
+    assert passage_text(best, {}, earlier) == f"{INTRO}\n\n{SECOND_SECTION_MARK}\n\n{RESTORE}"
+    following = _section(3, "a", 0.4, text=INTRO, ordinal=5)  # the next piece: nothing left out
+    assert passage_text(best, {}, following) == f"{RESTORE}\n{INTRO}"
 
 
 def _passage(note_id: str, text: str) -> Passage:
@@ -133,17 +140,29 @@ def test_a_search_sends_what_fits_and_explain_names_only_the_second_sections_tha
     assert {key[1] for key in found.trace.second_sections} == with_second
 
 
-def test_two_pieces_of_one_long_section_do_not_say_their_shared_lines_twice() -> None:
+def test_two_pieces_of_one_long_section_read_as_one_text() -> None:
     """The splitter carries a long section's last lines into its next piece; sent together,
-    those lines come once, whichever piece scored best."""
+    the two read as one text, those lines once, whichever piece scored best."""
     paragraphs = [f"<p>Step {i}: run restic check, then prune.</p>" for i in range(150)]
     first, following = split_note("Restore", "text", "text/html", "".join(paragraphs))[:2]
     assert len(first.text) < EXCERPT_CHARS and len(following.text) < EXCERPT_CHARS
     carried = following.text.splitlines()[0]
     assert carried in first.text.splitlines()  # what the splitter carried over
-    a = _section(1, "a", 0.5, text=first.text)
-    b = _section(2, "a", 0.4, text=following.text)
+    a = _section(1, "a", 0.5, text=first.text, ordinal=first.ordinal)
+    b = _section(2, "a", 0.4, text=following.text, ordinal=following.ordinal)
+    whole = "\n".join(f"Step {i}: run restic check, then prune." for i in range(150))
     for best, second in ((a, b), (b, a)):
         text = passage_text(best, {}, second)
-        assert text.count(carried) == 1
-        assert first.text.splitlines()[0] in text and following.text.splitlines()[-1] in text
+        assert whole.startswith(text) and text.endswith(following.text.splitlines()[-1])
+
+
+def test_an_excerpt_cut_around_its_snippet_opens_on_a_whole_word() -> None:
+    """With no sentence start near enough, the excerpt opens at the next word, not inside one
+    ("… e fading will not work" read as a typo)."""
+    text = " ".join(f"word{i:04d}" for i in range(400))  # no sentence ends; 9 characters a word
+    around = (2003, 2030)  # a quarter of the excerpt before it falls inside a word
+    assert text[around[0] - EXCERPT_CHARS // 4 - 1] != " "
+    cut = excerpt(text, around=around)
+    body = cut.removeprefix("… ").removesuffix(" …")
+    at = text.find(body)
+    assert at > 0 and text[at - 1] == " " and text[around[0] : around[1]] in body

@@ -312,13 +312,13 @@ class Store(InstanceRows):
         marks = ",".join("?" * len(ids))
         rows = self.db.execute(
             "SELECT s.id, s.instance, s.note_id, n.title, n.area, n.paths, s.heading, s.text, "
-            "n.calendar "
+            "n.calendar, s.ordinal "
             f"FROM sections s JOIN notes n USING (instance, note_id) WHERE s.id IN ({marks})",
             tuple(ids),
         )
         return {
-            i: SectionHit(i, instance, note, title, area, tuple(json.loads(p)), heading, text, day)
-            for i, instance, note, title, area, p, heading, text, day in rows
+            i: SectionHit(i, instance, note, title, area, tuple(json.loads(p)), head, text, day, at)
+            for i, instance, note, title, area, p, head, text, day, at in rows
         }
 
     def snippet_spans(self, snippet_ids: Sequence[int]) -> dict[int, tuple[int, int]]:

@@ -67,6 +67,7 @@ class SectionHit:
     heading: str
     text: str
     calendar: str | None = None  # where its journal labels file it (NoteRecord.calendar)
+    ordinal: int = 0  # its place in its note
 
     @property
     def path(self) -> str:

@@ -11,6 +11,7 @@ alone, and 93 % with the second at half the best's score or more, for 61 % more 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from .candidates import Candidate
@@ -28,6 +29,7 @@ SECOND_SECTION_MARK = "[…]"
 MIN_OVERLAP_CHARS = 20
 
 Spans = dict[int, tuple[int, int]]
+_SPACE = re.compile(r"\s+")
 
 
 def second_sections(
@@ -49,29 +51,41 @@ def second_sections(
 
 
 def passage_text(candidate: Candidate, spans: Spans, second: Candidate | None = None) -> str:
-    """The excerpt of the sent section, then the second section's (its heading named where it
-    differs), unless the first already holds it (sections of a chapter overlap a little)."""
+    """The excerpt of the sent section; with a second section, both in the note's order. The
+    next piece of a long section continues the text (the lines the splitter carried over said
+    once); a `[…]` line marks text left out between them; a part under another heading than
+    the one shown before it is named."""
     text = _excerpt_of(candidate, spans)
     if second is None:
         return text
-    more = _without_overlap(text, _excerpt_of(second, spans))
-    if " ".join(more.strip("… ").split()) in " ".join(text.split()):
-        return text
-    heading = second.hit.heading
-    label = f"Section: {heading}\n" if heading and heading != candidate.hit.heading else ""
-    return f"{text}\n\n{SECOND_SECTION_MARK}\n\n{label}{more}"
+    first, last = sorted((candidate, second), key=lambda c: c.hit.ordinal)
+    head = _excerpt_of(first, spans)
+    tail = _without_overlap(head, _excerpt_of(last, spans))
+    added = head if first is second else tail
+    if _squeezed(added.strip("… ")) in _squeezed(text):
+        return text  # the sent section says it already
+    shown, parts = candidate.hit.heading, []
+    for part, excerpt_text in ((first, head), (last, tail)):
+        heading = part.hit.heading
+        parts.append(f"Section: {heading}\n{excerpt_text}" if heading != shown else excerpt_text)
+        shown = heading
+    skipped = last.hit.ordinal > first.hit.ordinal + 1 or head.endswith(" …") or tail[:2] == "… "
+    if skipped:
+        return f"\n\n{SECOND_SECTION_MARK}\n\n".join(parts)
+    return ("\n" if first.hit.heading == last.hit.heading else "\n\n").join(parts)
 
 
-def _without_overlap(first: str, second: str) -> str:
-    """The second excerpt less the lines it shares with the first where they meet: the
+def _squeezed(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _without_overlap(head: str, tail: str) -> str:
+    """The later excerpt less the lines it shares with the earlier where they meet: the
     splitter carries the last lines of a long section's piece into the next (OVERLAP_TOKENS),
-    and two neighbouring pieces would say them twice."""
-    head, tail = first.removesuffix(" …").rstrip(), second.removeprefix("… ").lstrip("\n")
-    if cut := _overlap_at(head, tail):  # the second piece follows the first
-        return tail[cut:].lstrip("\n")
-    if cut := _overlap_at(tail.rstrip(), head):  # the second piece comes before the first
-        return tail[: len(tail.rstrip()) - cut].rstrip("\n")
-    return second
+    and the two would say them twice."""
+    before, after = head.removesuffix(" …").rstrip(), tail.lstrip("\n")
+    cut = _overlap_at(before, after)
+    return after[cut:].lstrip("\n") if cut else tail
 
 
 def _overlap_at(before: str, after: str) -> int:
@@ -103,6 +117,9 @@ def excerpt(text: str, limit: int = EXCERPT_CHARS, around: tuple[int, int] | Non
         boundary = max(text.rfind(". ", 0, start + 1), text.rfind("\n", 0, start + 1))
         if boundary >= 0 and start - boundary < limit // 4 and boundary + 1 + limit >= around[1]:
             start = boundary + 1  # a sentence's start, when the snippet still fits after it
+        elif start > 0 and not text[start - 1].isspace():
+            space = _SPACE.search(text, start, around[0])
+            start = space.end() if space else start  # a word's start, never the middle of one
     head = text[start : start + limit]
     if start + len(head) == len(text):  # the text's end: nothing to cut
         return ("… " if start > 0 else "") + head.strip()
