@@ -49,6 +49,9 @@ def test_a_note_goes_with_its_second_section_when_the_prompt_reaches_it_as_well(
     assert passage.heading == "Backups › Restore"  # the best section: its excerpt is the anchor
     # in the note's order, each part under its heading (the one shown above changes twice)
     assert passage.text == f"Section: Backups\n{INTRO}\n\nSection: Backups › Restore\n{RESTORE}"
+    assert found.trace is not None  # explain names the section that went along
+    [went] = found.trace.to_json()["second_sections"]
+    assert (went["note_id"], went["heading"]) == ("bk", "Backups")
 
 
 def _section(

@@ -235,6 +235,15 @@ class SearchTrace:
             "search_ms": round(self.total_ms, 1),
             "candidates": [c.to_json() for c in self.candidates[:top]],
             "substitutions": self.substitutions,
+            "second_sections": [  # the second section each passage holds, where one went
+                {
+                    "instance": c.hit.instance,
+                    "note_id": c.hit.note_id,
+                    "heading": c.hit.heading,
+                    "score": round(c.score, 4),
+                }
+                for c in self.second_sections.values()
+            ],
         }
 
 
