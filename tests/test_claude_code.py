@@ -14,6 +14,7 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
 from contextlib import ExitStack
@@ -27,6 +28,7 @@ from claude_mock import CLAUDE_CODE_VERSION, MODEL_REPLY, MessagesMock, install_
 from conftest import DemoEngine
 from test_mcp import mcp_session
 from trilium_recall.claude_settings import install_hook
+from trilium_recall.search.answers import CONTEXT_CHARS
 from trilium_recall.server.mcp import INSTRUCTIONS, RECALL_DESCRIPTION, TODAY_DESCRIPTION
 
 pytestmark = pytest.mark.slow
@@ -273,3 +275,36 @@ def test_model_calls_the_mcp_recall_tool(
     assert RESTIC_TEXT in text
     assert text.startswith("## ") and "\n" in text  # plain text, not JSON-wrapped
     assert f"{demo_engine.trilium.url()}/#root/{RESTIC}" in text
+
+
+@pytest.mark.parametrize("extra", [0, 10], ids=["at-the-cap", "over-it"])
+def test_the_context_the_engine_keeps_within_reaches_the_model_whole(
+    claude: Path, project: Path, messages_api: MessagesMock, extra: int
+) -> None:
+    """CONTEXT_CHARS is the pinned CLI's own limit: a hook context of that many characters
+    reaches the model whole; ten more and the model gets a preview and a file path instead,
+    which is why every answer is kept within it (answers.within_context)."""
+    context = "START" + "x" * (CONTEXT_CHARS + extra - 10) + "END!!"
+    (project.parent / "context.txt").write_text(context)
+    hook = project.parent / "hook.py"
+    hook.write_text(
+        "import json, pathlib, sys\nsys.stdin.read()\n"
+        f"text = pathlib.Path({str(project.parent / 'context.txt')!r}).read_text()\n"
+        "print(json.dumps({'hookSpecificOutput': "
+        "{'hookEventName': 'UserPromptSubmit', 'additionalContext': text}}))\n"
+    )
+    command = {"type": "command", "command": f"{sys.executable} {hook}"}
+    settings = {"hooks": {"UserPromptSubmit": [{"hooks": [command]}]}}
+    (project / ".claude").mkdir()
+    (project / ".claude" / "settings.json").write_text(json.dumps(settings))
+
+    run_claude(claude, project, messages_api, "http://127.0.0.1:9", "unused")
+
+    [system_text] = [
+        text_of(m["content"])
+        for m in prompt_request(messages_api)["messages"]
+        if MARKER in text_of(m["content"])
+    ]
+    assert (context in system_text) == (extra == 0)
+    if extra:  # what the model gets instead: a preview of the start
+        assert "START" in system_text and "END!!" not in system_text

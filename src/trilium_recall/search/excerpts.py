@@ -3,10 +3,11 @@ that matched, and of its second-best section when that one scores at least half 
 
 A note is indexed as sections of at most ~350 tokens (notes/sections.py), so a manual's chapter
 is several sections in a row, and the one that scores best is often the one that *names* the
-subject while the answer sits in the next ("Storage Compared" introduced, the recommendation a
-section later). Over the eval's labelled answers (eval/answer_reach.py, ten corpora, held out),
-the text sent held the answer for 81 % of the sent notes that hold one with the best section
-alone, and 93 % with the second at half the best's score or more, for 61 % more characters.
+subject while the answer sits in the next (GnuCash's storage overview, and the recommended
+format a section later). Over the eval's labelled answers (eval/answer_reach.py, ten corpora,
+held out), the text sent held the answer for 81 % of the sent notes that hold one with the best
+section alone, and 93 % with the second at half the best's score or more, for 60 % more
+characters.
 """
 
 from __future__ import annotations
