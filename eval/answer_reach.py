@@ -1,26 +1,29 @@
 """Does the text that is sent hold the answer? Passage-level recall, held out.
 
 The other figures count a prompt found when the right *note* is among the passages. But a
-passage is one section of that note, cut to EXCERPT_CHARS around its best snippet, and the
-reader sees only that: a module page sent as its introduction, when the prompt asked about one
-function further down, names the right note and answers nothing. Stop 50's audit found exactly
-that, and the note-level labels cannot see it.
+passage is a section or two of that note, each cut to EXCERPT_CHARS around its best snippet,
+and the reader sees only that: a module page sent as its introduction, when the prompt asked
+about one function further down, names the right note and answers nothing. Stop 50's audit
+found exactly that, and the note-level labels cannot see it.
 
 `sets/answers/<corpus>.json` labels where each answerable prompt's answer sits: for each prompt,
 1–3 places (note, section ordinal, and a verbatim quote of 3–30 words stating the fact asked),
 written by readers who saw the prompt and the expected notes' sections only, never the engine
-or a result. A passage *holds the answer* when its excerpt, exactly as `recall` cuts it,
-contains a labelled quote (case and runs of white space ignored). Prompts whose readers found no
-answer in the expected notes are left out and counted.
+or a result. A passage *holds the answer* when its text, exactly as `recall` sends it, contains
+a labelled quote (case and runs of white space ignored). Prompts whose readers found no answer
+in the expected notes are left out and counted.
 
 Per corpus, held out (the gate fitted on the other corpora, as evaluate.py does):
 
-- note hit@3: an expected note among the first three passages (evaluate.py's hit@3);
+- note hit@3: a note holding a labelled answer among the first three passages;
 - answer@3: a passage among the first three holds a labelled quote;
-- answer | note: of the note hits, the share whose text holds the answer: how well the section
-  and the excerpt are chosen, apart from finding the note;
-- the same two gate open, and why a note hit lacked the answer: another section of the note was
-  sent ("section"), or the answering section was sent but its excerpt cut the quote away ("cut").
+- answer given note: of the note hits, the share whose passages' text holds the answer: how
+  well the sections and the excerpts are chosen, apart from finding the note;
+- the same gate open, and why a note hit lacked the answer: another section of the note was
+  sent ("section"), or the answering section was sent but its excerpt cut the quote away
+  ("cut");
+- chars: the characters of passage text a prompt that got passages gets;
+- the same figures for other shares of the second section's rule (`search/excerpts.py`).
 
     python eval/answer_reach.py [--misses]
 """
@@ -42,6 +45,7 @@ from fit import Variant
 
 from trilium_recall.search import excerpts
 from trilium_recall.search.candidates import SearchResult
+from trilium_recall.search.excerpts import squeezed
 from trilium_recall.search.gate import GateThresholds
 from trilium_recall.search.hybrid import decide
 from trilium_recall.search.recall import passages_of
@@ -49,10 +53,6 @@ from trilium_recall.search.recall import passages_of
 ANSWERS = SETS / "answers"
 # The sweep: never (one section a note, as before), every share below, always the best two.
 SHARES = (math.inf, 0.9, 0.7, 0.5, 0.3, 0.0)
-
-
-def squeezed(text: str) -> str:
-    return " ".join(text.split()).casefold()
 
 
 @dataclass(frozen=True)
@@ -64,19 +64,21 @@ class Place:
 
 @dataclass
 class Reach:
-    """One corpus's counts: prompts scored, note hits, answer hits, why note hits lacked it,
-    and the characters of passage text each answered prompt got."""
+    """One corpus's counts: prompts scored, note hits, answer hits (and those of them that
+    are note hits), why note hits lacked the answer, and the characters of passage text each
+    prompt that got passages got."""
 
     prompts: int = 0
     note_hits: int = 0
     answer_hits: int = 0
+    held_given_note: int = 0
     why: Counter[str] = field(default_factory=Counter)
     misses: list[str] = field(default_factory=list)
     chars: list[int] = field(default_factory=list)
 
     def row(self) -> tuple[float, float, float]:
         n = max(self.prompts, 1)
-        given = self.answer_hits / self.note_hits if self.note_hits else float("nan")
+        given = self.held_given_note / self.note_hits if self.note_hits else float("nan")
         return self.note_hits / n, self.answer_hits / n, given
 
     @property
@@ -95,35 +97,22 @@ def labelled_places(name: str) -> dict[str, list[Place]]:
     }
 
 
-def ordinals(corpus: Corpus) -> dict[int, int]:
-    """Section id → its ordinal within its note (the labels name sections by ordinal)."""
-    rows = corpus.store.db.execute("SELECT id, ordinal FROM sections")
-    return {section_id: ordinal for section_id, ordinal in rows}
-
-
-def texts(corpus: Corpus, result: SearchResult) -> list[str]:
-    """The first three passages' text, exactly as `recall` sends it."""
-    return [p.text for p in passages_of(result, corpus.settings)[:3]]
-
-
-def judge(
-    corpus: Corpus, result: SearchResult, places: list[Place], ordinal: dict[int, int]
-) -> tuple[bool, bool, str]:
+def judge(corpus: Corpus, result: SearchResult, places: list[Place]) -> tuple[bool, bool, str]:
     """(note hit, answer held, why not) for the first three passages."""
+    passages, seconds = passages_of(result, corpus.settings)
     head = result.passages[:3]
     note_hit = any(c.hit.note_id in {p.note_id for p in places} for c in head)
-    quotes = [squeezed(p.quote) for p in places]
-    if any(q in squeezed(t) for q in quotes for t in texts(corpus, result)):
+    quotes = [squeezed(p.quote).casefold() for p in places]
+    if any(q in squeezed(p.text).casefold() for q in quotes for p in passages[:3]):
         return note_hit, True, ""
-    seconds = result.trace.second_sections
-    shown = head + [seconds[c.key] for c in head if c.key in seconds]
-    sent = {(c.hit.note_id, ordinal.get(c.hit.section_id)) for c in shown}
+    shown = head + [seconds[c.key].section for c in head if c.key in seconds]
+    sent = {(c.hit.note_id, c.hit.ordinal) for c in shown}
     right_section = any((p.note_id, p.ordinal) in sent for p in places)
     return note_hit, False, "cut" if right_section else "section"
 
 
 def reach(corpus: Corpus, gate: GateThresholds, places: dict[str, list[Place]]) -> Reach:
-    counts, ordinal = Reach(), ordinals(corpus)
+    counts = Reach()
     gathered = corpus.gather(Variant.NEW.ranking)
     for item in corpus.answerable:
         if item["prompt"] not in places:
@@ -134,10 +123,12 @@ def reach(corpus: Corpus, gate: GateThresholds, places: dict[str, list[Place]]) 
             continue
         result = decide(corpus.store, corpus.settings, g, gate)
         if result.passages:
-            counts.chars.append(sum(len(t) for t in texts(corpus, result)))
-        note_hit, held, why = judge(corpus, result, places[item["prompt"]], ordinal)
+            sent = passages_of(result, corpus.settings)[0][:3]
+            counts.chars.append(sum(len(p.text) for p in sent))
+        note_hit, held, why = judge(corpus, result, places[item["prompt"]])
         counts.note_hits += note_hit
         counts.answer_hits += held
+        counts.held_given_note += note_hit and held
         if note_hit and not held:
             counts.why[why] += 1
             counts.misses.append(f"{why}: {item['prompt'][:110]!r}")

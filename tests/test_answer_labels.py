@@ -1,7 +1,9 @@
-"""The eval's answer labels (eval/sets/answers/) stay true to the notes: each names a section
-the product's own splitter makes of an expected note, and its quote is in that section word
-for word. A change to the splitter that moves sections shows up here, not as a silent drop in
-eval/answer_reach.py's figures."""
+"""The eval's answer labels (eval/sets/answers/) stay true to the notes: each names a section the
+product's own splitter makes of an expected note, and its quote is in that section word for word
+(checked here for the built-in notebook always, and the four shared corpora where the shared
+folder is; the other five need exports or packages the eval builds from). A change to the
+splitter that moves sections shows up here, not as a silent drop in eval/answer_reach.py's
+figures."""
 
 from __future__ import annotations
 

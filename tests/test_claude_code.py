@@ -277,14 +277,20 @@ def test_model_calls_the_mcp_recall_tool(
     assert f"{demo_engine.trilium.url()}/#root/{RESTIC}" in text
 
 
-@pytest.mark.parametrize("extra", [0, 10], ids=["at-the-cap", "over-it"])
+@pytest.mark.parametrize(
+    ("extra", "filler"),
+    [(0, "x"), (10, "x"), (0, "🗂"), (10, "🗂")],
+    ids=["at-the-cap", "over-it", "emoji-at-the-cap", "emoji-over-it"],
+)
 def test_the_context_the_engine_keeps_within_reaches_the_model_whole(
-    claude: Path, project: Path, messages_api: MessagesMock, extra: int
+    claude: Path, project: Path, messages_api: MessagesMock, extra: int, filler: str
 ) -> None:
-    """CONTEXT_CHARS is the pinned CLI's own limit: a hook context of that many characters
-    reaches the model whole; ten more and the model gets a preview and a file path instead,
-    which is why every answer is kept within it (answers.within_context)."""
-    context = "START" + "x" * (CONTEXT_CHARS + extra - 10) + "END!!"
+    """CONTEXT_CHARS is the pinned CLI's own limit, counted in UTF-16 units as the engine counts
+    it (an emoji is two): a hook context of that many reaches the model whole; ten more and
+    the model gets a preview and a file path instead, which is why every answer is kept
+    within it (answers.within_context)."""
+    per_filler = len(filler.encode("utf-16-le")) // 2  # its UTF-16 units
+    context = "START" + filler * ((CONTEXT_CHARS + extra - 10) // per_filler) + "END!!"
     (project.parent / "context.txt").write_text(context)
     hook = project.parent / "hook.py"
     hook.write_text(

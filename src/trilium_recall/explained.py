@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 
 from .search.answers import RecallResult, silence_reason
-from .search.candidates import Candidate, SearchTrace
+from .search.candidates import Candidate, SearchTrace, SecondSection
 from .search.dates.prompt import as_said
 from .search.excerpts import SECOND_SECTION_SHARE
 from .search.null_bank import TWIN_COSINE
@@ -70,10 +70,10 @@ def print_explained(result: RecallResult) -> None:
     places = {(p.instance, p.note_id): n for n, p in enumerate(result.passages, start=1)}
     for candidate in trace.candidates[:10]:
         print(_candidate_block(candidate, places.get(candidate.key)))
-        if (second := trace.second_sections.get(candidate.key)) and candidate.key in places:
-            print(_second_line(candidate, second))
     for line in trace.substitutions:
         print(f"\nsummary for source: {line}")
+    for key, second in trace.second_sections.items():
+        print(_second_line(places[key], second))
     count = len(result.passages)
     why = silence_reason(result, 0.0)
     print(f"\n{counted(count, 'passage')} sent" if count else f"\nsilent: {why}")
@@ -115,12 +115,14 @@ def _print_reference(trace: SearchTrace) -> None:
     )
 
 
-def _second_line(first: Candidate, second: Candidate) -> str:
-    """The section that goes along with a sent one, and why: nearly as strong (excerpts.py)."""
-    share = second.score / first.score if first.score else 0.0
+def _second_line(place: int, second: SecondSection) -> str:
+    """The section that went along with a sent one, and why: its score as a share of the sent
+    section's, at least SECOND_SECTION_SHARE (search/excerpts.py)."""
+    hit = second.section.hit
     return (
-        f'      and its section "{clip(second.hit.heading, 60)}": score {second.score:.4f}, '
-        f"{share:.0%} of this one's (a second section goes at {SECOND_SECTION_SHARE:.0%})"
+        f'\nSENT {place} also holds its section "{clip(hit.heading, 60)}" '
+        f"(section {hit.ordinal + 1} of the note): {second.share:.0%} of the sent section's "
+        f"score, {SECOND_SECTION_SHARE:.0%} needed"
     )
 
 

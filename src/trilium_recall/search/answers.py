@@ -94,7 +94,7 @@ class RecallResult:
     @property
     def context(self) -> str:
         """What the hook adds to the prompt: the passages under a lead line, or nothing."""
-        return f"{HOOK_LEAD}\n\n{render_passages(self.passages)}" if self.passages else ""
+        return hook_context(self.passages)
 
     @property
     def text(self) -> str:
@@ -135,23 +135,35 @@ def render_passages(passages: list[Passage]) -> str:
     return "\n\n---\n\n".join(blocks)
 
 
+def hook_context(passages: list[Passage]) -> str:
+    """The passages under a lead line, as the hook adds them to a prompt (nothing for none)."""
+    return f"{HOOK_LEAD}\n\n{render_passages(passages)}" if passages else ""
+
+
 def within_context(choices: list[tuple[Passage, Passage]]) -> list[Passage]:
     """Of each passage's two forms (with its second section, and its first alone), the ones
-    whose hook context fits CONTEXT_CHARS: second sections go first, from the last passage
-    back, then the last passages; the best one always goes."""
+    whose hook context fits CONTEXT_CHARS. What goes first is what matters least: the second
+    sections of the passages past the third (the answer's usual size), those passages, then
+    the first three's second sections from the third back, then the second and third; the
+    best one always goes."""
     sent = [full for full, _ in choices]
-    for i in reversed(range(len(choices))):
-        if _context_chars(sent) <= CONTEXT_CHARS:
-            return sent
-        sent[i] = choices[i][1]
-    while len(sent) > 1 and _context_chars(sent) > CONTEXT_CHARS:
-        sent.pop()
+    steps: list[tuple[str, int]] = [("second", i) for i in reversed(range(3, len(sent)))]
+    steps += [("passage", i) for i in reversed(range(3, len(sent)))]
+    steps += [("second", i) for i in reversed(range(min(3, len(sent))))]
+    steps += [("passage", i) for i in reversed(range(1, min(3, len(sent))))]
+    for step, i in steps:
+        if _units(hook_context(sent)) <= CONTEXT_CHARS:
+            break
+        if step == "second":
+            sent[i] = choices[i][1]
+        else:
+            del sent[i]
     return sent
 
 
-def _context_chars(passages: list[Passage]) -> int:
-    context = f"{HOOK_LEAD}\n\n{render_passages(passages)}"
-    return len(context.encode("utf-16-le")) // 2
+def _units(text: str) -> int:
+    """Its length as JavaScript counts it: a character outside the BMP is two."""
+    return len(text.encode("utf-16-le")) // 2
 
 
 def building(result: RecallResult, indexed: bool) -> RecallResult:

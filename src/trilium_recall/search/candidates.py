@@ -168,8 +168,8 @@ class SearchTrace:
     verdict: PromptVerdict | None = None
     candidates: list[Candidate] = field(default_factory=list)
     substitutions: list[str] = field(default_factory=list)
-    # Each sent note's second section, where it goes along (excerpts.second_sections).
-    second_sections: dict[tuple[str, str], Candidate] = field(default_factory=dict)
+    # The second section each sent passage holds (recall.passages_of).
+    second_sections: dict[tuple[str, str], SecondSection] = field(default_factory=dict)
     reference: Reference = field(default_factory=Reference)  # the notebook's (calibration.py)
     searched_as: str | None = None  # the prompt less where to look and machine noise (topic.py)
     language: str | None = None  # the prompt's, when told (languages.py)
@@ -235,15 +235,26 @@ class SearchTrace:
             "search_ms": round(self.total_ms, 1),
             "candidates": [c.to_json() for c in self.candidates[:top]],
             "substitutions": self.substitutions,
-            "second_sections": [  # the second section each passage holds, where one went
-                {
-                    "instance": c.hit.instance,
-                    "note_id": c.hit.note_id,
-                    "heading": c.hit.heading,
-                    "score": round(c.score, 4),
-                }
-                for c in self.second_sections.values()
-            ],
+            "second_sections": [s.to_json() for s in self.second_sections.values()],
+        }
+
+
+@dataclass(frozen=True)
+class SecondSection:
+    """The other section of a sent note that goes along with it (excerpts.second_sections),
+    and its score as a share of the sent section's."""
+
+    section: Candidate
+    share: float
+
+    def to_json(self) -> dict[str, object]:
+        hit = self.section.hit
+        return {
+            "instance": hit.instance,
+            "note_id": hit.note_id,
+            "heading": hit.heading,
+            "ordinal": hit.ordinal,
+            "share": round(self.share, 3),
         }
 
 
@@ -253,6 +264,8 @@ class SearchResult:
     trace: SearchTrace
     # Where each passage's matched snippet sits in its text: the excerpt is cut around it.
     spans: dict[int, tuple[int, int]] = field(default_factory=dict)
+    # Each passage's second section, where one may go along (the answer's size may leave it out).
+    seconds: dict[tuple[str, str], SecondSection] = field(default_factory=dict)
 
 
 # Why a search whose passing notes are all folders sends nothing (explain, the log, doctor).
@@ -301,9 +314,15 @@ def one_of_each_text(
     said: set[str] = set()
     kept = []
     for candidate in candidates:
-        start, end = spans.get(candidate.snippet_id or -1, (0, len(candidate.hit.text)))
-        text = " ".join(candidate.hit.text[start:end].split()).casefold()
+        text = matched_text(candidate, spans)
         if text not in said:
             said.add(text)
             kept.append(candidate)
     return kept, spans
+
+
+def matched_text(candidate: Candidate, spans: dict[int, tuple[int, int]]) -> str:
+    """The text of its matched snippet (its whole section without one), white space and case
+    folded: what two notes that repeat each other word for word have in common."""
+    start, end = spans.get(candidate.snippet_id or -1, (0, len(candidate.hit.text)))
+    return " ".join(candidate.hit.text[start:end].split()).casefold()

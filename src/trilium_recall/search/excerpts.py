@@ -15,13 +15,13 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from .candidates import Candidate
+from .candidates import Candidate, SecondSection
 
 EXCERPT_CHARS = 1200
 # A note's second section goes along when its fused score is at least this share of the best
 # section's. Chosen on a first look at five corpora; over all ten (eval/answer_reach.py's
 # sweep) 0.5 keeps nearly all that always sending two gains (the answer held for 92.6 % of
-# the sent notes, against 93.0 %) for 355 fewer characters an answer.
+# the sent notes, against 93.0 %) for 348 fewer characters an answer.
 SECOND_SECTION_SHARE = 0.5
 # The line between the two excerpts of one passage.
 SECOND_SECTION_MARK = "[…]"
@@ -35,58 +35,67 @@ _SPACE = re.compile(r"\s+")
 
 def second_sections(
     sent: Sequence[Candidate], sections: Sequence[Candidate]
-) -> dict[tuple[str, str], Candidate]:
+) -> dict[tuple[str, str], SecondSection]:
     """For each sent note, its best other section among `sections` (every fused section) when
-    that one scores at least SECOND_SECTION_SHARE of the sent one."""
-    keys = {c.key: c for c in sent}
-    seconds: dict[tuple[str, str], Candidate] = {}
+    that one scores at least SECOND_SECTION_SHARE of the sent section's own score. Both are
+    read from `sections`, fused and weighted alike: a summary standing in for its source, or a
+    source ranked as wiki, is sent with a score that is not its section's. A note found only
+    by its date has no score to share: it goes alone."""
+    of_note: dict[tuple[str, str], list[Candidate]] = {}
     for section in sections:
-        first = keys.get(section.key)
-        if first is None or section.hit.section_id == first.hit.section_id:
+        of_note.setdefault(section.key, []).append(section)
+    seconds = {}
+    for candidate in sent:
+        own = of_note.get(candidate.key, [])
+        first = next((s for s in own if s.hit.section_id == candidate.hit.section_id), None)
+        others = [s for s in own if s.hit.section_id != candidate.hit.section_id]
+        if first is None or first.score <= 0 or not others:
             continue
-        if section.score < SECOND_SECTION_SHARE * first.score:
-            continue
-        if section.key not in seconds or section.score > seconds[section.key].score:
-            seconds[section.key] = section
+        best = max(others, key=lambda s: s.score)
+        share = best.score / first.score
+        if share >= SECOND_SECTION_SHARE:
+            seconds[candidate.key] = SecondSection(best, share)
     return seconds
 
 
-def passage_text(candidate: Candidate, spans: Spans, second: Candidate | None = None) -> str:
-    """The excerpt of the sent section; with a second section, both in the note's order. The
-    next piece of a long section continues the text (the lines the splitter carried over said
-    once); a `[…]` line marks text left out between them; a part under another heading than
-    the one shown before it is named."""
+def passage_text(
+    candidate: Candidate, spans: Spans, second: Candidate | None = None
+) -> tuple[str, str]:
+    """The heading a passage shows and its text: the excerpt of the sent section; with a second
+    section, both in the note's order, the heading the first one's. The next piece of a long
+    section continues the text (the lines the splitter carried over said once); a `[…]` line
+    marks text left out between them; a part under another heading than the one before it is
+    named."""
     text = _excerpt_of(candidate, spans)
     if second is None:
-        return text
+        return candidate.hit.heading, text
     first, last = sorted((candidate, second), key=lambda c: c.hit.ordinal)
     head = _excerpt_of(first, spans)
-    tail = _without_overlap(head, _excerpt_of(last, spans))
+    tail, continued = _without_overlap(head, _excerpt_of(last, spans))
     added = head if first is second else tail
-    if _squeezed(added.strip("… ")) in _squeezed(text):
-        return text  # the sent section says it already
-    shown, parts = candidate.hit.heading, []
-    for part, excerpt_text in ((first, head), (last, tail)):
-        heading = part.hit.heading
-        parts.append(f"Section: {heading}\n{excerpt_text}" if heading != shown else excerpt_text)
-        shown = heading
+    if squeezed(added.strip("… ")) in squeezed(text):
+        return candidate.hit.heading, text  # the sent section says it already
+    if continued:  # one text cut in two by the splitter: put back together
+        return first.hit.heading, head.rstrip() + tail
+    renamed = last.hit.heading != first.hit.heading
+    later = f"Section: {last.hit.heading}\n{tail}" if renamed else tail
     skipped = last.hit.ordinal > first.hit.ordinal + 1 or head.endswith(" …") or tail[:2] == "… "
-    if skipped:
-        return f"\n\n{SECOND_SECTION_MARK}\n\n".join(parts)
-    return ("\n" if first.hit.heading == last.hit.heading else "\n\n").join(parts)
+    joint = f"\n\n{SECOND_SECTION_MARK}\n\n" if skipped else "\n\n" if renamed else "\n"
+    return first.hit.heading, head + joint + later
 
 
-def _squeezed(text: str) -> str:
+def squeezed(text: str) -> str:
+    """Runs of white space as one space: two texts compared for their words."""
     return " ".join(text.split())
 
 
-def _without_overlap(head: str, tail: str) -> str:
-    """The later excerpt less the lines it shares with the earlier where they meet: the
-    splitter carries the last lines of a long section's piece into the next (OVERLAP_TOKENS),
-    and the two would say them twice."""
+def _without_overlap(head: str, tail: str) -> tuple[str, bool]:
+    """The later excerpt less the lines it shares with the earlier where they meet, and
+    whether there were any: the splitter carries the last lines of a long section's piece
+    into the next (OVERLAP_TOKENS), and the two would say them twice."""
     before, after = head.removesuffix(" …").rstrip(), tail.lstrip("\n")
     cut = _overlap_at(before, after)
-    return after[cut:].lstrip("\n") if cut else tail
+    return (after[cut:], True) if cut else (tail, False)
 
 
 def _overlap_at(before: str, after: str) -> int:

@@ -29,6 +29,7 @@ from .candidates import (
     SearchTrace,
     folders,
     mark_folders,
+    matched_text,
     one_of_each_text,
 )
 from .dates.filed import filed_on, read_dates
@@ -194,10 +195,14 @@ def decide(
     # Notes the session already got, and folders, keep their places: the 4th to 9th are weak.
     best, spans = one_of_each_text([c for c in chosen if c.passed], store.snippet_spans)
     sent = [c for c in best[:limit] if c.key not in exclude and not c.folder]
-    trace.second_sections = seconds = second_sections(sent, gathered.sections)
+    seconds = second_sections(sent, gathered.sections)
     if seconds:
-        spans |= store.snippet_spans([s.snippet_id for s in seconds.values() if s.snippet_id])
-    return SearchResult(sent, trace, spans)
+        spans |= store.snippet_spans([s.section.snippet_id or -1 for s in seconds.values()])
+    # A second section that repeats a passing note word for word (man pages share sections) is
+    # no more use than the first copy was.
+    said = {matched_text(c, spans) for c in best}
+    seconds = {k: s for k, s in seconds.items() if matched_text(s.section, spans) not in said}
+    return SearchResult(sent, trace, spans, seconds)
 
 
 def fuse(

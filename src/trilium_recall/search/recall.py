@@ -17,7 +17,7 @@ from ..index.embed import Embedder
 from ..index.store import Store
 from ..index.transactions import BUSY_TIMEOUT_MS
 from .answers import Passage, RecallRequest, RecallResult, Status, within_context
-from .candidates import Candidate, SearchResult
+from .candidates import Candidate, SearchResult, SecondSection
 from .excerpts import passage_text
 from .gate import GateThresholds
 from .hybrid import search
@@ -69,46 +69,48 @@ def recall(
     )
     if deadline is not None and time.monotonic() > deadline:
         return RecallResult("late", took_ms=_since(started), trace=result.trace)
-    passages = passages_of(result, settings)
+    passages, result.trace.second_sections = passages_of(result, settings)
     if session_id and passages:
         _remember(store, session_id, passages, ttl, deadline)
     status: Status = "sent" if passages else "silent"
     return RecallResult(status, passages, took_ms=_since(started), trace=result.trace)
 
 
-def passages_of(result: SearchResult, settings: Settings) -> list[Passage]:
-    """The passages of a search as every door sends them: each note's excerpt, with its second
-    section's where one goes along, all within the hook's context (`within_context`). The
-    trace keeps only the second sections that went, for `explain`."""
-    seconds = result.trace.second_sections
-    choices = [
-        (
-            _passage(c, passage_text(c, result.spans, seconds.get(c.key)), settings),
-            _passage(c, passage_text(c, result.spans), settings),
+def passages_of(
+    result: SearchResult, settings: Settings
+) -> tuple[list[Passage], dict[tuple[str, str], SecondSection]]:
+    """The passages of a search as every door sends them, and the second sections they hold:
+    each note's excerpt, with its second section's where one goes along, all within the hook's
+    context (`within_context`)."""
+    choices = []
+    for c in result.passages:
+        second = result.seconds.get(c.key)
+        with_second = passage_text(c, result.spans, second.section if second else None)
+        choices.append(
+            (
+                _passage(c, *with_second, settings),
+                _passage(c, *passage_text(c, result.spans), settings),
+            )
         )
-        for c in result.passages
-    ]
     passages = within_context(choices)
-    # zip stops at the passages kept: those past the budget sent nothing.
+    # zip stops at the passages kept: those past the answer's size sent nothing.
     pairs = zip(passages, choices, strict=False)
     went = {(p.instance, p.note_id) for p, (_, alone) in pairs if p.text != alone.text}
-    result.trace.second_sections = {k: c for k, c in seconds.items() if k in went}
-    return passages
+    return passages, {key: s for key, s in result.seconds.items() if key in went}
 
 
-def _passage(c: Candidate, text: str, settings: Settings) -> Passage:
+def _passage(c: Candidate, heading: str, text: str, settings: Settings) -> Passage:
     hit = c.hit
-    url = settings.instances[hit.instance].note_url(hit.note_id)
     return Passage(
-        hit.instance,
-        hit.note_id,
-        hit.title,
-        hit.path,
-        hit.area,
-        hit.heading,
-        text,
-        round(c.score, 5),
-        url,
+        instance=hit.instance,
+        note_id=hit.note_id,
+        title=hit.title,
+        path=hit.path,
+        area=hit.area,
+        heading=heading,
+        text=text,
+        score=round(c.score, 5),
+        url=settings.instances[hit.instance].note_url(hit.note_id),
     )
 
 
