@@ -120,7 +120,7 @@ def _second_line(place: int, second: SecondSection) -> str:
     section's, at least SECOND_SECTION_SHARE (search/excerpts.py)."""
     hit = second.section.hit
     return (
-        f'\nSENT {place} also holds its section "{clip(hit.heading, 60)}" '
+        f'\nSENT {place} also holds its section "{clip(hit.heading.split(" › ")[-1], 60)}" '
         f"(section {hit.ordinal + 1} of the note): {second.share:.0%} of the sent section's "
         f"score, {SECOND_SECTION_SHARE:.0%} needed"
     )

@@ -6,7 +6,7 @@ is several sections in a row, and the one that scores best is often the one that
 subject while the answer sits in the next (GnuCash's storage overview, and the recommended
 format a section later). Over the eval's labelled answers (eval/answer_reach.py, ten corpora,
 held out), the text sent held the answer for 81 % of the sent notes that hold one with the best
-section alone, and 93 % with the second at half the best's score or more, for 60 % more
+section alone, and 93 % with the second at half the best's score or more, for 58 % more
 characters.
 """
 
@@ -21,7 +21,7 @@ EXCERPT_CHARS = 1200
 # A note's second section goes along when its fused score is at least this share of the best
 # section's. Chosen on a first look at five corpora; over all ten (eval/answer_reach.py's
 # sweep) 0.5 keeps nearly all that always sending two gains (the answer held for 92.6 % of
-# the sent notes, against 93.0 %) for 348 fewer characters an answer.
+# the sent notes, against 93.0 %) for 341 fewer characters an answer.
 SECOND_SECTION_SHARE = 0.5
 # The line between the two excerpts of one passage.
 SECOND_SECTION_MARK = "[…]"
