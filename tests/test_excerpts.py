@@ -200,3 +200,13 @@ def test_a_search_sends_what_fits_and_explain_names_only_the_second_sections_tha
     with_second = {p.note_id for p in found.passages if "Section: Drill › More" in p.text}
     assert {key[1] for key in found.trace.second_sections} == with_second
     assert found.passages[0].note_id in with_second and len(with_second) < len(found.passages)
+
+
+def test_two_sections_apart_in_the_note_are_never_joined_as_one_text() -> None:
+    """Only neighbouring pieces share carried lines: two sections further apart that happen to
+    end and begin alike ("See also: restic docs") keep the mark for what lies between."""
+    shared = "See also: the restic documentation."
+    a = _section(1, "a", 0.5, text=f"{INTRO}\n{shared}", ordinal=1)
+    b = _section(2, "a", 0.4, text=f"{shared}\n{RESTORE}", ordinal=3)
+    _, text = passage_text(a, {}, b)
+    assert text == f"{INTRO}\n{shared}\n\n{SECOND_SECTION_MARK}\n\n{shared}\n{RESTORE}"

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from .candidates import Candidate, SecondSection
 
 EXCERPT_CHARS = 1200
-# A note's second section goes along when its fused score is at least this share of the best
+# A note's second section goes along when its fused score is at least this share of the sent
 # section's. Chosen on a first look at five corpora; over all ten (eval/answer_reach.py's
 # sweep) 0.5 keeps nearly all that always sending two gains (the answer held for 92.6 % of
 # the sent notes, against 93.0 %) for 341 fewer characters an answer.
@@ -70,8 +70,9 @@ def passage_text(
     if second is None:
         return candidate.hit.heading, text
     first, last = sorted((candidate, second), key=lambda c: c.hit.ordinal)
-    head = _excerpt_of(first, spans)
-    tail, continued = _without_overlap(head, _excerpt_of(last, spans))
+    head, tail, continued = _excerpt_of(first, spans), _excerpt_of(last, spans), False
+    if last.hit.ordinal == first.hit.ordinal + 1 and not head.endswith(" …"):
+        tail, continued = _without_overlap(head, tail)  # where they meet, nothing left out
     added = head if first is second else tail
     if squeezed(added.strip("… ")) in squeezed(text):
         return candidate.hit.heading, text  # the sent section says it already
@@ -93,7 +94,7 @@ def _without_overlap(head: str, tail: str) -> tuple[str, bool]:
     """The later excerpt less the lines it shares with the earlier where they meet, and
     whether there were any: the splitter carries the last lines of a long section's piece
     into the next (OVERLAP_TOKENS), and the two would say them twice."""
-    before, after = head.removesuffix(" …").rstrip(), tail.lstrip("\n")
+    before, after = head.rstrip(), tail.lstrip("\n")
     cut = _overlap_at(before, after)
     return (after[cut:], True) if cut else (tail, False)
 
