@@ -43,14 +43,17 @@ from dataclasses import dataclass, field
 from evaluate import SETS, Corpus, fit, load_all, opened
 from fit import Variant
 
+from trilium_recall.notes.html_text import collapse_spaces
 from trilium_recall.search import excerpts
-from trilium_recall.search.candidates import SearchResult
-from trilium_recall.search.excerpts import squeezed
+from trilium_recall.search.answers import Passage
+from trilium_recall.search.candidates import SearchResult, SecondSection
 from trilium_recall.search.gate import GateThresholds
 from trilium_recall.search.hybrid import decide
 from trilium_recall.search.recall import passages_of
 
 ANSWERS = SETS / "answers"
+# What `recall.passages_of` returns: the passages, and the second sections they hold.
+Sent = tuple[list[Passage], dict[tuple[str, str], SecondSection]]
 # The sweep: never (one section a note, as before), every share below, always the best two.
 SHARES = (math.inf, 0.9, 0.7, 0.5, 0.3, 0.0)
 
@@ -97,17 +100,18 @@ def labelled_places(name: str) -> dict[str, list[Place]]:
     }
 
 
-def judge(corpus: Corpus, result: SearchResult, places: list[Place]) -> tuple[bool, bool, str]:
-    """(note hit, answer held, why not) for the first three passages."""
-    passages, seconds = passages_of(result, corpus.settings)
-    head = result.passages[:3]
-    note_hit = any(c.hit.note_id in {p.note_id for p in places} for c in head)
-    quotes = [squeezed(p.quote).casefold() for p in places]
-    if any(q in squeezed(p.text).casefold() for q in quotes for p in passages[:3]):
+def judge(result: SearchResult, sent: Sent, places: list[Place]) -> tuple[bool, bool, str]:
+    """(note hit, answer held, why not) for the first three passages as `passages_of` sends
+    them (`sent`)."""
+    passages, seconds = sent[0][:3], sent[1]
+    note_hit = any(p.note_id in {place.note_id for place in places} for p in passages)
+    quotes = [collapse_spaces(place.quote).casefold() for place in places]
+    if any(q in collapse_spaces(p.text).casefold() for q in quotes for p in passages):
         return note_hit, True, ""
+    head = [c for c in result.passages if c.key in {(p.instance, p.note_id) for p in passages}]
     shown = head + [seconds[c.key].section for c in head if c.key in seconds]
-    sent = {(c.hit.note_id, c.hit.ordinal) for c in shown}
-    right_section = any((p.note_id, p.ordinal) in sent for p in places)
+    shown_at = {(c.hit.note_id, c.hit.ordinal) for c in shown}
+    right_section = any((place.note_id, place.ordinal) in shown_at for place in places)
     return note_hit, False, "cut" if right_section else "section"
 
 
@@ -122,10 +126,10 @@ def reach(corpus: Corpus, gate: GateThresholds, places: dict[str, list[Place]]) 
         if g is None:
             continue
         result = decide(corpus.store, corpus.settings, g, gate)
-        if result.passages:
-            sent = passages_of(result, corpus.settings)[0][:3]
-            counts.chars.append(sum(len(p.text) for p in sent))
-        note_hit, held, why = judge(corpus, result, places[item["prompt"]])
+        sent = passages_of(result, corpus.settings)
+        if sent[0]:
+            counts.chars.append(sum(len(p.text) for p in sent[0][:3]))
+        note_hit, held, why = judge(result, sent, places[item["prompt"]])
         counts.note_hits += note_hit
         counts.answer_hits += held
         counts.held_given_note += note_hit and held

@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from ..index.vectors import NO_NEIGHBOURS, Neighbours
+from ..notes.html_text import collapse_spaces
 from ..notes.records import SectionHit
 from .dates.filed import NO_READING, DateReading
 from .dates.mentions import DateMention
@@ -325,4 +326,4 @@ def matched_text(candidate: Candidate, spans: dict[int, tuple[int, int]]) -> str
     """The text of its matched snippet (its whole section without one), white space and case
     folded: what two notes that repeat each other word for word have in common."""
     start, end = spans.get(candidate.snippet_id or -1, (0, len(candidate.hit.text)))
-    return " ".join(candidate.hit.text[start:end].split()).casefold()
+    return collapse_spaces(candidate.hit.text[start:end]).casefold()

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from ..notes.html_text import collapse_spaces
 from .candidates import Candidate, SecondSection
 
 EXCERPT_CHARS = 1200
@@ -69,12 +70,15 @@ def passage_text(
     text = _excerpt_of(candidate, spans)
     if second is None:
         return candidate.hit.heading, text
-    first, last = sorted((candidate, second), key=lambda c: c.hit.ordinal)
-    head, tail, continued = _excerpt_of(first, spans), _excerpt_of(last, spans), False
+    more = _excerpt_of(second, spans)
+    (first, head), (last, tail) = sorted(
+        ((candidate, text), (second, more)), key=lambda part: part[0].hit.ordinal
+    )
+    continued = False
     if last.hit.ordinal == first.hit.ordinal + 1 and not head.endswith(" …"):
         tail, continued = _without_overlap(head, tail)  # where they meet, nothing left out
     added = head if first is second else tail
-    if squeezed(added.strip("… ")) in squeezed(text):
+    if collapse_spaces(added.strip("… ")) in collapse_spaces(text):
         return candidate.hit.heading, text  # the sent section says it already
     if continued:  # one text cut in two by the splitter: put back together
         return first.hit.heading, head.rstrip() + tail
@@ -83,11 +87,6 @@ def passage_text(
     skipped = last.hit.ordinal > first.hit.ordinal + 1 or head.endswith(" …") or tail[:2] == "… "
     joint = f"\n\n{SECOND_SECTION_MARK}\n\n" if skipped else "\n\n" if renamed else "\n"
     return first.hit.heading, head + joint + later
-
-
-def squeezed(text: str) -> str:
-    """Runs of white space as one space: two texts compared for their words."""
-    return " ".join(text.split())
 
 
 def _without_overlap(head: str, tail: str) -> tuple[str, bool]:

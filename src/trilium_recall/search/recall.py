@@ -84,14 +84,11 @@ def passages_of(
     context (`within_context`)."""
     choices = []
     for c in result.passages:
-        second = result.seconds.get(c.key)
-        with_second = passage_text(c, result.spans, second.section if second else None)
-        choices.append(
-            (
-                _passage(c, *with_second, settings),
-                _passage(c, *passage_text(c, result.spans), settings),
-            )
-        )
+        alone = _passage(c, *passage_text(c, result.spans), settings)
+        full = alone
+        if second := result.seconds.get(c.key):
+            full = _passage(c, *passage_text(c, result.spans, second.section), settings)
+        choices.append((full, alone))
     passages = within_context(choices)
     # zip stops at the passages kept: those past the answer's size sent nothing.
     pairs = zip(passages, choices, strict=False)
