@@ -20,6 +20,8 @@ USER recall
 VOLUME ["/data"]
 EXPOSE 8765
 # RECALL_LOGIN_PASSWORD is required: the engine refuses to listen on 0.0.0.0 without it.
+# Healthy while the engine answers: "building" is work under way, and "degraded" a Trilium
+# down, which restarting this container would not bring back.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
-    CMD python -c "import json, urllib.request as u; s = json.load(u.urlopen('http://127.0.0.1:8765/health', timeout=4))['status']; raise SystemExit(s not in ('ok', 'starting'))"
+    CMD python -c "import json, urllib.request as u; s = json.load(u.urlopen('http://127.0.0.1:8765/health', timeout=4))['status']; raise SystemExit(s not in ('ok', 'starting', 'building', 'degraded'))"
 CMD ["trilium-recall", "serve"]

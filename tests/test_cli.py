@@ -9,6 +9,7 @@ import json
 import os
 import pty
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -232,6 +233,78 @@ def test_index_builds_a_new_index_file(tmp_path: Path) -> None:
     assert "\x1b[" not in done.stderr  # no cursor or colour codes in a log
 
 
+def test_search_and_explain_leave_the_index_file_as_it_was(tmp_path: Path) -> None:
+    """The README says they never change the index: the file is byte for byte the same after
+    them, even with an instance configured that the index does not hold yet (a write there
+    failed on a read-only mount: "attempt to write a readonly database")."""
+    trilium = FakeTrilium(token="cli_token")
+    trilium.add_note("garden000001", "Garden", content="<p>Tomatoes go out in May.</p>")
+    data_dir = tmp_path / "data"
+    env = {"RECALL_DATA_DIR": str(data_dir), "TRILIUM_ETAPI_TOKEN_WORK": "cli_token",
+           "RECALL_INSTANCES": "work", "TRILIUM_URL_WORK": ""}  # fmt: skip
+    with trilium:
+        env["TRILIUM_URL_WORK"] = trilium.url()
+        assert run("index", env=env).returncode == 0
+    index = data_dir / "recall.sqlite3"
+    before = index.read_bytes()
+    more = {**env, "RECALL_INSTANCES": "work,home", "TRILIUM_URL_HOME": "http://127.0.0.1:9",
+            "TRILIUM_ETAPI_TOKEN_HOME": "t"}  # fmt: skip
+    for command in ("search", "explain"):
+        done = run(command, "when do tomatoes go out", env=more)
+        assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+        assert "Garden" in done.stdout
+    assert index.read_bytes() == before
+    status = json.loads(run("status", env=env).stdout)
+    assert list(status) == ["work"]  # "home" was never synced, so never recorded
+
+
+@contextlib.contextmanager
+def read_only_view(folder: Path, view: Path):
+    """`folder` seen through a read-only bind mount at `view` (skips where mounting is not
+    allowed: it needs root with CAP_SYS_ADMIN)."""
+    view.mkdir()
+    mount = ["mount", "--bind", str(folder), str(view)]
+    if not shutil.which("mount") or subprocess.run(mount, capture_output=True).returncode:
+        pytest.skip("a read-only bind mount needs `mount` and root with CAP_SYS_ADMIN")
+    try:
+        remount = ["mount", "-o", "remount,ro,bind", str(view)]
+        if subprocess.run(remount, capture_output=True).returncode:
+            pytest.skip("this system mounts no read-only bind mount")
+        yield view
+    finally:
+        subprocess.run(["umount", str(view)], check=True)
+
+
+def test_an_index_in_a_read_only_folder_is_one_line_naming_why(tmp_path: Path) -> None:
+    trilium = FakeTrilium(token="cli_token")
+    trilium.add_note("garden000001", "Garden", content="<p>Tomatoes go out in May.</p>")
+    env = {"RECALL_DATA_DIR": str(tmp_path / "data"), "TRILIUM_ETAPI_TOKEN": "cli_token"}
+    with trilium:
+        assert run("index", env={**env, "TRILIUM_URL": trilium.url()}).returncode == 0
+    with read_only_view(tmp_path / "data", tmp_path / "view") as view:
+        env |= {"RECALL_DATA_DIR": str(view), "TRILIUM_URL": "http://127.0.0.1:9"}
+        done = run("search", "when do tomatoes go out", env=env)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.splitlines()[-1] == (
+        f"trilium-recall: cannot open the index at {view}/recall.sqlite3: its folder is "
+        "read-only, and SQLite keeps its -wal and -shm files beside it"
+    )
+
+
+def test_search_names_the_failed_build_rather_than_asking_to_wait(tmp_path: Path) -> None:
+    dead = "http://127.0.0.1:9"
+    env = {"RECALL_DATA_DIR": str(tmp_path), "TRILIUM_URL": dead, "TRILIUM_ETAPI_TOKEN": "t"}
+    assert run("index", env=env).returncode == 2
+    for command in ("search", "explain"):
+        done = run(command, "when do tomatoes go out", env=env)
+        assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+        failed = f'the first build of "default" failed: Trilium at {dead} is unavailable'
+        said = "" if command == "search" else "\nsilent: "
+        assert f"{said}No notes indexed yet: {failed}" in done.stdout, done.stdout
+        assert "`trilium-recall index` (or `serve`) builds it once Trilium answers." in done.stdout
+        assert "try again in a minute" not in done.stdout
+
+
 def test_status_search_and_explain_read_an_existing_index(demo_engine) -> None:
     env = {"RECALL_DATA_DIR": str(demo_engine.data_dir)}
     status = run("status", env=env)
@@ -373,6 +446,20 @@ def test_install_and_uninstall_hook_print_what_changed(tmp_path: Path) -> None:
     removed = run("uninstall-hook", "--project", env=env, cwd=project)
     assert removed.returncode == 0
     assert "UserPromptSubmit" not in (project / ".claude" / "settings.json").read_text()
+
+
+def test_install_hook_says_what_answers_at_a_url_that_is_not_the_engine(tmp_path: Path) -> None:
+    env = {"HOME": str(tmp_path)}
+    pasted = run("install-hook", "--url", "http://127.0.0.1:8765/x y", env=env)
+    assert pasted.returncode == 2 and "Traceback" not in pasted.stderr
+    assert "--url http://127.0.0.1:8765/x y: give an http(s) URL" in pasted.stderr
+    assert not (tmp_path / ".claude").exists()
+    with FakeTrilium(token="t") as other:  # a server, but not the engine
+        done = run("install-hook", "--url", other.url(), env=env)
+    assert done.returncode == 0, done.stderr
+    said = f"FAIL  engine  {other.url()} answers, but not as trilium-recall (HTTP 401 for /health)"
+    assert said in done.stdout  # the stand-in asks every request for its token
+    assert "KeyError" not in done.stdout + done.stderr
 
 
 def test_install_hook_refuses_a_broken_settings_file(tmp_path: Path) -> None:

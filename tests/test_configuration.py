@@ -102,6 +102,30 @@ def test_readme_multi_instance_env_serves_two_trilium_instances(tmp_path: Path) 
         home.stop()
 
 
+def test_index_builds_every_instance_it_can_and_names_each_that_failed(tmp_path: Path) -> None:
+    """One Trilium down is no reason not to build the others: each is tried, and the one line
+    names the instance that failed and why."""
+    work, home = notebook("work_token", "Quarterly planning"), notebook("home_token", "Sourdough")
+    dead = closed_port_url()
+    env = {
+        "RECALL_DATA_DIR": str(tmp_path / "data"),
+        "RECALL_INSTANCES": "work,dead,home",
+        "TRILIUM_URL_DEAD": dead,
+        "TRILIUM_ETAPI_TOKEN_DEAD": "dead_token",
+        "TRILIUM_ETAPI_TOKEN_WORK": "work_token",
+        "TRILIUM_ETAPI_TOKEN_HOME": "home_token",
+    }
+    with work, home:
+        env |= {"TRILIUM_URL_WORK": work.url(), "TRILIUM_URL_HOME": home.url()}
+        done = cli("index", env=env)
+    said = one_line_error(done)
+    assert said.startswith(f"1 of 3 instances failed to build: dead: Trilium at {dead} ")
+    assert "dead_token" not in done.stdout + done.stderr
+    status = json.loads(cli("status", env=env).stdout)
+    assert {name: status[name]["notes"] for name in ("work", "home")} == {"work": 1, "home": 1}
+    assert status["dead"]["notes"] == 0 and "unavailable" in status["dead"]["error"]
+
+
 # ---------------------------------------------------------------- one line per bad input
 
 
@@ -215,10 +239,15 @@ def test_bad_input_is_one_line_naming_the_variable(
 
 
 def test_token_and_password_files_that_are_empty_or_unreadable(tmp_path: Path) -> None:
-    empty, missing = tmp_path / "empty", tmp_path / "missing"
+    empty, missing, two_lines = tmp_path / "empty", tmp_path / "missing", tmp_path / "two"
     empty.write_text("\n")
+    two_lines.write_text("tokA\rsecret-LEAK\n")  # sent as a header, httpx's refusal quoted it
     url = {"TRILIUM_URL": "http://127.0.0.1:9"}
     cases = [
+        (
+            {**url, "TRILIUM_ETAPI_TOKEN_FILE": str(two_lines)},
+            "TRILIUM_ETAPI_TOKEN_FILE: the token must be one line of printable ASCII",
+        ),
         (
             {**url, "TRILIUM_ETAPI_TOKEN_FILE": str(empty)},
             f"TRILIUM_ETAPI_TOKEN_FILE: {empty} is empty",
@@ -234,9 +263,9 @@ def test_token_and_password_files_that_are_empty_or_unreadable(tmp_path: Path) -
         ),
     ]  # fmt: skip
     for env, message in cases:
-        assert (
-            one_line_error(cli("serve", env={"RECALL_DATA_DIR": str(tmp_path), **env})) == message
-        )
+        done = cli("serve", env={"RECALL_DATA_DIR": str(tmp_path), **env})
+        assert one_line_error(done) == message
+        assert "secret-LEAK" not in done.stdout + done.stderr
 
 
 def test_allowed_hosts_take_what_a_host_header_holds() -> None:
@@ -304,3 +333,7 @@ def test_port_and_url_decide_where_clients_look(tmp_path: Path) -> None:
     groups = settings["hooks"]["UserPromptSubmit"]
     assert len(groups) == 1 and f"--url {elsewhere} " in groups[0]["hooks"][0]["command"]
     assert f"FAIL  engine  {elsewhere} does not answer (connection refused)" in done.stdout
+    assert (
+        f"The hook is installed anyway: it adds nothing to prompts until {elsewhere} answers."
+        in (done.stdout)
+    )

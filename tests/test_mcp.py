@@ -226,3 +226,19 @@ def test_mcp_checks_host_and_origin(demo_engine, headers: dict[str, str], allowe
         headers={**demo_engine.headers, "Accept": "application/json, text/event-stream", **headers},
     )
     assert (answer.status_code < 400) is allowed, (answer.status_code, answer.text[:200])
+    if not allowed:  # the SDK's own refusal, as JSON with its reason like every other answer
+        assert answer.json()["error"] in ("Invalid Host header", "Invalid Origin header")
+
+
+def test_mcp_refuses_a_body_over_the_limit_in_json(demo_engine) -> None:
+    huge = b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"x": "' + b"x" * (3 << 20)
+    answer = httpx.post(
+        f"{demo_engine.url}/mcp",
+        content=huge + b'"}}',
+        timeout=30,
+        headers={**demo_engine.headers, "Accept": "application/json, text/event-stream",
+                 "Content-Type": "application/json"},
+    )  # fmt: skip
+    assert answer.status_code == 413
+    assert answer.headers["content-type"] == "application/json"
+    assert answer.json()["error"]

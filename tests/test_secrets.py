@@ -209,6 +209,34 @@ def test_serve_refuses_a_public_host_without_a_password(tmp_path: Path, trilium:
     assert trilium.requests == []  # refused before syncing anything
 
 
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [
+        ("RECALL_BASE_URL", "https://recall.example.org"),
+        ("RECALL_TRUSTED_PROXIES", "127.0.0.1"),
+        ("RECALL_ALLOWED_HOSTS", "recall.example.org"),
+    ],
+)
+def test_serve_refuses_to_sit_behind_a_proxy_without_a_password(
+    variable: str, value: str, tmp_path: Path, trilium: FaultyTrilium
+):
+    """A proxy on this machine connects from loopback on behalf of anyone it serves."""
+    env = clean_env(
+        RECALL_PORT=str(free_port()),
+        RECALL_DATA_DIR=str(tmp_path / "data"),
+        TRILIUM_URL=trilium.url(),
+        TRILIUM_ETAPI_TOKEN=ETAPI_TOKEN,
+        **{variable: value},
+    )
+    done = run_serve(env)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.splitlines() == [
+        "trilium-recall: RECALL_LOGIN_PASSWORD is not set: refusing to serve behind a proxy "
+        f"({variable} set); set a password"
+    ]
+    assert trilium.requests == []
+
+
 def test_serve_refuses_before_building_the_demo_notebook(tmp_path: Path):
     data_dir = tmp_path / "data"
     env = clean_env(
@@ -230,6 +258,17 @@ def test_serve_on_loopback_without_a_password_warns(tmp_path: Path, trilium: Fau
         # The warning is logged before uvicorn binds, so it is in the log once /health answers.
         engine.wait_for("starting", "ok", "degraded")
         assert recall(engine.url, None).status_code == 200  # open, as the warning says
+        # But not to what a proxy on this machine forwards: that may be anyone.
+        for header in ("X-Forwarded-For", "Forwarded", "X-Real-IP"):
+            proxied = {header: "203.0.113.7"}
+            for method, path in (("POST", "/recall"), ("POST", "/mcp"), ("GET", "/ui/status")):
+                refused = httpx.request(
+                    method, f"{engine.url}{path}", json={"prompt": "restic"}, headers=proxied
+                )
+                assert refused.status_code == 403, (header, path, refused.text)
+                assert "RECALL_LOGIN_PASSWORD is not set" in refused.json()["error_description"]
+        health = httpx.get(f"{engine.url}/health", headers={"X-Forwarded-For": "203.0.113.7"})
+        assert health.status_code == 200  # says nothing of the notes
     finally:
         engine.stop()
     warnings = [line for line in engine.logs().splitlines() if " WARNING " in line]

@@ -9,6 +9,8 @@ hit@3 on the built-in notebook fell from 0.98 to 0.75 (eval/RESULTS.md).
 
 from __future__ import annotations
 
+import math
+
 AREAS = ("wiki", "sources", "journal", "other")
 AREA_RANK = {area: rank for rank, area in enumerate(AREAS)}
 DEFAULT_WEIGHTS = {"wiki": 1.0, "sources": 0.95, "journal": 0.9, "other": 0.9}
@@ -25,6 +27,6 @@ def parse_weights(text: str) -> dict[str, float]:
             weights[area] = float(number)
         except ValueError:
             raise ValueError(f"weight for {area} is not a number: {number!r}") from None
-        if not weights[area] > 0:
-            raise ValueError(f"weight for {area} must be above 0, got {number!r}")
+        if not 0 < weights[area] < math.inf:
+            raise ValueError(f"weight for {area} must be a number above 0, got {number!r}")
     return weights

@@ -136,7 +136,23 @@ def _refuse_to_serve(settings: Settings) -> None:
             f"RECALL_LOGIN_PASSWORD is not set: refusing to serve on {settings.host}; "
             "set a password or bind to 127.0.0.1"
         )
+    if settings.login_password is None and (proxied := proxy_settings(settings)):
+        # A proxy's requests come from this machine: "this machine only" would be everyone's.
+        raise RecallError(
+            f"RECALL_LOGIN_PASSWORD is not set: refusing to serve behind a proxy "
+            f"({' and '.join(proxied)} set); set a password"
+        )
     refuse_unbindable(settings)
+
+
+def proxy_settings(settings: Settings) -> list[str]:
+    """The variables that say requests reach the engine through a proxy or by another name."""
+    given = {
+        "RECALL_BASE_URL": settings.base_url,
+        "RECALL_TRUSTED_PROXIES": settings.trusted_proxies,
+        "RECALL_ALLOWED_HOSTS": settings.allowed_hosts,
+    }
+    return [name for name, value in given.items() if value]
 
 
 def _build_with_progress(settings: Settings) -> None:
@@ -148,9 +164,16 @@ def _build_with_progress(settings: Settings) -> None:
             with build_progress(list(settings.instances)) as show:
                 reports = await engine.build(show)
             for name, report in reports.items():
-                print(f"{name}: {report.indexed} notes (re)indexed", file=sys.stderr)
+                if not isinstance(report, RecallError):
+                    print(f"{name}: {report.indexed} notes (re)indexed", file=sys.stderr)
         finally:
             await engine.stop()
+        failed = {name: r for name, r in reports.items() if isinstance(r, RecallError)}
+        if len(reports) == 1 and failed:
+            raise next(iter(failed.values()))
+        if failed:
+            said = "; ".join(f"{name}: {error}" for name, error in failed.items())
+            raise RecallError(f"{len(failed)} of {len(reports)} instances failed to build: {said}")
 
     asyncio.run(build())
 
@@ -243,7 +266,7 @@ def _search(args: argparse.Namespace, explain: bool = False) -> int:
         print_explained(result)
     else:
         print_searched(result)
-    return 0
+    return 1 if result.waiting_for else 0  # a build that failed: nothing could be searched
 
 
 def _explain(args: argparse.Namespace) -> int:
@@ -321,6 +344,8 @@ def _install_hook(args: argparse.Namespace) -> int:
     health = engine_health(url)
     checks = [health] if health.status == "fail" else [health, password_check(url, settings)[0]]
     print("\n".join(lines + render(checks)[:-1]))
+    if health.status == "fail":
+        print(f"The hook is installed anyway: it adds nothing to prompts until {url} answers.")
     return 0
 
 

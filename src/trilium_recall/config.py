@@ -324,6 +324,10 @@ def _read_instance(env: Mapping[str, str], name: str, suffix: str, listed: str |
         token = read_secret_file(f"{token_var}_FILE", env[f"{token_var}_FILE"])
     else:
         raise ConfigError(f"{token_var} is not set{because or f': {url_var} needs an ETAPI token'}")
+    if not (token.isascii() and token.isprintable()):
+        # It travels in an HTTP header, and httpx's refusal of it would quote it in the error.
+        given = token_var if token_var in env else f"{token_var}_FILE"
+        raise ConfigError(f"{given}: the token must be one line of printable ASCII")
     return Instance(name=name, url=url.rstrip("/"), token=SecretStr(token))
 
 

@@ -62,15 +62,27 @@ def diagnose(env: Mapping[str, str]) -> list[Check]:
 
 
 def engine_health(url: str) -> Check:
+    fix = "start it: `trilium-recall serve`, or set RECALL_URL to where it runs"
     try:
         answer = httpx.get(f"{url}/health", timeout=TIMEOUT_S)
-        status = answer.json()["status"]
-    except (httpx.HTTPError, ValueError, KeyError, TypeError) as exc:
+    except httpx.HTTPError as exc:
         reason = _reason(exc)
-        fix = "start it: `trilium-recall serve`, or set RECALL_URL to where it runs"
         return Check("engine", "fail", f"{url} does not answer ({reason})", fix, facts={"url": url})
+    status = _health_status(answer)
+    if status is None:  # another server, or the engine's address with a path it lacks
+        said = f"{url} answers, but not as trilium-recall (HTTP {answer.status_code} for /health)"
+        return Check("engine", "fail", said, fix, facts={"url": url})
     mark: Status = "ok" if status in ("ok", "starting", "building") else "warn"
     return Check("engine", mark, f"{url} answers: {status}", facts={"url": url, "status": status})
+
+
+def _health_status(answer: httpx.Response) -> str | None:
+    """The status an engine's /health reports; None from anything else."""
+    try:
+        status = answer.json().get("status")
+    except (ValueError, AttributeError):
+        return None
+    return status if isinstance(status, str) else None
 
 
 def password_check(url: str, settings: Settings) -> tuple[Check, httpx.Response | None]:

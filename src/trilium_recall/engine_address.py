@@ -24,6 +24,8 @@ def named_engine(url: str | None = None) -> str:
 def is_http_url(value: str) -> bool:
     """An http(s) URL with a host, and a port of 1-65535 if it names one: "http://host:80800",
     ":0" and "http://[::1" would pass a look at the scheme, then fail at every connection."""
+    if any(c.isspace() or not c.isprintable() for c in value):
+        return False  # a space or a control character is never part of one: a paste went wrong
     try:
         parsed = urlsplit(value)
         port = parsed.port  # a port out of range raises

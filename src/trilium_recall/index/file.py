@@ -101,6 +101,9 @@ def own_errors(cls: C) -> C:
     return cls
 
 
+READ_ONLY_FOLDER = "its folder is read-only, and SQLite keeps its -wal and -shm files beside it"
+
+
 def store_error(exc: apsw.Error, path: Path) -> StoreError:
     if isinstance(exc, apsw.BusyError | apsw.LockedError):
         return IndexBusy(f"{path} is locked by another process; try again in a moment")
@@ -111,6 +114,8 @@ def store_error(exc: apsw.Error, path: Path) -> StoreError:
     if isinstance(exc, apsw.ReadOnlyError):
         return StoreError(f"{path} is read-only")
     if isinstance(exc, apsw.CantOpenError):
+        if not os.access(path.parent, os.W_OK):  # "unable to open database file" says less
+            return StoreError(f"cannot open the index at {path}: {READ_ONLY_FOLDER}")
         return StoreError(f"cannot open the index at {path}: {exc}")
     return StoreError(f"the index at {path} failed: {exc}")  # EIO, EFBIG: the reason matters
 

@@ -47,7 +47,11 @@ class Store(InstanceRows):
     the file remembers them, so an index built by another model is refused with a clear message.
     """
 
-    def __init__(self, path: Path, vectors: VectorIndex | None = None) -> None:
+    def __init__(
+        self, path: Path, vectors: VectorIndex | None = None, *, read_only: bool = False
+    ) -> None:
+        """`read_only`: a connection that cannot change the file (`search`, `explain`): what it
+        would keep (hubness, a calibration) is measured and not kept, as on a full disk."""
         self.path = path
         self.db = open_db(path)
         self._vectors = vectors
@@ -61,6 +65,8 @@ class Store(InstanceRows):
             except BaseException:
                 self.db.close()
                 raise
+        if read_only:
+            self.db.execute("PRAGMA query_only = ON")
 
     @property
     def vectors(self) -> VectorIndex:

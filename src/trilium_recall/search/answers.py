@@ -181,7 +181,7 @@ def silence_reason(result: RecallResult, budget_ms: float) -> str | None:
     if result.status == "late":
         return f"answered too late (budget {budget_ms:.0f} ms)"
     if result.status in ("starting", "building"):
-        return f"the index is still {result.status}"
+        return result.waiting_for or f"the index is still {result.status}"
     if result.status == "skipped":
         return f"skipped: {result.skipped}"
     trace = result.trace

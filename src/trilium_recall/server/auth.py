@@ -135,6 +135,9 @@ class Authenticator:
 
         async def guarded(scope: Scope, receive: Receive, send: Send) -> None:
             path = scope.get("path", "") if scope["type"] == "http" else ""
+            if not self.enabled and path != "/health" and forwarded(scope):
+                await proxied_without_password()(scope, receive, send)
+                return
             if not self.enabled or not any(path == p or path.startswith(p + "/") for p in paths):
                 await app(scope, receive, send)
                 return
@@ -175,6 +178,27 @@ class Authenticator:
         body = {"error": error or "unauthorized", "error_description": description}
         headers = {"WWW-Authenticate": challenge, "Cache-Control": "no-store"}
         return JSONResponse(body, status_code=401, headers=headers)
+
+
+# Headers a reverse proxy adds to say whom it forwards for.
+FORWARDING_HEADERS = frozenset(
+    {b"forwarded", b"x-forwarded-for", b"x-forwarded-host", b"x-real-ip"}
+)
+
+
+def forwarded(scope: Scope) -> bool:
+    """Whether the request came through a proxy that says so."""
+    return any(name in FORWARDING_HEADERS for name, _ in scope.get("headers", []))
+
+
+def proxied_without_password() -> JSONResponse:
+    """Without a password the engine answers this machine only, and a proxy on this machine
+    connects from loopback on behalf of anyone: what it forwards is refused, not served."""
+    description = (
+        "RECALL_LOGIN_PASSWORD is not set, so the engine answers this machine only; "
+        "this request came through a proxy: set a password"
+    )
+    return JSONResponse({"error": "forbidden", "error_description": description}, 403)
 
 
 def bearer_token(scope: Scope) -> str | None:

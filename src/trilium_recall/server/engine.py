@@ -21,7 +21,7 @@ from typing import IO, TypeVar
 from threadpoolctl import threadpool_limits
 
 from ..config import Settings
-from ..errors import IndexUnusable
+from ..errors import IndexUnusable, RecallError, StoreError, TriliumError
 from ..index.embed import E5Embedder, Embedder
 from ..index.file import hold_index, index_errors, move_aside
 from ..index.store import Store
@@ -36,8 +36,7 @@ from ..search.recall import recall
 from ..sync.removed import drop_instances
 from ..sync.syncer import RunReport, Syncer, SyncStatus, run_forever
 from ..trilium.client import TriliumClient
-from ..trilium.features import Features
-from .health import build_progress
+from .health import build_progress, instance_health
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -123,7 +122,7 @@ class Engine:
         first full build fills it while /health says "starting"."""
         path = self.settings.db_path
         try:
-            return self._load(path)
+            return self._load()
         except IndexUnusable as exc:
             if self.reading:
                 raise
@@ -131,10 +130,14 @@ class Engine:
             log.warning("%s; moved it to %s (kept) and building a fresh index", exc, moved.name)
             self.moved_aside = (moved, str(exc))
             self.vectors = VectorIndex(self.embedder.dim, self.embedder.name)
-            return self._load(path)
+            return self._load()
 
-    def _load(self, path: Path) -> Store:
-        store = Store(path, self.vectors)
+    def _connect(self, vectors: VectorIndex | None = None) -> Store:
+        """A connection to the index file; one that cannot write it for a reading command."""
+        return Store(self.settings.db_path, vectors, read_only=self.reading)
+
+    def _load(self) -> Store:
+        store = self._connect(self.vectors)
         try:
             store.load_vectors()
         except BaseException:
@@ -208,7 +211,7 @@ class Engine:
         # First start: ~1,300 query embeddings (~15 s); later starts read the cache, and the
         # reference points the last calibration kept (measuring them scans every snippet ~360
         # times). A connection of its own: the syncer uses self.store on the event loop.
-        store = Store(self.settings.db_path)
+        store = self._connect()
         try:
             generic = self._measured_bank(store)
             if (kept := last_calibration(generic, store, self.embedder)) is not None:
@@ -228,7 +231,7 @@ class Engine:
         return generic
 
     def _measure_before_building(self) -> None:
-        store = Store(self.settings.db_path)  # a connection of its own, as in _read_generic
+        store = self._connect()  # a connection of its own, as in _read_generic
         try:
             self._measured_bank(store)
         finally:
@@ -240,7 +243,7 @@ class Engine:
             self.generic = await asyncio.to_thread(self._recalibrated, self.generic)
 
     def _recalibrated(self, generic: GenericPrompts) -> GenericPrompts:
-        store = Store(self.settings.db_path)  # its own connection, as in _read_generic
+        store = self._connect()  # its own connection, as in _read_generic
         try:
             return calibrate(generic, self.vectors, store, self.embedder)
         finally:
@@ -279,15 +282,19 @@ class Engine:
 
     async def build(
         self, on_progress: Callable[[str, SyncStatus], None] | None = None
-    ) -> dict[str, RunReport]:
+    ) -> dict[str, RunReport | RecallError]:
         """One full sync of each instance, now, in turn (the `index` and `demo` commands), each
-        snippet's hubness measured as it is stored."""
+        snippet's hubness measured as it is stored: each instance's report, or why its build
+        failed (one Trilium down is no reason not to build the others)."""
         await asyncio.to_thread(self._measure_before_building)
-        reports = {}
+        reports: dict[str, RunReport | RecallError] = {}
         for name, syncer in self.syncers.items():
             if on_progress is not None:
                 syncer.on_progress = functools.partial(on_progress, name)
-            reports[name] = await syncer.full()
+            try:
+                reports[name] = await syncer.full()
+            except (TriliumError, StoreError) as exc:
+                reports[name] = exc
         await self._forget_unconfigured()
         return reports
 
@@ -330,15 +337,23 @@ class Engine:
         if result.status != "building":
             return result
         failing = [
-            f'the first build of "{name}" failed: {syncer.status.error}'
+            f'the first build of "{name}" failed: {error}'
             for name, syncer in self.syncers.items()
-            if syncer.status.error and not syncer.build_complete
+            if not syncer.build_complete and (error := self._last_error(name))
         ]
-        if not failing:
-            return result
-        why = "; ".join(failing)
         again = f"It is tried again every {self.settings.tick_seconds:g} s."
-        return replace(result, waiting_for=f"No notes indexed yet: {why}. {again}")
+        if self.reading:  # nothing here tries again
+            again = "`trilium-recall index` (or `serve`) builds it once Trilium answers."
+        why = f"No notes indexed yet: {'; '.join(failing)}. {again}"
+        return replace(result, waiting_for=why) if failing else result
+
+    def _last_error(self, name: str) -> str | None:
+        """Why this instance's last sync failed: this run's, else the one the index recorded
+        (a reading command runs none of its own)."""
+        if error := self.syncers[name].status.error:
+            return error
+        recorded = self.store.instance_state(name).get("error")
+        return str(recorded) if recorded else None
 
     async def read(self, read: Callable[[Store], T]) -> T:
         """`read` on a search thread's connection: the status page reads the index through the
@@ -356,7 +371,7 @@ class Engine:
     def _reader(self) -> Store:
         store = getattr(self._local, "store", None)
         if store is None:
-            store = self._local.store = Store(self.settings.db_path, self.vectors)
+            store = self._local.store = self._connect(self.vectors)
             self._readers.append(store)
         return store
 
@@ -370,27 +385,11 @@ class Engine:
         states = []
         for name, syncer in self.syncers.items():
             saved = self.store.instance_state(name)
-            complete = bool(saved.get("build_complete"))
-            error = syncer.status.error
-            reading = syncer.status.running == "full" and syncer.status.total > 0
-            # "ok" once the first build's recalibration and instructions are done as well.
-            settled = complete and name in self._settled
-            states.append(
-                "degraded" if error else "ok" if settled else "building" if reading or complete
-                else "starting"
-            )  # fmt: skip
-            instances[name] = {
-                **self.store.counts(name),
-                "last_sync": saved.get("last_sync"),
-                "last_full": saved.get("last_full"),
-                "trilium": Features.from_state(saved).to_json(),
-                "error": error,
-                "progress": {"done": syncer.status.done, "total": syncer.status.total},
-                # The first build's notes read so far, of those to read, and the time left.
-                "notes_done": syncer.status.done if not complete else None,
-                "notes_total": syncer.status.total if not complete else None,
-                "eta_seconds": syncer.status.eta_seconds() if not complete else None,
-            }
+            counts = self.store.counts(name)
+            state, instances[name] = instance_health(
+                syncer.status, saved, counts, name in self._settled
+            )
+            states.append(state)
         if self.generic is None:
             states.append("starting")
         status = next((s for s in ("degraded", "starting", "building") if s in states), "ok")

@@ -7,9 +7,38 @@ import re
 from typing import Any
 
 from ..config import Settings
+from ..sync.syncer import SyncStatus
+from ..trilium.features import Features
 
 # A URL as an error message quotes it, up to the punctuation that ends its sentence.
 _URL = r"https?://[^\s\"'()<>]*[^\s\"'()<>.,:;]"
+
+
+def instance_health(
+    status: SyncStatus, saved: dict[str, object], counts: dict[str, object], settled: bool
+) -> tuple[str, dict[str, object]]:
+    """One instance's state ("degraded", "ok", "building" or "starting") and what /health
+    shows of it, from its syncer's `status`, the index's `saved` state and `counts`; `settled`:
+    its first build's recalibration and instructions are done as well."""
+    complete = bool(saved.get("build_complete"))
+    reading = status.running == "full" and status.total > 0
+    state = (
+        "degraded" if status.error else "ok" if complete and settled
+        else "building" if reading or complete else "starting"
+    )  # fmt: skip
+    shown = {
+        **counts,
+        "last_sync": saved.get("last_sync"),
+        "last_full": saved.get("last_full"),
+        "trilium": Features.from_state(saved).to_json(),
+        "error": status.error,
+        "progress": {"done": status.done, "total": status.total},
+        # The first build's notes read so far, of those to read, and the time left.
+        "notes_done": status.done if not complete else None,
+        "notes_total": status.total if not complete else None,
+        "eta_seconds": status.eta_seconds() if not complete else None,
+    }
+    return state, shown
 
 
 def build_progress(instances: dict[str, Any]) -> dict[str, object]:

@@ -32,7 +32,7 @@ from ..search.dates.prompt import DAY_FORM, DAY_WRITTEN, parse_day
 from ..textclean import clip, one_line
 from .activity import ActivityLog
 from .engine import Engine
-from .http_errors import BUG
+from .http_errors import BUG, JSONRefusals
 from .overview import InstanceOverview
 
 log = logging.getLogger(__name__)
@@ -192,8 +192,8 @@ def transport_security(settings: Settings) -> TransportSecuritySettings:
 
 
 def mcp_routes(server: MCPServer, settings: Settings) -> list[BaseRoute]:
-    """/mcp, and /mcp/ answered by the same app; the caller runs `server.session_manager.run()`
-    in its lifespan.
+    """/mcp, and /mcp/ answered by the same app, its plain-text refusals in JSON; the caller runs
+    `server.session_manager.run()` in its lifespan.
 
     /mcp/ is served, not redirected: Starlette's slash redirect builds its Location from the
     Host header, so `Host: evil.example` got `Location: http://evil.example/mcp`."""
@@ -203,5 +203,7 @@ def mcp_routes(server: MCPServer, settings: Settings) -> list[BaseRoute]:
         max_request_body_size=PROMPT_BODY_BYTES,
     )
     routes: list[BaseRoute] = list(app.routes)
-    endpoint = next(r.endpoint for r in routes if isinstance(r, Route) and r.path == MCP_PATH)
-    return [*routes, Route(MCP_PATH + "/", endpoint)]
+    sdk = next(r for r in routes if isinstance(r, Route) and r.path == MCP_PATH)
+    endpoint = JSONRefusals(sdk.endpoint)
+    others = [r for r in routes if r is not sdk]
+    return [*others, Route(MCP_PATH, endpoint), Route(MCP_PATH + "/", endpoint)]

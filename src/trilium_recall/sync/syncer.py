@@ -100,7 +100,6 @@ class Syncer:
         self._lock = asyncio.Lock()
         self._once = OnceLog(log)
         self._where = f"Trilium instance {instance.name}"
-        store.ensure_instance(instance.name, instance.url)
         self._complete = False  # once true, stays true: /recall asks at every answer
 
     @property
@@ -130,6 +129,8 @@ class Syncer:
     async def _guarded(self, kind: str, run: Callable[[], Awaitable[RunReport]]) -> RunReport:
         self.status.running = kind
         try:
+            # Here, not at start: `search` and `explain` read an index they never write.
+            self.store.ensure_instance(self.instance.name, self.instance.url)
             report = await run()
         except (TriliumError, StoreError, apsw.Error) as exc:
             written = isinstance(exc, apsw.Error)

@@ -312,7 +312,12 @@ class TriliumClient:
 
     def _scrub(self, message: str) -> str:
         """Belt and braces: a server could echo the header back in an error message."""
-        return message.replace(self._token, "[token]") if len(self._token) >= 4 else message
+        if len(self._token) < 4:
+            return message
+        # As written, and as a str's or bytes' repr quotes it (httpx's header errors do).
+        for form in {self._token, repr(self._token)[1:-1], repr(self._token.encode())[2:-1]}:
+            message = message.replace(form, "[token]")
+        return message
 
 
 def _checked_id(entity_id: str) -> str:
