@@ -30,6 +30,7 @@ from trilium_recall.commands import COMMANDS as IMPLEMENTED
 from trilium_recall.demo.mode import EXPLAINED_PROMPT, try_it
 from trilium_recall.demo.standin import FakeTrilium
 from trilium_recall.errors import RecallError
+from trilium_recall.hook import OPTIONS as HOOK_OPTIONS
 from trilium_recall.index.store import Store
 from trilium_recall.server import app
 
@@ -77,6 +78,28 @@ def test_every_command_has_help() -> None:
 def test_every_command_but_the_hook_has_an_implementation() -> None:
     # cli runs the hook itself, before importing `commands`; every other command lives there.
     assert sorted(IMPLEMENTED) == sorted(set(subcommands()) - {"hook"})
+
+
+def test_the_hook_s_help_lists_the_options_it_reads() -> None:
+    done = run("hook", "--help")
+    assert done.returncode == 0
+    assert all(f"{option} " in done.stdout for option in HOOK_OPTIONS), done.stdout
+
+
+def test_a_bad_flag_value_names_the_flag_and_an_empty_prompt_is_refused(tmp_path: Path) -> None:
+    env = {"RECALL_DATA_DIR": str(tmp_path)}
+    port = run("serve", "--port", "99999", env=env)
+    assert port.returncode == 2
+    assert port.stderr.splitlines()[-1].startswith("trilium-recall: --port: ")
+    host = run("serve", "--host", "", env=env)
+    assert host.returncode == 2
+    assert "trilium-recall: --host: Value error, '' is no address" in host.stderr
+    for command in ("search", "explain"):
+        empty = run(command, "  ", env=env)
+        assert empty.returncode == 2 and "Traceback" not in empty.stderr
+        assert empty.stderr.splitlines()[-1] == (
+            "trilium-recall: the prompt is empty: give the text to search the notes for"
+        )
 
 
 def test_version() -> None:

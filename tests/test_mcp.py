@@ -25,6 +25,7 @@ from trilium_recall.server.mcp import (
     NO_MATCH,
     STILL_BUILDING,
     WHEN_TO_CALL,
+    build_mcp,
     index_instructions,
 )
 from trilium_recall.server.overview import InstanceOverview, Subject
@@ -129,6 +130,7 @@ async def test_bad_arguments_are_tool_errors_not_crashes(demo_engine, arguments,
         result = await mcp.session.call_tool("recall", arguments)
         assert result.is_error
         assert message in result.content[0].text
+        assert "pydantic" not in result.content[0].text  # one line a field, no library's dump
         still = await mcp.session.call_tool("recall", {"query": "restore a restic backup"})
         assert not still.is_error
 
@@ -140,6 +142,21 @@ async def test_instructions_can_be_replaced(tmp_path) -> None:
     with serve_in_thread(create_app(Engine(settings, embedder=HashEmbedder()))) as url:
         async with mcp_session(url) as mcp:
             assert mcp.instructions == "Only call recall for gardening questions."
+
+
+async def test_instructions_too_long_for_claude_code_are_warned_about(tmp_path, caplog) -> None:
+    long = "Call recall for anything about my garden. " * 60  # 2,520 bytes
+    said = f"RECALL_INSTRUCTIONS is {len(long)} bytes: Claude Code keeps only the first 2000"
+    for instructions, warned in ((long, True), ("Gardening only.", False)):
+        settings = make_settings(tmp_path / str(warned), instructions=instructions, instances={})
+        engine = Engine(settings, embedder=HashEmbedder())
+        try:
+            caplog.clear()
+            with caplog.at_level("WARNING"):
+                build_mcp(engine)
+        finally:
+            await engine.stop()
+        assert (said in caplog.text) is warned, caplog.text
 
 
 def test_instructions_shed_detail_to_stay_under_the_cap() -> None:

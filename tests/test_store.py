@@ -413,5 +413,6 @@ def test_one_keeper_holds_an_index_at_a_time_and_lets_go_when_closed(tmp_path: P
 def test_a_keeper_lock_that_cannot_be_made_is_one_line(tmp_path: Path) -> None:
     in_the_way = tmp_path / "data"
     in_the_way.write_text("a file where the data dir should be")
-    with pytest.raises(StoreError, match=r"cannot open the index at .*: \[Errno 20\] Not a dir"):
+    said = r"cannot open the index at .* \(Not a directory\): set RECALL_DATA_DIR to a folder"
+    with pytest.raises(StoreError, match=said):
         hold_index(in_the_way / "recall.sqlite3")

@@ -87,7 +87,16 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_argument("--json", action="store_true", help="print JSON")
     sub = command("doctor", "Check configuration, engine, password, Trilium, index and hook.")
     sub.add_argument("--json", action="store_true", help="print JSON")
-    command("hook", "Claude Code UserPromptSubmit hook: reads stdin, prints context, exits 0.")
+    # Shown by `hook --help` only: the hook reads its options itself and never exits 2 (main).
+    sub = command(
+        "hook", "Claude Code UserPromptSubmit hook: reads stdin, prints context, exits 0."
+    )
+    sub.add_argument("--url", help="the engine (default: RECALL_URL, else http://127.0.0.1:8765)")
+    sub.add_argument(
+        "--password-env", metavar="NAME", help="the variable holding the password "
+        "(default: RECALL_LOGIN_PASSWORD)"
+    )  # fmt: skip
+    sub.add_argument("--password-file", metavar="PATH", help="a file holding the password")
     for name, text in (
         ("install-hook", "Add the recall hook to Claude Code's settings.json."),
         ("uninstall-hook", "Remove the recall hook from Claude Code's settings.json."),

@@ -24,7 +24,7 @@ from .config import PASSWORD_FILE_VAR, Instance, Settings, load_settings
 from .demo.mode import demo_index, demo_settings, start_demo_trilium, try_it
 from .doctor import engine_health, password_check, render, run_doctor
 from .engine_address import engine_base, is_http_url
-from .errors import IndexUnusable, RecallError
+from .errors import ConfigError, IndexUnusable, RecallError
 from .explained import print_explained, print_searched
 from .index.activity_log import Activity, recent
 from .index.file import index_errors, missing_index
@@ -89,7 +89,14 @@ def _stdout_closed() -> bool:
 
 def _settings(args: argparse.Namespace) -> Settings:
     overrides = {k: v for k in ("host", "port") if (v := getattr(args, k, None)) is not None}
-    return load_settings(**overrides)
+    try:
+        return load_settings(**overrides)
+    except ConfigError as exc:  # a flag's value is the flag's to name, not the variable's
+        variable, _, reason = str(exc).partition(":")
+        flag = next((f"--{k}" for k in overrides if variable == f"RECALL_{k.upper()}"), None)
+        if flag is None:
+            raise
+        raise ConfigError(f"{flag}:{reason}") from None
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -242,6 +249,8 @@ def _offline_settings(args: argparse.Namespace) -> Settings:
 def _search(args: argparse.Namespace, explain: bool = False) -> int:
     """What `serve` would answer the hook for this prompt (same engine, skip rules and gate),
     with time to load the model instead of the hook's budget."""
+    if not args.prompt.strip():
+        raise RecallError("the prompt is empty: give the text to search the notes for")
     settings = _offline_settings(args).model_copy(update={"time_budget_ms": CLI_BUDGET_MS})
 
     async def search() -> RecallResult:

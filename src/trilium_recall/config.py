@@ -152,6 +152,13 @@ class Settings(BaseModel):
             raise ValueError("must be printable ASCII (it is sent as a Bearer header)")
         return value
 
+    @field_validator("host")
+    @classmethod
+    def _check_host(cls, value: str) -> str:
+        if not value or any(c.isspace() or not c.isprintable() for c in value):
+            raise ValueError(f"{value!r} is no address: give one such as 127.0.0.1 or ::1")
+        return value
+
     @field_validator("trusted_proxies")
     @classmethod
     def _check_proxies(cls, value: tuple[str, ...]) -> tuple[str, ...]:

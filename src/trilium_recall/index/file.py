@@ -49,7 +49,7 @@ def open_db(path: Path) -> apsw.Connection:
     try:
         _create_private(path)
     except OSError as exc:
-        raise StoreError(f"cannot open the index at {path}: {exc}") from None
+        raise unwritable(path, exc) from None
     with index_errors(path):
         db = apsw.Connection(str(path))
         try:
@@ -99,6 +99,14 @@ def own_errors(cls: C) -> C:
         if callable(member) and not name.startswith("_") and name != "atomic":
             setattr(cls, name, _translated(member))
     return cls
+
+
+def unwritable(path: Path, exc: OSError) -> StoreError:
+    """The data dir is a file, or not this user's to write: the variable that names it."""
+    why = exc.strerror or str(exc)
+    return StoreError(
+        f"cannot open the index at {path} ({why}): set RECALL_DATA_DIR to a folder you can write"
+    )
 
 
 READ_ONLY_FOLDER = "its folder is read-only, and SQLite keeps its -wal and -shm files beside it"
@@ -224,7 +232,7 @@ def hold_index(path: Path) -> IO[str]:
         _create_directories(path)
         handle = os.fdopen(os.open(lock_path, os.O_RDWR | os.O_CREAT, DB_FILE_MODE), "r+")
     except OSError as exc:
-        raise StoreError(f"cannot open the index at {path}: {exc}") from None
+        raise unwritable(path, exc) from None
     try:
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:  # held

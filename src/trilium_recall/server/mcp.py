@@ -14,13 +14,14 @@ RECALL_INSTRUCTIONS overrides.
 from __future__ import annotations
 
 import logging
-from typing import Annotated
+from typing import Annotated, Any
 from urllib.parse import urlparse
 
 from mcp.server import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.transport_security import TransportSecuritySettings
-from pydantic import Field
+from pydantic import Field, ValidationError
 from starlette.routing import BaseRoute, Route
 
 from .. import __version__
@@ -74,10 +75,38 @@ TODAY_DESCRIPTION = (
 DAY_PATTERN = f"^{DAY_WRITTEN.pattern}$"
 
 
+class RecallServer(MCPServer):
+    """The SDK's server, arguments that fail the tool's schema told as one line a field
+    ("limit: Input should be greater than or equal to 1"), not pydantic's dump with its links."""
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except UnexpectedToolError:
+            raise
+        except ToolError as exc:
+            invalid = exc.__cause__
+            if not isinstance(invalid, ValidationError):
+                raise
+            said = "; ".join(
+                f"{'.'.join(str(part) for part in error['loc']) or 'arguments'}: {error['msg']}"
+                for error in invalid.errors()
+            )
+            raise ToolError(f"bad arguments: {said}") from invalid
+
+
 def build_mcp(engine: Engine, activity: ActivityLog | None = None) -> MCPServer:
     """The server with its `recall` tool; each call goes into `activity` (path "mcp")."""
     settings = engine.settings
-    server = MCPServer(
+    if settings.instructions and len(settings.instructions.encode()) > MAX_INSTRUCTIONS_BYTES:
+        log.warning(
+            "RECALL_INSTRUCTIONS is %d bytes: Claude Code keeps only the first %d of them",
+            len(settings.instructions.encode()),
+            MAX_INSTRUCTIONS_BYTES,
+        )
+    server = RecallServer(
         name="trilium-recall",
         version=__version__,
         instructions=settings.instructions or INSTRUCTIONS,
