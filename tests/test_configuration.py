@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import httpx
@@ -124,6 +125,34 @@ def test_index_builds_every_instance_it_can_and_names_each_that_failed(tmp_path:
     status = json.loads(cli("status", env=env).stdout)
     assert {name: status[name]["notes"] for name in ("work", "home")} == {"work": 1, "home": 1}
     assert status["dead"]["notes"] == 0 and "unavailable" in status["dead"]["error"]
+
+
+def test_recall_asked_of_an_instance_whose_build_failed_names_the_failure(
+    tmp_path: Path,
+) -> None:
+    """Not "silent": that would say its notes hold nothing about the prompt."""
+    work, dead = notebook("work_token", "Quarterly planning"), closed_port_url()
+    env = {"RECALL_INSTANCES": "work,dead", "TRILIUM_ETAPI_TOKEN_WORK": "work_token",
+           "TRILIUM_URL_DEAD": dead, "TRILIUM_ETAPI_TOKEN_DEAD": "t"}  # fmt: skip
+    with work:
+        engine = EngineProcess(tmp_path, {**env, "TRILIUM_URL_WORK": work.url()}).start()
+        try:
+            deadline = time.monotonic() + 240
+            while engine.wait_for("degraded")["instances"]["work"]["notes"] < 1:
+                assert time.monotonic() < deadline, "work's first build never ended"
+                time.sleep(0.1)  # the two builds run side by side: dead's may fail first
+            ask = {"prompt": "what are the quarterly planning notes?"}
+            url = f"{engine.url}/recall"
+            refused = httpx.post(url, json={**ask, "instance": "dead"}, timeout=30)
+            answered = httpx.post(url, json={**ask, "instance": "work"}, timeout=30).json()
+            whole = httpx.post(url, json=ask, timeout=30).json()
+        finally:
+            engine.stop()
+    assert refused.status_code == 503, refused.text
+    said = f'No notes indexed yet: the first build of "dead" failed: Trilium at {dead} '
+    assert refused.json()["error"].startswith(said), refused.text
+    assert answered["passages"] and answered["partial"] is False
+    assert whole["passages"] and whole["partial"] is True  # "dead"'s notes are not in it
 
 
 # ---------------------------------------------------------------- one line per bad input

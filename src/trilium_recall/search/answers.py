@@ -174,6 +174,20 @@ def building(result: RecallResult, indexed: bool) -> RecallResult:
     return replace(result, status="building") if result.status == "silent" else result
 
 
+def failed_builds(failed: dict[str, str], retry_s: float | None) -> str:
+    """Why nothing is indexed yet: each first build that failed, and when it is tried again
+    (None: nothing here tries, as in a command that only reads the index)."""
+    why = "; ".join(
+        f'the first build of "{name}" failed: {error}' for name, error in failed.items()
+    )
+    again = (
+        "`trilium-recall index` (or `serve`) builds it once Trilium answers."
+        if retry_s is None
+        else f"It is tried again every {retry_s:g} s."
+    )
+    return f"No notes indexed yet: {why}. {again}"
+
+
 def silence_reason(result: RecallResult, budget_ms: float) -> str | None:
     """Why a call sent nothing, in the words the explain view uses; None when it sent something."""
     if result.status == "sent":

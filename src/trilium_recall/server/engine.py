@@ -27,7 +27,7 @@ from ..index.file import hold_index, index_errors, move_aside
 from ..index.store import Store
 from ..index.vectors import VectorIndex
 from ..notes.classify import Rules
-from ..search.answers import RecallRequest, RecallResult, building
+from ..search.answers import RecallRequest, RecallResult, building, failed_builds
 from ..search.calibration import calibrate, last_calibration
 from ..search.gate import GateThresholds
 from ..search.hybrid import gate_thresholds
@@ -320,32 +320,34 @@ class Engine:
                 gate=self.gate,
             ),
         )
+        # Asked of one instance, that one's first build: "silent" from an instance whose first
+        # build failed would say its notes hold nothing about the prompt. (A built one's state
+        # is kept in memory: the answer path never reads it again.)
+        asked = [request.instance] if request.instance in self.syncers else list(self.syncers)
+        unbuilt = [name for name in asked if not self.syncers[name].build_complete]
         try:
             result = await asyncio.wait_for(future, budget + BUDGET_GRACE_S)
         except TimeoutError:
             log.warning("recall ran past its %.0f ms budget; answered nothing", budget * 1000)
-            if not len(self.vectors) and self.building:  # there was nothing to find anyway
-                return self._waiting(RecallResult("building", took_ms=budget * 1000))
+            if not len(self.vectors) and unbuilt:  # there was nothing to find anyway
+                return self._waiting(RecallResult("building", took_ms=budget * 1000), unbuilt)
             # from part of the notes, as an answer in time would have been
-            return RecallResult("late", took_ms=budget * 1000, partial=self.building)
-        # `building` reads the index's state; a built index never pays it on the answer path.
-        return self._waiting(building(result, bool(len(self.vectors)))) if self.building else result
+            return RecallResult("late", took_ms=budget * 1000, partial=bool(unbuilt))
+        if not unbuilt:
+            return result
+        indexed = any(self.store.counts(name)["notes"] for name in asked)
+        return self._waiting(building(result, indexed), unbuilt)
 
-    def _waiting(self, result: RecallResult) -> RecallResult:
+    def _waiting(self, result: RecallResult, unbuilt: list[str]) -> RecallResult:
         """A "building" answer names the first build that failed, if one did: "still being
         built, try again in a minute" would send the user to wait on a Trilium that is down."""
         if result.status != "building":
             return result
-        failing = [
-            f'the first build of "{name}" failed: {error}'
-            for name, syncer in self.syncers.items()
-            if not syncer.build_complete and (error := self._last_error(name))
-        ]
-        again = f"It is tried again every {self.settings.tick_seconds:g} s."
-        if self.reading:  # nothing here tries again
-            again = "`trilium-recall index` (or `serve`) builds it once Trilium answers."
-        why = f"No notes indexed yet: {'; '.join(failing)}. {again}"
-        return replace(result, waiting_for=why) if failing else result
+        failed = {name: error for name in unbuilt if (error := self._last_error(name))}
+        if not failed:
+            return result
+        retry = None if self.reading else self.settings.tick_seconds  # a reading one never does
+        return replace(result, waiting_for=failed_builds(failed, retry))
 
     def _last_error(self, name: str) -> str | None:
         """Why this instance's last sync failed: this run's, else the one the index recorded
