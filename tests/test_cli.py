@@ -93,7 +93,7 @@ def test_a_bad_flag_value_names_the_flag_and_an_empty_prompt_is_refused(tmp_path
     assert port.stderr.splitlines()[-1].startswith("trilium-recall: --port: ")
     host = run("serve", "--host", "", env=env)
     assert host.returncode == 2
-    assert "trilium-recall: --host: Value error, '' is no address" in host.stderr
+    assert "trilium-recall: --host: '' is no address" in host.stderr
     for command in ("search", "explain"):
         empty = run(command, "  ", env=env)
         assert empty.returncode == 2 and "Traceback" not in empty.stderr
@@ -277,6 +277,7 @@ def test_search_and_explain_leave_the_index_file_as_it_was(tmp_path: Path) -> No
         assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
         assert "Garden" in done.stdout
     assert index.read_bytes() == before
+    assert not (data_dir / "recall.sqlite3-wal").exists()  # nor anything waiting to be written
     status = json.loads(run("status", env=env).stdout)
     assert list(status) == ["work"]  # "home" was never synced, so never recorded
 
@@ -517,15 +518,15 @@ def test_a_second_engine_on_the_same_index_is_refused_and_the_first_keeps_servin
     assert found.returncode == 0 and "restic" in found.stdout.lower()
 
 
-@pytest.mark.parametrize("kind", ["newer", "damaged"])
+@pytest.mark.parametrize("kind", ["newer", "older", "damaged"])
 def test_search_and_explain_leave_an_index_they_cannot_use_where_it_is(
     kind: str, tmp_path: Path
 ) -> None:
     """They only read: the file may be a newer `serve`'s, whose next start would otherwise
     rebuild from nothing. They say so in one line, as `status` does."""
     path = tmp_path / "recall.sqlite3"
-    if kind == "newer":
-        apsw.Connection(str(path)).execute("PRAGMA user_version = 999")
+    if kind in ("newer", "older"):  # an older one is not theirs to migrate
+        apsw.Connection(str(path)).execute(f"PRAGMA user_version = {999 if kind == 'newer' else 1}")
     else:
         path.write_bytes(b"not a database, " * 64)
     before = path.read_bytes()
@@ -536,11 +537,16 @@ def test_search_and_explain_leave_an_index_they_cannot_use_where_it_is(
         done = run(command, "restic retention", env={**env, "TRILIUM_ETAPI_TOKEN": "t"})
         assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
         said = [line for line in done.stderr.splitlines() if line.startswith("trilium-recall:")]
-        fix = "run the newer trilium-recall" if kind == "newer" else "it moves the file aside"
+        fix = {
+            "newer": "run the newer trilium-recall",
+            "damaged": "it moves the file aside",
+            "older": "run `trilium-recall index` or `serve` once to update it",
+        }[kind]
         assert len(said) == 1 and fix in said[0], done.stderr
         assert sorted(p.name for p in tmp_path.iterdir()) == ["recall.sqlite3"]
-        if kind == "newer":  # opened in WAL mode, its schema and rows untouched
-            assert apsw.Connection(str(path)).execute("PRAGMA user_version").get == 999
+        if kind != "damaged":  # its schema and rows untouched
+            kept = apsw.Connection(str(path)).execute("PRAGMA user_version").get
+            assert kept == (999 if kind == "newer" else 1)
         else:
             assert path.read_bytes() == before
 

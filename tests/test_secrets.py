@@ -18,6 +18,8 @@ from auth_flow import OAuthClient, mcp_recall, recall
 from engine_process import EngineProcess, free_port
 from standin_faults import FaultyTrilium
 from trilium_recall.access.oauth import digest
+from trilium_recall.commands import proxy_settings
+from trilium_recall.config import load_settings
 
 pytestmark = pytest.mark.slow
 
@@ -237,6 +239,16 @@ def test_serve_refuses_to_sit_behind_a_proxy_without_a_password(
     assert trilium.requests == []
 
 
+def test_names_of_this_machine_are_no_proxy() -> None:
+    def said(**env: str) -> list[str]:
+        return proxy_settings(load_settings(env, quiet=True))
+
+    assert said(RECALL_BASE_URL="http://127.0.0.1:8765") == []
+    assert said(RECALL_ALLOWED_HOSTS="recall.localhost:8765,[::1]:8765,localhost:*") == []
+    assert said(RECALL_ALLOWED_HOSTS="localhost:*,notes.example.org") == ["RECALL_ALLOWED_HOSTS"]
+    assert said(RECALL_BASE_URL="https://recall.example.org") == ["RECALL_BASE_URL"]
+
+
 def test_serve_refuses_before_building_the_demo_notebook(tmp_path: Path):
     data_dir = tmp_path / "data"
     env = clean_env(
@@ -259,7 +271,7 @@ def test_serve_on_loopback_without_a_password_warns(tmp_path: Path, trilium: Fau
         engine.wait_for("starting", "ok", "degraded")
         assert recall(engine.url, None).status_code == 200  # open, as the warning says
         # But not to what a proxy on this machine forwards: that may be anyone.
-        for header in ("X-Forwarded-For", "Forwarded", "X-Real-IP"):
+        for header in ("X-Forwarded-For", "Forwarded", "X-Real-IP", "Via"):
             proxied = {header: "203.0.113.7"}
             for method, path in (("POST", "/recall"), ("POST", "/mcp"), ("GET", "/ui/status")):
                 refused = httpx.request(

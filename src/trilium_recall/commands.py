@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -14,6 +15,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
+from urllib.parse import urlsplit
 
 import uvicorn
 from pydantic import SecretStr
@@ -23,7 +25,7 @@ from .claude_settings import install_hook, uninstall_hook
 from .config import PASSWORD_FILE_VAR, Instance, Settings, load_settings
 from .demo.mode import demo_index, demo_settings, start_demo_trilium, try_it
 from .doctor import engine_health, password_check, render, run_doctor
-from .engine_address import engine_base, is_http_url
+from .engine_address import engine_base, is_http_url, is_loopback_name
 from .errors import ConfigError, IndexUnusable, RecallError
 from .explained import print_explained, print_searched
 from .index.activity_log import Activity, recent
@@ -96,7 +98,7 @@ def _settings(args: argparse.Namespace) -> Settings:
         flag = next((f"--{k}" for k in overrides if variable == f"RECALL_{k.upper()}"), None)
         if flag is None:
             raise
-        raise ConfigError(f"{flag}:{reason}") from None
+        raise ConfigError(f"{flag}:{reason.replace(' Value error,', '', 1)}") from None
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -153,11 +155,14 @@ def _refuse_to_serve(settings: Settings) -> None:
 
 
 def proxy_settings(settings: Settings) -> list[str]:
-    """The variables that say requests reach the engine through a proxy or by another name."""
+    """The variables that say requests reach the engine through a proxy or by another name
+    than this machine's own."""
+    base = urlsplit(settings.base_url or "").hostname
+    hosts = [urlsplit(f"//{host}").hostname for host in settings.allowed_hosts]
     given = {
-        "RECALL_BASE_URL": settings.base_url,
-        "RECALL_TRUSTED_PROXIES": settings.trusted_proxies,
-        "RECALL_ALLOWED_HOSTS": settings.allowed_hosts,
+        "RECALL_BASE_URL": base is not None and not is_loopback_name(base),
+        "RECALL_TRUSTED_PROXIES": bool(settings.trusted_proxies),
+        "RECALL_ALLOWED_HOSTS": any(not is_loopback_name(host or "") for host in hosts),
     }
     return [name for name, value in given.items() if value]
 
@@ -189,13 +194,18 @@ def _index(args: argparse.Namespace) -> int:
     settings = _settings(args)
     if not settings.instances:
         raise RecallError("no Trilium configured: set TRILIUM_URL and TRILIUM_ETAPI_TOKEN")
-    _build_with_progress(settings)
+    try:
+        _build_with_progress(settings)
+    except RecallError:
+        with contextlib.suppress(RecallError):
+            _status(args)  # what was built, also when an instance failed
+        raise
     return _status(args)
 
 
 def _status(args: argparse.Namespace) -> int:
     settings = _index_settings(args)
-    store = Store(settings.db_path)
+    store = Store(settings.db_path, read_only=True)
     try:
         report = {
             name: {
@@ -237,7 +247,7 @@ def _offline_settings(args: argparse.Namespace) -> Settings:
     settings = _index_settings(args)
     if settings.instances and not args.demo:
         return settings
-    store = Store(settings.db_path)
+    store = Store(settings.db_path, read_only=True)
     try:
         recorded = store.recorded_instances()
     finally:
@@ -291,7 +301,7 @@ def _log(args: argparse.Namespace) -> int:
         raise RecallError(str(exc)) from None
     if args.limit < 1:
         raise RecallError(f"--limit {args.limit}: give a number of entries, 1 or more")
-    store = Store(settings.db_path)
+    store = Store(settings.db_path, read_only=True)
     try:
         with index_errors(store.path):
             entries = recent(store, limit=args.limit, session_id=args.session, since=since)
@@ -354,7 +364,9 @@ def _install_hook(args: argparse.Namespace) -> int:
     checks = [health] if health.status == "fail" else [health, password_check(url, settings)[0]]
     print("\n".join(lines + render(checks)[:-1]))
     if health.status == "fail":
-        print(f"The hook is installed anyway: it adds nothing to prompts until {url} answers.")
+        print(
+            f"The hook is installed anyway: it adds nothing until trilium-recall answers at {url}."
+        )
     return 0
 
 

@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from .areas import DEFAULT_WEIGHTS, parse_weights
-from .engine_address import engine_base, is_http_url
+from .engine_address import engine_base, is_http_url, is_loopback_name
 from .errors import ConfigError
 
 log = logging.getLogger(__name__)
@@ -75,9 +75,6 @@ def _split(value: Any) -> Any:
     return value
 
 
-# This machine by name: binding here needs no password, OAuth may redirect here over plain http,
-# and /mcp accepts these Host and Origin headers.
-LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 # A Host header's value: a name (a Docker service's may hold "_") or a bracketed IPv6 address,
 # with a port or ":*" for any.
 _HOST_NAME = re.compile(r"(\[[0-9a-f:.]+\]|[a-z0-9_](?:[a-z0-9_.-]*[a-z0-9_.])?)(?::(\d{1,5}|\*))?")
@@ -215,7 +212,7 @@ class Settings(BaseModel):
 
     @property
     def is_loopback(self) -> bool:
-        return self.host in LOOPBACK_HOSTS or self.host.startswith("127.")
+        return is_loopback_name(self.host)
 
     @property
     def engine_url(self) -> str:

@@ -69,11 +69,16 @@ def engine_health(url: str) -> Check:
         reason = _reason(exc)
         return Check("engine", "fail", f"{url} does not answer ({reason})", fix, facts={"url": url})
     status = _health_status(answer)
-    if status is None:  # another server, or the engine's address with a path it lacks
+    if (
+        status not in HEALTH_STATUSES
+    ):  # another server, or the engine's address with a path it lacks
         said = f"{url} answers, but not as trilium-recall (HTTP {answer.status_code} for /health)"
         return Check("engine", "fail", said, fix, facts={"url": url})
     mark: Status = "ok" if status in ("ok", "starting", "building") else "warn"
     return Check("engine", mark, f"{url} answers: {status}", facts={"url": url, "status": status})
+
+
+HEALTH_STATUSES = ("ok", "starting", "building", "degraded")  # what the engine's /health says
 
 
 def _health_status(answer: httpx.Response) -> str | None:
@@ -138,7 +143,7 @@ def _without_engine(settings: Settings) -> list[Check]:
     path = settings.db_path
     if (missing := missing_index(path)) is not None:
         return [*checks, Check("index", "warn", missing, "start the engine")]
-    store = Store(path)
+    store = Store(path, read_only=True)
     try:
         names = list(store.recorded_instances())
         checks += index_checks(index_state(store, names))

@@ -1,5 +1,6 @@
 """Where a client on this machine finds the engine: the default address, a URL as a user gives
-it made the engine's base, and what counts as an http(s) URL at all. Standard library only: the
+it made the engine's base, what counts as an http(s) URL at all, and which names are this
+machine. Standard library only: the
 hook imports it on every prompt."""
 
 from __future__ import annotations
@@ -8,6 +9,14 @@ import os
 from urllib.parse import urlsplit
 
 DEFAULT_ENGINE_URL = "http://127.0.0.1:8765"
+# This machine by name: binding here needs no password, OAuth may redirect here over plain http,
+# and /mcp accepts these Host and Origin headers.
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+def is_loopback_name(host: str) -> bool:
+    """A name or address that is this machine."""
+    return host in LOOPBACK_HOSTS or host.startswith("127.") or host.endswith(".localhost")
 
 
 def engine_base(url: str) -> str:

@@ -9,7 +9,7 @@ from urllib.parse import urlparse
 from mcp.server.auth.provider import RegistrationError
 from mcp.shared.auth import OAuthClientInformationFull
 
-from ..config import LOOPBACK_HOSTS
+from ..engine_address import LOOPBACK_HOSTS
 
 # claude.ai sends a ~20-character name and one redirect URI.
 MAX_CLIENT_NAME_CHARS = 100  # shown on the login page, written to the log

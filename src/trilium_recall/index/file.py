@@ -44,14 +44,17 @@ def missing_index(path: Path) -> str | None:
     return f"an empty file (0 bytes) at {path}" if path.stat().st_size == 0 else None
 
 
-def open_db(path: Path) -> apsw.Connection:
-    """Open (creating if needed) the index file with sqlite-vec loaded and migrations applied."""
+def open_db(path: Path, read_only: bool = False) -> apsw.Connection:
+    """Open (creating if needed) the index file with sqlite-vec loaded and migrations applied;
+    `read_only`: an existing, current file, through a connection that cannot change it."""
     try:
-        _create_private(path)
+        if not read_only:
+            _create_private(path)
     except OSError as exc:
         raise unwritable(path, exc) from None
     with index_errors(path):
-        db = apsw.Connection(str(path))
+        flags = apsw.SQLITE_OPEN_READWRITE | (0 if read_only else apsw.SQLITE_OPEN_CREATE)
+        db = apsw.Connection(str(path), flags=flags)
         try:
             # sqlite-vec only for the migrations: early schemas made vec0 tables that later
             # ones read and drop (m006, m010); nothing else uses it.
@@ -59,7 +62,10 @@ def open_db(path: Path) -> apsw.Connection:
             db.load_extension(sqlite_vec.loadable_path())
             db.enable_load_extension(False)
             db.set_busy_timeout(BUSY_TIMEOUT_MS)
-            _use_wal(db)
+            if read_only:
+                _refuse_an_old_schema(db, path)
+                db.execute("PRAGMA query_only = ON")
+            _use_wal(db)  # a no-op on a file in WAL mode already: every index is
             db.execute("PRAGMA synchronous = NORMAL")
             migrate(db, path)
         except BaseException:
@@ -157,6 +163,16 @@ def migrate(db: apsw.Connection, path: Path) -> int:
                 MIGRATIONS[version](db)
                 db.execute(f"PRAGMA user_version = {version + 1}")
     return len(MIGRATIONS)
+
+
+def _refuse_an_old_schema(db: apsw.Connection, path: Path) -> None:
+    """A reading command does not migrate the file it reads: a newer one is refused by
+    `migrate`, an older one here."""
+    if (found := _version(db)) < len(MIGRATIONS):
+        raise StoreError(
+            f"{path} is from an older trilium-recall (schema {found}, this one writes "
+            f"{len(MIGRATIONS)}): run `trilium-recall index` or `serve` once to update it"
+        )
 
 
 def _version(db: apsw.Connection) -> int:

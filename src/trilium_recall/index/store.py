@@ -53,7 +53,7 @@ class Store(InstanceRows):
         """`read_only`: a connection that cannot change the file (`search`, `explain`): what it
         would keep (hubness, a calibration) is measured and not kept, as on a full disk."""
         self.path = path
-        self.db = open_db(path)
+        self.db = open_db(path, read_only)
         self._vectors = vectors
         self._sections: tuple[object, int] = (None, 0)  # (when counted, how many)
         self._filed: tuple[object, list[FiledNote]] = (None, [])  # (when read, which)
@@ -65,8 +65,6 @@ class Store(InstanceRows):
             except BaseException:
                 self.db.close()
                 raise
-        if read_only:
-            self.db.execute("PRAGMA query_only = ON")
 
     @property
     def vectors(self) -> VectorIndex:
@@ -242,6 +240,15 @@ class Store(InstanceRows):
         )
 
     # -- counts ------------------------------------------------------------------------------
+
+    def holds_notes(self, instance: str) -> bool:
+        """Whether any note of `instance` is indexed (the answer path asks it during a build)."""
+        return bool(
+            self._scalar(
+                "SELECT EXISTS (SELECT 1 FROM notes WHERE instance = ? AND skip_reason IS NULL)",
+                (instance,),
+            )
+        )
 
     def counts(self, instance: str) -> dict[str, object]:
         notes = self._scalar(

@@ -180,15 +180,20 @@ class Authenticator:
         return JSONResponse(body, status_code=401, headers=headers)
 
 
-# Headers a reverse proxy adds to say whom it forwards for.
+# Headers proxies add to say whom or what they forward for (one of them is enough). A heuristic:
+# a bare `proxy_pass`, socat or an ssh tunnel adds none, so any proxy needs the password.
 FORWARDING_HEADERS = frozenset(
-    {b"forwarded", b"x-forwarded-for", b"x-forwarded-host", b"x-real-ip"}
-)
+    {
+        b"forwarded", b"x-forwarded-for", b"x-forwarded-host", b"x-forwarded-proto",
+        b"x-forwarded-port", b"x-forwarded-server", b"x-real-ip", b"via",
+        b"cf-connecting-ip", b"true-client-ip",
+    }
+)  # fmt: skip
 
 
 def forwarded(scope: Scope) -> bool:
     """Whether the request came through a proxy that says so."""
-    return any(name in FORWARDING_HEADERS for name, _ in scope.get("headers", []))
+    return any(name.lower() in FORWARDING_HEADERS for name, _ in scope.get("headers", []))
 
 
 def proxied_without_password() -> JSONResponse:
@@ -198,7 +203,8 @@ def proxied_without_password() -> JSONResponse:
         "RECALL_LOGIN_PASSWORD is not set, so the engine answers this machine only; "
         "this request came through a proxy: set a password"
     )
-    return JSONResponse({"error": "forbidden", "error_description": description}, 403)
+    answer = {"error": "forbidden", "error_description": description}
+    return JSONResponse(answer, 403, headers={"Cache-Control": "no-store"})
 
 
 def bearer_token(scope: Scope) -> str | None:

@@ -192,7 +192,7 @@ class Engine:
         await asyncio.gather(
             *(loop.run_in_executor(self._pool, self._warm_search, p) for p in prompts)
         )
-        if stale:  # kept from an index of another size: measured again, not waited for
+        if stale and not self.reading:  # kept from an index of another size: measured again
             self._tasks.append(asyncio.create_task(self.recalibrate()))
 
     def _warm_search(self, prompt: str) -> None:
@@ -296,6 +296,8 @@ class Engine:
             except (TriliumError, StoreError) as exc:
                 reports[name] = exc
         await self._forget_unconfigured()
+        generic, stale = await asyncio.to_thread(self._read_generic)  # kept: no start redoes it
+        self.generic = await asyncio.to_thread(self._recalibrated, generic) if stale else generic
         return reports
 
     async def recall(self, request: RecallRequest) -> RecallResult:
@@ -320,9 +322,8 @@ class Engine:
                 gate=self.gate,
             ),
         )
-        # Asked of one instance, that one's first build: "silent" from an instance whose first
-        # build failed would say its notes hold nothing about the prompt. (A built one's state
-        # is kept in memory: the answer path never reads it again.)
+        # Asked of one instance, its own first build: "silent" would say its notes hold nothing
+        # about the prompt. (Once built, the state is read from memory.)
         asked = [request.instance] if request.instance in self.syncers else list(self.syncers)
         unbuilt = [name for name in asked if not self.syncers[name].build_complete]
         try:
@@ -335,7 +336,7 @@ class Engine:
             return RecallResult("late", took_ms=budget * 1000, partial=bool(unbuilt))
         if not unbuilt:
             return result
-        indexed = any(self.store.counts(name)["notes"] for name in asked)
+        indexed = any(self.store.holds_notes(name) for name in asked)
         return self._waiting(building(result, indexed), unbuilt)
 
     def _waiting(self, result: RecallResult, unbuilt: list[str]) -> RecallResult:
@@ -354,7 +355,7 @@ class Engine:
         (a reading command runs none of its own)."""
         if error := self.syncers[name].status.error:
             return error
-        recorded = self.store.instance_state(name).get("error")
+        recorded = self.store.instance_state(name).get("error") if self.reading else None
         return str(recorded) if recorded else None
 
     async def read(self, read: Callable[[Store], T]) -> T:

@@ -26,7 +26,8 @@ from starlette.routing import BaseRoute, Route
 
 from .. import __version__
 from ..body_limits import PROMPT_BODY_BYTES
-from ..config import LOOPBACK_HOSTS, MCP_PATH, Settings
+from ..config import MCP_PATH, Settings
+from ..engine_address import LOOPBACK_HOSTS
 from ..errors import RecallError, UnknownInstance
 from ..search.answers import STATUS_TEXT, RecallRequest
 from ..search.dates.prompt import DAY_FORM, DAY_WRITTEN, parse_day
