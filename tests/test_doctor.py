@@ -7,6 +7,7 @@ import json
 import subprocess
 from pathlib import Path
 
+import apsw
 import pytest
 
 from conftest import PASSWORD
@@ -99,6 +100,12 @@ def test_engine_down_still_checks_trilium_and_the_index_file(tmp_path: Path) -> 
     assert checks["index default"]["detail"].startswith("2 notes, 2 sections")
     assert (run.returncode, run.stdout) == (0, "")
     assert f"no engine answers at {down} (--url or RECALL_URL): Connection refused" in run.stderr
+    # An index it cannot read is a check that failed, and doctor does not migrate or move it.
+    apsw.Connection(str(data / "recall.sqlite3")).execute("PRAGMA user_version = 1")
+    code, checks = doctor(down, tmp_path, **env)
+    assert code == 1 and checks["index"]["status"] == "fail"
+    assert "is from an older trilium-recall (schema 1," in checks["index"]["detail"]
+    assert apsw.Connection(str(data / "recall.sqlite3")).execute("PRAGMA user_version").get == 1
 
 
 def test_a_hook_pointing_at_the_wrong_port_is_named(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 import httpx
 
 from .config import Settings, load_settings
-from .errors import ConfigError
+from .errors import ConfigError, StoreError
 from .index.activity_log import recent
 from .index.file import missing_index
 from .index.store import Store
@@ -143,7 +143,13 @@ def _without_engine(settings: Settings) -> list[Check]:
     path = settings.db_path
     if (missing := missing_index(path)) is not None:
         return [*checks, Check("index", "warn", missing, "start the engine")]
-    store = Store(path, read_only=True)
+    try:
+        store = Store(path, read_only=True)
+    except StoreError as exc:  # damaged, from another release, unreadable: a check that failed
+        return [
+            *checks,
+            Check("index", "fail", str(exc), "start the engine: `trilium-recall serve`"),
+        ]
     try:
         names = list(store.recorded_instances())
         checks += index_checks(index_state(store, names))
