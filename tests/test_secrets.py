@@ -193,50 +193,37 @@ async def test_no_secret_reaches_the_engine_log_or_its_files(
 # -- `serve` refuses to expose an engine without a password -------------------------------------
 
 
-def test_serve_refuses_a_public_host_without_a_password(tmp_path: Path, trilium: FaultyTrilium):
-    env = clean_env(
-        RECALL_HOST="0.0.0.0",
-        RECALL_PORT=str(free_port()),
-        RECALL_DATA_DIR=str(tmp_path / "data"),
-        TRILIUM_URL=trilium.url(),
-        TRILIUM_ETAPI_TOKEN=ETAPI_TOKEN,
-    )
-    done = run_serve(env)
-    assert done.returncode == 2, done.stderr
-    assert done.stderr.splitlines() == [
-        "trilium-recall: RECALL_LOGIN_PASSWORD is not set: refusing to serve on 0.0.0.0; "
-        "set a password or bind to 127.0.0.1"
-    ]
-    assert done.stdout == ""
-    assert trilium.requests == []  # refused before syncing anything
+BEHIND = "refusing to serve behind a proxy ({} set); set a password"
+OPEN = "refusing to serve on 0.0.0.0; set a password or bind to 127.0.0.1"
 
 
 @pytest.mark.parametrize(
-    ("variable", "value"),
+    ("setting", "refusal"),
     [
-        ("RECALL_BASE_URL", "https://recall.example.org"),
-        ("RECALL_TRUSTED_PROXIES", "127.0.0.1"),
-        ("RECALL_ALLOWED_HOSTS", "recall.example.org"),
+        ({"RECALL_HOST": "0.0.0.0"}, OPEN),
+        # A proxy on this machine connects from loopback on behalf of anyone it serves.
+        ({"RECALL_BASE_URL": "https://recall.example.org"}, BEHIND.format("RECALL_BASE_URL")),
+        ({"RECALL_TRUSTED_PROXIES": "127.0.0.1"}, BEHIND.format("RECALL_TRUSTED_PROXIES")),
+        ({"RECALL_ALLOWED_HOSTS": "recall.example.org"}, BEHIND.format("RECALL_ALLOWED_HOSTS")),
     ],
-)
-def test_serve_refuses_to_sit_behind_a_proxy_without_a_password(
-    variable: str, value: str, tmp_path: Path, trilium: FaultyTrilium
+)  # fmt: skip
+def test_serve_refuses_to_expose_the_notes_without_a_password(
+    setting: dict[str, str], refusal: str, tmp_path: Path, trilium: FaultyTrilium
 ):
-    """A proxy on this machine connects from loopback on behalf of anyone it serves."""
     env = clean_env(
         RECALL_PORT=str(free_port()),
         RECALL_DATA_DIR=str(tmp_path / "data"),
         TRILIUM_URL=trilium.url(),
         TRILIUM_ETAPI_TOKEN=ETAPI_TOKEN,
-        **{variable: value},
+        **setting,
     )
     done = run_serve(env)
     assert done.returncode == 2, done.stderr
     assert done.stderr.splitlines() == [
-        "trilium-recall: RECALL_LOGIN_PASSWORD is not set: refusing to serve behind a proxy "
-        f"({variable} set); set a password"
+        f"trilium-recall: RECALL_LOGIN_PASSWORD is not set: {refusal}"
     ]
-    assert trilium.requests == []
+    assert done.stdout == ""
+    assert trilium.requests == []  # refused before syncing anything
 
 
 def test_names_of_this_machine_are_no_proxy() -> None:
