@@ -50,8 +50,9 @@ class Store(InstanceRows):
     def __init__(
         self, path: Path, vectors: VectorIndex | None = None, *, read_only: bool = False
     ) -> None:
-        """`read_only`: a connection that cannot change the file (`search`, `explain`): what it
-        would keep (hubness, a calibration) is measured and not kept, as on a full disk."""
+        """`read_only`: a connection that cannot change the file, for the commands that only
+        read: what they would keep (hubness, a calibration) is measured and not kept, as on a
+        full disk."""
         self.path = path
         self.db = open_db(path, read_only)
         self._vectors = vectors
