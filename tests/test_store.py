@@ -416,3 +416,15 @@ def test_a_keeper_lock_that_cannot_be_made_is_one_line(tmp_path: Path) -> None:
     said = r"cannot open the index at .* \(Not a directory\): set RECALL_DATA_DIR to a folder"
     with pytest.raises(StoreError, match=said):
         hold_index(in_the_way / "recall.sqlite3")
+
+
+def test_an_instance_row_is_written_only_when_new_or_moved(tmp_path) -> None:
+    """Each sync run asks for its row, once a minute: asking again changes nothing."""
+    store = Store(tmp_path / "recall.sqlite3")
+    store.ensure_instance("work", "http://trilium.test")
+    before = store.db.total_changes()
+    store.ensure_instance("work", "http://trilium.test")
+    assert store.db.total_changes() == before
+    store.ensure_instance("work", "http://moved.test")
+    assert store.db.total_changes() == before + 1
+    assert store.recorded_instances() == {"work": "http://moved.test"}

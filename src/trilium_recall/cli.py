@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from . import __version__
+from .engine_address import DEFAULT_ENGINE_URL
 from .hook import main as hook_main
 
 if TYPE_CHECKING:
@@ -91,7 +92,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = command(
         "hook", "Claude Code UserPromptSubmit hook: reads stdin, prints context, exits 0."
     )
-    sub.add_argument("--url", help="the engine (default: RECALL_URL, else http://127.0.0.1:8765)")
+    sub.add_argument("--url", help=f"the engine (default: RECALL_URL, else {DEFAULT_ENGINE_URL})")
     sub.add_argument(
         "--password-env", metavar="NAME", help="the variable holding the password "
         "(default: RECALL_LOGIN_PASSWORD)"

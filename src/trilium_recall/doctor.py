@@ -61,6 +61,9 @@ def diagnose(env: Mapping[str, str]) -> list[Check]:
     return [*checks, *found[:at], hook_installed(url), *found[at:]]
 
 
+HEALTH_STATUSES = ("ok", "starting", "building", "degraded")  # what the engine's /health says
+
+
 def engine_health(url: str) -> Check:
     fix = "start it: `trilium-recall serve`, or set RECALL_URL to where it runs"
     try:
@@ -69,16 +72,11 @@ def engine_health(url: str) -> Check:
         reason = _reason(exc)
         return Check("engine", "fail", f"{url} does not answer ({reason})", fix, facts={"url": url})
     status = _health_status(answer)
-    if (
-        status not in HEALTH_STATUSES
-    ):  # another server, or the engine's address with a path it lacks
+    if status not in HEALTH_STATUSES:  # another server, or the engine's URL with a wrong path
         said = f"{url} answers, but not as trilium-recall (HTTP {answer.status_code} for /health)"
         return Check("engine", "fail", said, fix, facts={"url": url})
     mark: Status = "ok" if status in ("ok", "starting", "building") else "warn"
     return Check("engine", mark, f"{url} answers: {status}", facts={"url": url, "status": status})
-
-
-HEALTH_STATUSES = ("ok", "starting", "building", "degraded")  # what the engine's /health says
 
 
 def _health_status(answer: httpx.Response) -> str | None:

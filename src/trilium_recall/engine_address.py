@@ -1,7 +1,6 @@
 """Where a client on this machine finds the engine: the default address, a URL as a user gives
 it made the engine's base, what counts as an http(s) URL at all, and which names are this
-machine. Standard library only: the
-hook imports it on every prompt."""
+machine. Standard library only: the hook imports it on every prompt."""
 
 from __future__ import annotations
 

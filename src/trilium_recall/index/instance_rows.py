@@ -12,9 +12,11 @@ class InstanceRows:
     db: apsw.Connection
 
     def ensure_instance(self, name: str, url: str) -> None:
+        """The instance's row, written only when it is new or its URL changed: each sync run
+        asks, once a minute."""
         self.db.execute(
             "INSERT INTO instances (name, url) VALUES (?, ?) "
-            "ON CONFLICT (name) DO UPDATE SET url = excluded.url",
+            "ON CONFLICT (name) DO UPDATE SET url = excluded.url WHERE url IS NOT excluded.url",
             (name, url),
         )
 

@@ -101,10 +101,11 @@ class RecallServer(MCPServer):
 def build_mcp(engine: Engine, activity: ActivityLog | None = None) -> MCPServer:
     """The server with its `recall` tool; each call goes into `activity` (path "mcp")."""
     settings = engine.settings
-    if settings.instructions and len(settings.instructions.encode()) > MAX_INSTRUCTIONS_BYTES:
+    given = len((settings.instructions or "").encode())
+    if given > MAX_INSTRUCTIONS_BYTES:
         log.warning(
             "RECALL_INSTRUCTIONS is %d bytes: Claude Code keeps only the first %d of them",
-            len(settings.instructions.encode()),
+            given,
             MAX_INSTRUCTIONS_BYTES,
         )
     server = RecallServer(

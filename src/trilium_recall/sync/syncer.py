@@ -129,7 +129,7 @@ class Syncer:
     async def _guarded(self, kind: str, run: Callable[[], Awaitable[RunReport]]) -> RunReport:
         self.status.running = kind
         try:
-            # Here, not at start: `search` and `explain` read an index they never write.
+            # Here, not at start: a reading command makes a syncer too, and never writes.
             self.store.ensure_instance(self.instance.name, self.instance.url)
             report = await run()
         except (TriliumError, StoreError, apsw.Error) as exc:
