@@ -33,6 +33,7 @@ import pytest
 from claude_mock import STUB_CONTEXT, StubEngine
 from conftest import RESTIC, RESTIC_PROMPT, DemoEngine
 from procs import HOOK_COMMANDS, closed_port_url, scrubbed_env, silent_server
+from trilium_recall.body_limits import HOOK_INPUT_BYTES, PROMPT_BODY_BYTES
 from trilium_recall.claude_settings import module_command
 from trilium_recall.hook import BUDGET_S, DEADLINE_S
 
@@ -332,6 +333,34 @@ def test_overlong_session_id_is_not_passed_on(recall_server: StubEngine) -> None
     )
     assert added_context(run) == STUB_CONTEXT
     assert "session_id" not in recall_server.requests[0][1]
+
+
+def test_a_long_prompt_in_another_script_stays_under_the_engine_s_cap(
+    recall_server: StubEngine,
+) -> None:
+    # Claude Code writes UTF-8 as it is. Escaped as \u00e4 each of these letters would take 6
+    # bytes for its 2: the body would pass the engine's cap and get its 413.
+    prompt = "restore the backup " + "äöü " * 120_000
+    stdin = json.dumps(
+        {"hook_event_name": "UserPromptSubmit", "prompt": prompt}, ensure_ascii=False
+    )
+    assert len(stdin.encode()) < HOOK_INPUT_BYTES < len(json.dumps(prompt))
+
+    run = run_hook(stdin.encode(), engine_env(recall_server), HOOK_COMMANDS["trilium-recall-hook"])
+
+    assert added_context(run) == STUB_CONTEXT
+    [(headers, body)] = recall_server.requests
+    assert int(headers["Content-Length"]) <= len(stdin.encode()) + 100 <= PROMPT_BODY_BYTES
+    assert body["prompt"] == prompt
+
+
+def test_a_lone_surrogate_is_sent_as_a_question_mark(recall_server: StubEngine) -> None:
+    # Valid as a JSON escape, not encodable in UTF-8.
+    stdin = b'{"session_id": "s\\udc80", "prompt": "restore the backup \\ud800 please"}'
+    run = run_hook(stdin, engine_env(recall_server), HOOK_COMMANDS["trilium-recall-hook"])
+    assert added_context(run) == STUB_CONTEXT
+    body = recall_server.requests[0][1]
+    assert (body["prompt"], body["session_id"]) == ("restore the backup ? please", "s?")
 
 
 def test_password_from_file(tmp_path: Path, hook: list[str]) -> None:

@@ -2,7 +2,7 @@
 
 A cap differs from another only where its reason does (said beside each). A body over its cap
 is refused before it is parsed, and before it is read when its Content-Length says so. Each
-route answers as it always has: the JSON routes 400 `{"error": "body larger than N bytes"}`
+route answers as it always has: the JSON routes 413 `{"error": "body larger than N bytes"}`
 (`server/request_body.py`), the forms and the SDK's routes the SDK's 413, /register RFC 7591's
 400 `invalid_client_metadata`. Stdlib only: the hook imports this module too.
 """
@@ -15,8 +15,9 @@ from typing import Any
 # POST /recall and /mcp carry one prompt in JSON: a 1 MB prompt is accepted (search reads only
 # its start) and escaping may double it in JSON.
 PROMPT_BODY_BYTES = 2 * 1024 * 1024
-# The hook's stdin, Claude Code's event JSON: about half the engine's cap, so the body the hook
-# sends on (the prompt re-escaped, two short fields) stays under PROMPT_BODY_BYTES.
+# The hook's stdin, Claude Code's event JSON: about half the engine's cap. The body the hook
+# sends on is never longer than its input plus a few short fields: it writes UTF-8 as Claude
+# Code does, and JSON had to escape anything it escapes (hook._request_body).
 HOOK_INPUT_BYTES = 1_000_000
 # A session id: Claude Code's are UUIDs. The hook passes no longer one on, and /recall refuses
 # one: each note sent stores it, and a megabyte's id grew the index by megabytes a prompt.

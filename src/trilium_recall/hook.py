@@ -156,7 +156,10 @@ def _request_body(payload: dict[str, object]) -> bytes:
     # This machine's date: "yesterday" in the prompt is the user's, and an engine in a UTC
     # container is a day ahead of an American evening.
     body["today"] = time.strftime("%Y-%m-%d")
-    return json.dumps(body).encode()
+    # UTF-8 as it came, not ASCII escapes: "ä" escaped is 6 bytes for its 2, and a long prompt
+    # in another script outgrew the engine's cap. A lone surrogate (JSON may escape one, UTF-8
+    # cannot hold it) becomes "?".
+    return json.dumps(body, ensure_ascii=False).encode("utf-8", "replace")
 
 
 def _password(options: dict[str, str]) -> str | None:
