@@ -18,9 +18,12 @@ from conftest import (
     add_note,
     make_settings,
 )
+from engine_process import serve_in_thread
+from trilium_recall.claude_settings import HOOK_ANSWER_S
 from trilium_recall.index.store import Store
 from trilium_recall.search.answers import RecallRequest
 from trilium_recall.search.gate import FITTED
+from trilium_recall.server.app import create_app
 from trilium_recall.server.engine import Engine
 
 
@@ -282,6 +285,30 @@ async def test_time_budget_overrun_answers_nothing_and_on_time(tmp_path) -> None
         assert store.already_sent("other", 3600) == {("default", "n1")}
     finally:
         store.close()
+
+
+def test_a_hook_prompt_is_late_past_the_hooks_wait_whatever_the_budget(tmp_path) -> None:
+    """The configured budget is a minute (conftest.make_settings); the command hook gives up
+    after 1.4 s. An answer later than that reaches nobody, so its note must not count as sent
+    to the session, or the session would never see it."""
+    settings = make_settings(tmp_path)
+    assert settings.time_budget_ms / 1000 > 10 * HOOK_ANSWER_S
+    embedder = HeldEmbedder()
+    engine = Engine(settings, embedder=embedder, gate=OPEN)
+    add_note(engine.store, embedder, "n1", "Backups", [("Backups", "restic backup nightly")])
+    hook_body = {"hook_event_name": "UserPromptSubmit", "prompt": "restic backup"}
+    with serve_in_thread(create_app(engine)) as url:  # started: its warm-up search is done
+        embedder.finished.clear()
+        embedder.release.clear()  # no search ends until the test says so
+        answer = httpx.post(f"{url}/recall", json={**hook_body, "session_id": "s"}, timeout=60)
+        embedder.release.set()
+        assert answer.status_code == 200 and answer.content == b"", answer.text
+        assert embedder.finished.wait(30)  # the search went on and found n1...
+        again = httpx.post(f"{url}/recall", json={**hook_body, "session_id": "s"}, timeout=60)
+        # ...but answered late, so the session gets it now
+        assert "restic backup nightly" in again.json()["hookSpecificOutput"]["additionalContext"]
+        api = httpx.post(f"{url}/recall", json={"prompt": "restic backup"}, timeout=60)
+        assert api.json()["status"] == "sent"  # other doors keep the configured budget
 
 
 @pytest.mark.parametrize(

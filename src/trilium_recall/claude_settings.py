@@ -24,6 +24,11 @@ from .engine_address import named_engine
 EVENT = "UserPromptSubmit"
 # Claude Code counts hook timeouts in seconds; the hook gives itself 1.5 s, this is the backstop.
 HOOK_TIMEOUT_S = 3
+# How long the engine may take over a hook's prompt, whatever RECALL_TIME_BUDGET_MS allows: the
+# command hook gives up 1.4 s after its process started (hook.DEADLINE_S), and its start-up and
+# the round trip take some of that. An answer later than this reaches nobody, and its notes
+# must not count as sent to the session.
+HOOK_ANSWER_S = 1.2
 PASSWORD_ENV = "RECALL_LOGIN_PASSWORD"
 # Our command hooks, whichever way they were spelled: the console script or `python -m`.
 _OUR_COMMAND = re.compile(r"trilium-recall-hook|trilium_recall\.hook|trilium-recall\s+hook\b")

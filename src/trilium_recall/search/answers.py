@@ -41,7 +41,7 @@ class RecallRequest:
     at most (`limit`, None for RECALL_MAX_PASSAGES), whether the skip rules apply (prompts
     from the hook; `from_subagent` when Claude Code fired it inside a subagent), and the
     asker's local date (`today`: "yesterday" counts from it; None for the engine's own, which
-    in a UTC container is a day ahead of an American evening)."""
+    in a UTC container is a day ahead of an American evening), and how long it waits."""
 
     prompt: str
     session_id: str | None = None
@@ -50,12 +50,20 @@ class RecallRequest:
     use_skip_rules: bool = True
     from_subagent: bool = False
     today: datetime.date | None = None
+    # How long the asker waits for the answer, when less than RECALL_TIME_BUDGET_MS: a hook's
+    # prompt (claude_settings.HOOK_ANSWER_S). Past it, the answer is "late" and nothing is sent.
+    waits_s: float | None = None
 
     def __post_init__(self) -> None:
         # Every door's prompt made searchable here, once: a lone surrogate (a Latin-1 byte in
         # a shell's argv, half an emoji in JSON) fails the embedder's encoder, and SQLite and
         # FTS5 stop at a NUL.
         object.__setattr__(self, "prompt", valid_utf8(self.prompt).replace("\x00", " "))
+
+    def budget_s(self, configured_s: float) -> float:
+        """How long answering may take: the configured budget, or less when the asker waits
+        less (nobody reads a later answer)."""
+        return configured_s if self.waits_s is None else min(configured_s, self.waits_s)
 
 
 @dataclass(frozen=True)

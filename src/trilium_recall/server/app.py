@@ -18,6 +18,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp
 
 from ..body_limits import SESSION_ID_CHARS
+from ..claude_settings import HOOK_ANSWER_S
 from ..config import Settings
 from ..errors import BadRequest, EngineStarting, RecallError
 from ..search.answers import RecallRequest
@@ -88,6 +89,7 @@ def create_app(
             # Claude Code sets agent_id when the hook fires inside a subagent or teammate.
             from_subagent=hook_mode and bool(body.get("agent_id")),
             today=optional_date(body, "today"),
+            waits_s=HOOK_ANSWER_S if hook_mode else None,
         )
         result = await engine.recall(asked)
         path = "hook" if hook_mode else "api"

@@ -304,7 +304,7 @@ class Engine:
         """The recall pipeline under the time budget: status "late" when the budget ran out,
         "starting" before warm(); during the first build the answer comes from what is indexed
         so far, flagged partial ("building" for silence while nothing is indexed yet)."""
-        budget = self.settings.time_budget_ms / 1000
+        budget = request.budget_s(self.settings.time_budget_ms / 1000)
         deadline = time.monotonic() + budget
         generic = self.generic
         if generic is None:
