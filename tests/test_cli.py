@@ -329,6 +329,23 @@ def test_search_names_the_failed_build_rather_than_asking_to_wait(tmp_path: Path
         assert "try again in a minute" not in done.stdout
 
 
+def test_search_from_the_instances_built_names_the_one_that_failed(tmp_path: Path) -> None:
+    trilium = FakeTrilium(token="cli_token")
+    trilium.add_note("garden000001", "Garden", content="<p>Tomatoes go out in May.</p>")
+    dead = "http://127.0.0.1:9"
+    env = {"RECALL_DATA_DIR": str(tmp_path), "RECALL_INSTANCES": "garden,dead",
+           "TRILIUM_ETAPI_TOKEN_GARDEN": "cli_token", "TRILIUM_URL_DEAD": dead,
+           "TRILIUM_ETAPI_TOKEN_DEAD": "t"}  # fmt: skip
+    with trilium:
+        env["TRILIUM_URL_GARDEN"] = trilium.url()
+        assert run("index", env=env).returncode == 2  # one of the two failed
+        done = run("search", "when do tomatoes go out in the garden", env=env)
+    assert done.returncode == 0 and "Tomatoes go out in May." in done.stdout, done.stderr
+    failed = f'the first build of "dead" failed: Trilium at {dead} is unavailable'
+    assert f"(Not all notes were searched: {failed}" in done.stdout, done.stdout
+    assert "still being built" not in done.stdout
+
+
 def test_status_search_and_explain_read_an_existing_index(demo_engine) -> None:
     env = {"RECALL_DATA_DIR": str(demo_engine.data_dir)}
     status = run("status", env=env)

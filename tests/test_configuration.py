@@ -155,6 +155,10 @@ def test_recall_asked_of_an_instance_whose_build_failed_names_the_failure(
     assert refused.json()["error"].startswith(said), refused.text
     assert answered["passages"] and answered["partial"] is False
     assert whole["passages"] and whole["partial"] is True  # "dead"'s notes are not in it
+    unsearched = (
+        f'Not all notes were searched: the first build of "dead" failed: Trilium at {dead} '
+    )
+    assert whole["unsearched"].startswith(unsearched), whole
 
 
 # ---------------------------------------------------------------- one line per bad input

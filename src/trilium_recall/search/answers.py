@@ -98,6 +98,9 @@ class RecallResult:
     # Why nothing could be searched, when more is known than the status says (a Trilium the
     # first build cannot read); None: the status's own text.
     waiting_for: str | None = None
+    # A partial answer's notes it could not search and why (a first build that failed); None:
+    # they are still being built (PARTIAL_NOTE).
+    unsearched: str | None = None
 
     @property
     def context(self) -> str:
@@ -108,7 +111,9 @@ class RecallResult:
     def text(self) -> str:
         """What the MCP tool and the CLI answer: the passages, or what the status means."""
         text = render_passages(self.passages) if self.passages else self.status_text
-        return f"{text}\n\n{PARTIAL_NOTE}" if self.partial else text
+        if not self.partial:
+            return text
+        return f"{text}\n\n({self.unsearched})" if self.unsearched else f"{text}\n\n{PARTIAL_NOTE}"
 
     @property
     def status_text(self) -> str:
@@ -126,6 +131,8 @@ class RecallResult:
         }
         if self.status == "late":
             answer["timed_out"] = True
+        if self.unsearched:
+            answer["unsearched"] = self.unsearched
         return answer
 
 
@@ -182,9 +189,13 @@ def building(result: RecallResult, indexed: bool) -> RecallResult:
     return replace(result, status="building") if result.status == "silent" else result
 
 
-def failed_builds(failed: dict[str, str], retry_s: float | None) -> str:
-    """Why nothing is indexed yet: each first build that failed, and when it is tried again
-    (None: nothing here tries, as in a command that only reads the index)."""
+def with_failed_builds(
+    result: RecallResult, failed: dict[str, str], retry_s: float | None
+) -> RecallResult:
+    """`result` naming the first builds that failed (instance → error) and when they are tried
+    again (None: nothing here tries, as in a command that only reads the index): as why nothing
+    could be searched, or, for an answer from the other instances' notes, as what it lacks.
+    "Still being built" would send the user to wait on a Trilium that is down."""
     why = "; ".join(
         f'the first build of "{name}" failed: {error}' for name, error in failed.items()
     )
@@ -193,7 +204,9 @@ def failed_builds(failed: dict[str, str], retry_s: float | None) -> str:
         if retry_s is None
         else f"It is tried again every {retry_s:g} s."
     )
-    return f"No notes indexed yet: {why}. {again}"
+    if result.status == "building":
+        return replace(result, waiting_for=f"No notes indexed yet: {why}. {again}")
+    return replace(result, unsearched=f"Not all notes were searched: {why}. {again}")
 
 
 def silence_reason(result: RecallResult, budget_ms: float) -> str | None:

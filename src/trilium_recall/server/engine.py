@@ -14,7 +14,6 @@ import threading
 import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
 from pathlib import Path
 from typing import IO, TypeVar
 
@@ -27,7 +26,7 @@ from ..index.file import hold_index, index_errors, move_aside
 from ..index.store import Store
 from ..index.vectors import VectorIndex
 from ..notes.classify import Rules
-from ..search.answers import RecallRequest, RecallResult, building, failed_builds
+from ..search.answers import RecallRequest, RecallResult, building, with_failed_builds
 from ..search.calibration import calibrate, last_calibration
 from ..search.gate import GateThresholds
 from ..search.hybrid import gate_thresholds
@@ -340,15 +339,14 @@ class Engine:
         return self._waiting(building(result, indexed), unbuilt)
 
     def _waiting(self, result: RecallResult, unbuilt: list[str]) -> RecallResult:
-        """A "building" answer names the first build that failed, if one did: "still being
-        built, try again in a minute" would send the user to wait on a Trilium that is down."""
-        if result.status != "building":
+        """A "building" or partial answer names the first builds that failed, if any did."""
+        if result.status != "building" and not result.partial:
             return result
         failed = {name: error for name in unbuilt if (error := self._last_error(name))}
         if not failed:
             return result
         retry = None if self.reading else self.settings.tick_seconds  # a reading one never does
-        return replace(result, waiting_for=failed_builds(failed, retry))
+        return with_failed_builds(result, failed, retry)
 
     def _last_error(self, name: str) -> str | None:
         """Why this instance's last sync failed: this run's, else the one the index recorded
