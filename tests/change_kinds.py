@@ -37,6 +37,11 @@ def seed(fake: EditableTrilium) -> None:
     ):
         add(note_id, word.title(), content=_page(word))
     add("chgMoveAAAAA", "Moving note", parent_id="chgFolderAAA", content=_page("pendulum"))
+    # Filed in two places, one of which is deleted; with a note below it.
+    add("chgDoomedAAA", "Doomed folder")
+    add("chgTwiceAAAA", "Filed twice", parent_id="chgFolderBBB", content=_page("starling"))
+    add("chgBelowAAAA", "Below it", parent_id="chgTwiceAAAA", content=_page("wren"))
+    fake.clone("chgTwiceAAAA", "chgDoomedAAA")
     # Long-standing notes: the minute query, which looks a little behind its watermark, does
     # not list them again just because they were added a moment ago.
     # The watermark is the newest listed date: a note edited now keeps it ahead of them.
@@ -68,6 +73,12 @@ def _protected(store: Store) -> bool:
     return bool(row and row["skip_reason"] == "protected") and not finds(
         store, "chgProtectAA", "stormglass"
     )
+
+
+def _filed_only_in_folder_b(store: Store, note_id: str) -> bool:
+    """The note is still indexed, and its breadcrumbs no longer pass the deleted folder."""
+    paths = str((note_row(store, note_id) or {}).get("paths"))
+    return "Folder B" in paths and "Doomed folder" not in paths
 
 
 def _backdated_edit(fake: EditableTrilium) -> None:
@@ -113,6 +124,14 @@ KINDS = (
         "delete",
         lambda f: f.delete("chgDeleteAAA"),
         lambda s: note_row(s, "chgDeleteAAA") is None,
+    ),
+    ChangeKind(
+        "delete of a second parent",
+        lambda f: f.delete("chgDoomedAAA"),
+        lambda s: (
+            _filed_only_in_folder_b(s, "chgTwiceAAAA")
+            and _filed_only_in_folder_b(s, "chgBelowAAAA")
+        ),
     ),
     ChangeKind(
         "undelete",

@@ -33,6 +33,7 @@ EXPECTED = {
     "move": (FULL, FULL),
     "label edit": (FULL, FULL),
     "delete": (FULL, 1),
+    "delete of a second parent": (FULL, 1),
     "undelete": (1, 1),
     "protect": (1, 1),
     "import with old dates": (1, FULL),

@@ -184,9 +184,13 @@ class Syncer:
         known = self.store.known_notes(self.instance.name)
         report = RunReport(listed=len(changed))
         if news is not None:
+            # A note filed under a deleted one as well as elsewhere survives it, and its
+            # breadcrumbs (and its subtree's) lose that place: read again, as if touched.
+            below = {d.note_id for n in news.deleted for d in self._descendants(n)}
             self._drop(news.deleted, known, report)
             fresh = {note.note_id for note in changed}
-            changed += await self._look_at(sorted(news.touched - fresh), fresh, known, report)
+            touched = (news.touched | below) - news.deleted - fresh
+            changed += await self._look_at(sorted(touched), fresh, known, report)
         affected = {note.note_id: note for note in changed}
         for note in changed:
             previous = self.tree.get(note.note_id)
