@@ -20,9 +20,11 @@ from conftest import (
 )
 from engine_process import serve_in_thread
 from trilium_recall.claude_settings import HOOK_ANSWER_S
+from trilium_recall.index.activity_log import recent
 from trilium_recall.index.store import Store
 from trilium_recall.search.answers import RecallRequest
 from trilium_recall.search.gate import FITTED
+from trilium_recall.server.activity import ActivityLog
 from trilium_recall.server.app import create_app
 from trilium_recall.server.engine import Engine
 
@@ -297,7 +299,8 @@ def test_a_hook_prompt_is_late_past_the_hooks_wait_whatever_the_budget(tmp_path)
     engine = Engine(settings, embedder=embedder, gate=OPEN)
     add_note(engine.store, embedder, "n1", "Backups", [("Backups", "restic backup nightly")])
     hook_body = {"hook_event_name": "UserPromptSubmit", "prompt": "restic backup"}
-    with serve_in_thread(create_app(engine)) as url:  # started: its warm-up search is done
+    log = ActivityLog(settings)
+    with serve_in_thread(create_app(engine, activity=log)) as url:  # its warm-up search is done
         embedder.finished.clear()
         embedder.release.clear()  # no search ends until the test says so
         answer = httpx.post(f"{url}/recall", json={**hook_body, "session_id": "s"}, timeout=60)
@@ -309,6 +312,15 @@ def test_a_hook_prompt_is_late_past_the_hooks_wait_whatever_the_budget(tmp_path)
         assert "restic backup nightly" in again.json()["hookSpecificOutput"]["additionalContext"]
         api = httpx.post(f"{url}/recall", json={"prompt": "restic backup"}, timeout=60)
         assert api.json()["status"] == "sent"  # other doors keep the configured budget
+        assert log.flush()
+        store = Store(settings.db_path)
+        try:
+            api_entry, again_entry, late_entry = recent(store)
+        finally:
+            store.close()
+    assert (late_entry.path, late_entry.passages) == ("hook", ())
+    assert late_entry.silence == f"answered too late (budget {HOOK_ANSWER_S * 1000:.0f} ms)"
+    assert again_entry.passages and api_entry.path == "api"
 
 
 @pytest.mark.parametrize(

@@ -56,8 +56,10 @@ def describe(
     session_id: str | None = None,
     instance: str | None = None,
     at: float | None = None,
+    budget_ms: float | None = None,
 ) -> Activity:
-    """The log entry for one call (no I/O)."""
+    """The log entry for one call (no I/O); `budget_ms` when the call had less time than
+    RECALL_TIME_BUDGET_MS (a hook's prompt)."""
     passages = result.passages
     return Activity(
         at=time.time() if at is None else at,
@@ -68,7 +70,7 @@ def describe(
         passages=tuple(
             SentNote(p.instance, p.note_id, p.title[:TITLE_CHARS], p.score) for p in passages
         ),
-        silence=silence_reason(result, settings.time_budget_ms),
+        silence=silence_reason(result, budget_ms or settings.time_budget_ms),
         took_ms=round(result.took_ms, 1),
     )
 
@@ -101,13 +103,20 @@ class ActivityLog:
         *,
         session_id: str | None = None,
         instance: str | None = None,
+        budget_ms: float | None = None,
     ) -> None:
         """Queue what this call sent; never raises, never waits for the disk."""
         if not self.enabled or self._closed:  # a request finishing during shutdown: dropped
             return
         try:
             entry = describe(
-                path, prompt, result, self.settings, session_id=session_id, instance=instance
+                path,
+                prompt,
+                result,
+                self.settings,
+                session_id=session_id,
+                instance=instance,
+                budget_ms=budget_ms,
             )
             self._ensure_writer()
             self._queue.put_nowait(entry)

@@ -93,7 +93,15 @@ def create_app(
         )
         result = await engine.recall(asked)
         path = "hook" if hook_mode else "api"
-        activity.record(path, asked.prompt, result, session_id=session_id, instance=instance)
+        budget_ms = asked.budget_s(engine.settings.time_budget_ms / 1000) * 1000
+        activity.record(
+            path,
+            asked.prompt,
+            result,
+            session_id=session_id,
+            instance=instance,
+            budget_ms=budget_ms,
+        )
         if result.status in ("starting", "building"):  # 503 with Retry-After
             failed = result.waiting_for is not None  # tried again at the next tick
             raise EngineStarting(
