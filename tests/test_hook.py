@@ -34,7 +34,7 @@ from claude_mock import STUB_CONTEXT, StubEngine
 from conftest import RESTIC, RESTIC_PROMPT, DemoEngine
 from procs import HOOK_COMMANDS, closed_port_url, scrubbed_env, silent_server
 from trilium_recall.body_limits import HOOK_INPUT_BYTES, PROMPT_BODY_BYTES
-from trilium_recall.claude_settings import module_command
+from trilium_recall.claude_settings import HOOK_ANSWER_S, module_command
 from trilium_recall.hook import BUDGET_S, DEADLINE_S
 
 PROMPT = "Where did I put the offsite backup disk?"
@@ -400,6 +400,11 @@ def test_cli_hook_ignores_further_words(recall_server: StubEngine) -> None:
     # An argparse error would exit 2, and exit 2 erases the user's prompt.
     argv = [*HOOK_COMMANDS["trilium-recall hook"], "--no-such-option", "extra"]
     assert added_context(run_hook(payload(), engine_env(recall_server), argv)) == STUB_CONTEXT
+
+
+def test_the_engine_answers_a_hook_s_prompt_before_the_hook_gives_up() -> None:
+    # The engine's cap for a hook's prompt leaves the hook its start-up and the round trip.
+    assert 0 < HOOK_ANSWER_S <= DEADLINE_S - 0.15
 
 
 def test_cli_hook_help_prints_help_and_does_not_run() -> None:
