@@ -188,7 +188,7 @@ class OAuthClient:
             self.issued.append(self.client_secret)
         return response
 
-    def authorize(self, **overrides: str) -> httpx.Response:
+    def authorize(self, headers: dict[str, str] | None = None, **overrides: str) -> httpx.Response:
         params = {
             "response_type": "code",
             "client_id": self.client_id,
@@ -199,7 +199,7 @@ class OAuthClient:
             "resource": f"{self.url}/mcp",
             **overrides,
         }
-        return self.http.get(f"{self.url}/authorize", params=params)
+        return self.http.get(f"{self.url}/authorize", params=params, headers=headers)
 
     def login_form(self, **overrides: str) -> tuple[str, dict[str, str]]:
         """Follow /authorize to the login page; return its URL and the form's hidden fields."""

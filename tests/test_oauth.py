@@ -29,6 +29,7 @@ from trilium_recall.access.client_metadata import (
     MAX_URI_CHARS,
 )
 from trilium_recall.access.oauth import MAX_CLIENTS
+from trilium_recall.access.pending_authorizations import MAX_PENDING
 from trilium_recall.access.rate_limits import REGISTER_OVERALL, REGISTER_PER_SOURCE
 from trilium_recall.body_limits import FORM_BODY_BYTES, PROMPT_BODY_BYTES, REGISTRATION_BODY_BYTES
 
@@ -150,6 +151,25 @@ def test_registration_from_rotating_sources_meets_the_overall_limit(tmp_path: Pa
             for n in range(REGISTER_OVERALL.burst + 5)
         ]
     assert statuses == [201] * REGISTER_OVERALL.burst + [429] * 5
+
+
+def test_a_stranger_asking_to_authorize_again_and_again_pushes_out_only_their_own(
+    tmp_path: Path,
+):
+    """/authorize needs no credential; every request waits in memory for the password. A
+    stranger's thousand must not push out the owner's page while the owner types."""
+    with (
+        running_engine(tmp_path, trusted_proxies=("127.0.0.1",)) as engine,
+        registered_client(engine.url) as owner,
+    ):
+        _, fields = owner.login_form()  # from 127.0.0.1 itself
+        stranger = {"X-Forwarded-For": "10.9.9.9"}
+        first = owner.authorize(headers=stranger).headers["location"]
+        for _ in range(MAX_PENDING + 5):
+            assert owner.authorize(headers=stranger).status_code == 302
+        assert "Sign-in link expired" in owner.http.get(first).text  # their own oldest went
+        signed_in = owner.submit(fields)
+    assert signed_in.status_code == 303, signed_in.text
 
 
 def test_past_the_cap_the_oldest_unused_clients_make_room(engine: Engine):

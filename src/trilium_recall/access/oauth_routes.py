@@ -37,7 +37,7 @@ from .login_page import (
     too_many_attempts_page,
 )
 from .oauth import digest
-from .pending_authorizations import Pending, PendingAuthorizations
+from .pending_authorizations import ASKING_SOURCE, Pending, PendingAuthorizations
 from .rate_limits import Attempt, SourceLimit, source_of
 
 logger = logging.getLogger(__name__)
@@ -115,7 +115,7 @@ def guard_sdk_route(route: BaseRoute, registrations: SourceLimit) -> BaseRoute:
         hashing = _HashClientSecret(route.app, public_revocation=route.path == REVOCATION_PATH)
         app = RequestBodyLimitMiddleware(hashing, FORM_BODY_BYTES)
     elif route.path == AUTHORIZATION_PATH:
-        app = _NoErrorRedirects(route.app)
+        app = _NoErrorRedirects(_FromSource(route.app))
     elif route.path == REGISTRATION_PATH:
         app = _LimitRegistration(route.app, registrations)
     else:
@@ -196,6 +196,21 @@ class _NoErrorRedirects:
             await send(message)
 
         await self.app(scope, receive, intercept)
+
+
+class _FromSource:
+    """Tell the provider which source asks (pending_authorizations.ASKING_SOURCE), so that each
+    source holds only its share of the pending requests."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        asking = ASKING_SOURCE.set(source_of(scope))
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            ASKING_SOURCE.reset(asking)
 
 
 class _HashClientSecret:

@@ -9,12 +9,22 @@ from __future__ import annotations
 import secrets
 from collections import OrderedDict
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 from mcp.server.auth.provider import AuthorizationParams
 
+from .rate_limits import UNKNOWN_SOURCE
+
 PENDING_SECONDS = 600.0  # time to type a password; the code itself lives 5 minutes after that
 MAX_PENDING = 1000  # /authorize is unauthenticated; cap what strangers can make us hold
+# One source's share: a new request past it replaces that source's oldest, so a stranger
+# asking a thousand times pushes out only their own, never the owner's page waiting for the
+# password. The owner opens one or two at a time.
+MAX_PENDING_PER_SOURCE = 10
+# The source of the /authorize request being answered (rate_limits.source_of), set around the
+# SDK's handler (oauth_routes.guard_sdk_route): the provider it calls is not given the request.
+ASKING_SOURCE: ContextVar[str] = ContextVar("asking_source", default=UNKNOWN_SOURCE)
 
 
 @dataclass(frozen=True)
@@ -23,6 +33,7 @@ class Pending:
 
     id: str
     csrf: str
+    source: str
     client_id: str
     client_name: str
     params: AuthorizationParams
@@ -37,12 +48,19 @@ class PendingAuthorizations:
         self._items: OrderedDict[str, Pending] = OrderedDict()
 
     def add(self, client_id: str, client_name: str, params: AuthorizationParams) -> Pending:
+        """Hold a new request from ASKING_SOURCE, making room: its own oldest past its share,
+        else the oldest of all past MAX_PENDING."""
         self._expire()
+        source = ASKING_SOURCE.get()
+        own = [key for key, pending in self._items.items() if pending.source == source]
+        if len(own) >= MAX_PENDING_PER_SOURCE:
+            del self._items[own[0]]
         while len(self._items) >= MAX_PENDING:
             self._items.popitem(last=False)
         pending = Pending(
             id=secrets.token_urlsafe(24),
             csrf=secrets.token_urlsafe(24),
+            source=source,
             client_id=client_id,
             client_name=client_name,
             params=params,
