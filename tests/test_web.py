@@ -8,6 +8,7 @@ over a fake Trilium. The page in a real browser is tests/test_web_browser.py.
 from __future__ import annotations
 
 import contextlib
+import logging
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -220,6 +221,23 @@ def test_a_foreign_host_is_refused_everywhere(engine) -> None:
     for path in ("/", "/ui/status", "/ui/activity"):
         answer = httpx.get(f"{engine.url}{path}", headers=bearer)
         assert answer.status_code == 421, path
+
+
+def test_a_refused_header_is_logged_capped_and_quoted(engine, caplog) -> None:
+    """The page and the login form check Host and Origin before anyone signs in: a stranger's
+    long header must not reach the log whole."""
+    long_host, long_origin = "y" * 20_000, "https://" + "z" * 20_000
+    with caplog.at_level(logging.WARNING, logger="mcp.server.transport_security"):
+        assert httpx.get(f"{engine.url}/ui/status", headers={"Host": long_host}).status_code == 421
+        login = httpx.post(
+            f"{engine.url}/ui/login", data={"password": "x"}, headers={"Origin": long_origin}
+        )
+        assert login.status_code == 403
+    lines = [r.getMessage() for r in caplog.records if r.name == "mcp.server.transport_security"]
+    assert len(lines) == 2, lines
+    assert lines[0].startswith("Invalid Host header: 'yyy") and lines[0].endswith("…'")
+    assert lines[1].startswith("Invalid Origin header: 'https://zzz")
+    assert all(len(line) < 300 for line in lines)
 
 
 def test_without_a_password_the_page_is_open_on_loopback_but_posts_need_the_token(tmp_path):

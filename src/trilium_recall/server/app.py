@@ -27,7 +27,13 @@ from .auth import Authenticator
 from .engine import Engine
 from .health import public_health
 from .http_errors import HANDLERS
-from .mcp import build_mcp, mcp_routes, refresh_instructions, transport_security
+from .mcp import (
+    build_mcp,
+    cap_refused_headers_in_log,
+    mcp_routes,
+    refresh_instructions,
+    transport_security,
+)
 from .overview import IndexOverview
 from .request_body import optional_date, optional_text, prompt_field, read_json
 from .web import WebUI
@@ -50,6 +56,7 @@ def create_app(
     # The Host/Origin check the SDK applies to /mcp, applied to /recall too: without a password
     # a rebound DNS name must not let a web page read the notes.
     origin_check = TransportSecurityMiddleware(transport_security(engine.settings))
+    cap_refused_headers_in_log()
 
     described = IndexOverview(engine.settings)
     web = WebUI(engine, authenticator, activity, origin_check, described)

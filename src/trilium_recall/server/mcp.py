@@ -62,6 +62,8 @@ that do not depend on the user's own notes."""
 # Claude Code truncates server instructions at 2 KB; the built text stays under it in bytes.
 MAX_INSTRUCTIONS_BYTES = 2000
 SUBJECT_TITLE_CHARS = 60
+TRANSPORT_SECURITY_LOGGER = "mcp.server.transport_security"
+REFUSED_HEADER_CHARS = 200
 NO_MATCH = STATUS_TEXT["silent"]
 STILL_BUILDING = STATUS_TEXT["building"]
 
@@ -220,6 +222,26 @@ def transport_security(settings: Settings) -> TransportSecuritySettings:
     origins += [f"https://{host}" for host in settings.allowed_hosts]
     origins += ["https://claude.ai", "https://claude.com"]
     return TransportSecuritySettings(allowed_hosts=hosts, allowed_origins=origins)
+
+
+class RefusedHeaderInLog(logging.Filter):
+    """The SDK's Host/Origin check logs a refused header as it came ("Invalid Host header:
+    yyyy…"), and the page and the login form run it before anyone signs in: a 60 KB header
+    grew the log by 60 KB a request. Its lines are capped and the value quoted, as the
+    engine's own lines quote client text."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        said, colon, value = record.getMessage().partition(": ")
+        record.msg = f"{said}{colon}{clip(value, REFUSED_HEADER_CHARS)!r}" if colon else said
+        record.args = ()
+        return True
+
+
+def cap_refused_headers_in_log() -> None:
+    """Install `RefusedHeaderInLog` on the SDK's transport-security logger, once."""
+    sdk = logging.getLogger(TRANSPORT_SECURITY_LOGGER)
+    if not any(isinstance(f, RefusedHeaderInLog) for f in sdk.filters):
+        sdk.addFilter(RefusedHeaderInLog())
 
 
 def mcp_routes(server: MCPServer, settings: Settings) -> list[BaseRoute]:
