@@ -222,7 +222,7 @@ def test_recall_asked_of_an_instance_whose_build_failed_names_the_failure(
         ({"RECALL_PORT": "70000"}, "RECALL_PORT: Input should be less than or equal to 65535"),
         (
             {"RECALL_URL": "127.0.0.1:8765"},
-            "RECALL_URL: Value error, must be an http(s) URL such as https://recall.example.org",
+            "RECALL_URL: must be an http(s) URL such as https://recall.example.org",
         ),
         (
             {"RECALL_GATE_STRICTNESS": "9"},
@@ -245,13 +245,13 @@ def test_recall_asked_of_an_instance_whose_build_failed_names_the_failure(
         ),
         (  # compared with Host headers, where a URL never matches
             {"RECALL_ALLOWED_HOSTS": "recall.example.org, https://notes.example.org/mcp"},
-            "RECALL_ALLOWED_HOSTS: Value error, 'https://notes.example.org/mcp' is not a host "
+            "RECALL_ALLOWED_HOSTS: 'https://notes.example.org/mcp' is not a host "
             "name: write it as a Host header does, such as notes.example.org, "
             "notes.example.org:8443, notes.example.org:* or [::1]:8765 (no scheme, no path)",
         ),
         (
             {"RECALL_ALLOWED_HOSTS": "notes.example.org:99999"},
-            "RECALL_ALLOWED_HOSTS: Value error, 'notes.example.org:99999' is not a host name: "
+            "RECALL_ALLOWED_HOSTS: 'notes.example.org:99999' is not a host name: "
             "write it as a Host header does, such as notes.example.org, notes.example.org:8443, "
             "notes.example.org:* or [::1]:8765 (no scheme, no path)",
         ),
@@ -263,6 +263,10 @@ def test_recall_asked_of_an_instance_whose_build_failed_names_the_failure(
         (
             {"RECALL_LOGIN_PASSWORD": " "},
             "RECALL_LOGIN_PASSWORD is set but empty: give it a value or unset it",
+        ),
+        (  # the page took it as typed, no Bearer header kept the spaces
+            {"RECALL_LOGIN_PASSWORD": " pass word "},
+            "RECALL_LOGIN_PASSWORD: starts or ends with a space, which a Bearer header drops",
         ),
     ],
 )  # fmt: skip
@@ -277,11 +281,21 @@ def test_token_and_password_files_that_are_empty_or_unreadable(tmp_path: Path) -
     empty, missing, two_lines = tmp_path / "empty", tmp_path / "missing", tmp_path / "two"
     empty.write_text("\n")
     two_lines.write_text("tokA\rsecret-LEAK\n")  # sent as a header, httpx's refusal quoted it
+    accented = tmp_path / "accented"
+    accented.write_text("pässwörd\n")
     url = {"TRILIUM_URL": "http://127.0.0.1:9"}
     cases = [
         (
             {**url, "TRILIUM_ETAPI_TOKEN_FILE": str(two_lines)},
-            "TRILIUM_ETAPI_TOKEN_FILE: the token must be one line of printable ASCII",
+            f"TRILIUM_ETAPI_TOKEN_FILE: {two_lines} holds more than one line; keep only the secret",
+        ),
+        (
+            {"RECALL_PASSWORD_FILE": str(two_lines)},
+            f"RECALL_PASSWORD_FILE: {two_lines} holds more than one line; keep only the secret",
+        ),
+        (  # named by the variable that gave it, not RECALL_LOGIN_PASSWORD
+            {"RECALL_PASSWORD_FILE": str(accented)},
+            "RECALL_PASSWORD_FILE: must be printable ASCII (it is sent as a Bearer header)",
         ),
         (
             {**url, "TRILIUM_ETAPI_TOKEN_FILE": str(empty)},

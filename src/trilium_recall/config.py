@@ -147,6 +147,8 @@ class Settings(BaseModel):
         if not (secret.isascii() and secret.isprintable()):
             # It travels in an HTTP header (Bearer), where only ASCII is portable.
             raise ValueError("must be printable ASCII (it is sent as a Bearer header)")
+        if secret != secret.strip():  # the page took it as typed; no Bearer header keeps them
+            raise ValueError("starts or ends with a space, which a Bearer header drops")
         return value
 
     @field_validator("host")
@@ -269,7 +271,9 @@ def load_settings(
         error = exc.errors()[0]
         loc = str(error["loc"][0]) if error["loc"] else ""
         name = "RECALL_URL" if loc == "url" else f"RECALL_{loc.upper()}" if loc else "settings"
-        raise ConfigError(f"{name}: {error['msg']}") from None
+        if loc == "login_password":  # the variable it came from, perhaps the file's
+            name = values["password_source"] or name
+        raise ConfigError(f"{name}: {error['msg'].removeprefix('Value error, ')}") from None
 
 
 def read_instances(env: Mapping[str, str]) -> dict[str, Instance]:
@@ -348,7 +352,8 @@ def _check_distinct_urls(instances: dict[str, Instance]) -> None:
 
 
 def read_secret_file(variable: str, path: str) -> str:
-    """A secret kept in a file (Docker secrets, a password manager's export): its first line."""
+    """A secret kept in a file (Docker secrets, a password manager's export): its one line,
+    without the spaces and line break around it."""
     try:
         with open(path, encoding="utf-8") as handle:
             secret = handle.read(4096).strip()
@@ -357,6 +362,8 @@ def read_secret_file(variable: str, path: str) -> str:
         raise ConfigError(f"{variable}: cannot read {path} ({reason})") from None
     if not secret:
         raise ConfigError(f"{variable}: {path} is empty")
+    if len(secret.splitlines()) > 1:
+        raise ConfigError(f"{variable}: {path} holds more than one line; keep only the secret")
     return secret
 
 
