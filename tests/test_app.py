@@ -275,6 +275,7 @@ async def test_time_budget_overrun_answers_nothing_and_on_time(tmp_path) -> None
     embedder.release.clear()  # the next search cannot end until the test says so
     late = await engine.recall(RecallRequest("restic backup", session_id="s"))
     assert (late.status, late.passages, late.context) == ("late", [], "")
+    assert "try again" in late.text and "shorter" not in late.text  # the MCP tool's text
     # Flagged as an answer in time is: from part of the notes while the first build runs.
     assert engine.building and late.partial and on_time.partial
     assert not embedder.finished.is_set()  # answered at the budget, not when the search ended

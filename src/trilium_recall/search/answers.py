@@ -28,7 +28,9 @@ STATUS_TEXT: dict[Status, str] = {
     "skipped": "No matching notes.",
     "starting": "The notes index is still being built; try again in a minute.",
     "building": "The notes index is still being built; try again in a minute.",
-    "late": "The search took too long; try a shorter query.",
+    # Not the query's length (search reads only its start): a busy machine, or a first build
+    # taking the cores.
+    "late": "The search ran past its time budget (the machine is busy); try again shortly.",
 }
 # Added to the MCP tool's and the CLI's text for an answer from a part-built index.
 PARTIAL_NOTE = "(The notes index is still being built: this answer comes from part of the notes.)"
