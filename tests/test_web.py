@@ -8,6 +8,7 @@ over a fake Trilium. The page in a real browser is tests/test_web_browser.py.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import re
 from collections.abc import Iterator
@@ -21,9 +22,10 @@ from standin_faults import FaultyTrilium
 from test_auth import PASSWORD, running_engine
 from trilium_recall.access.rate_limits import PASSWORD_PER_SOURCE
 from trilium_recall.access.web_sessions import COOKIE, SESSION_SECONDS, WebSessions
+from trilium_recall.body_limits import EXPLAIN_BODY_BYTES, EXPLAIN_BOX_CHARS
 from trilium_recall.search.gate import FITTED
 from trilium_recall.search.rankings import RRF_K
-from trilium_recall.server.web import CSP
+from trilium_recall.server.web import CSP, STATIC
 
 JSON_ENDPOINTS = [("GET", "/ui/status"), ("GET", "/ui/activity"), ("POST", "/ui/explain")]
 RESTIC_PROMPT = "how do i restore my restic backup"
@@ -205,10 +207,19 @@ def test_bad_input_is_a_clear_400(engine) -> None:
         ]:
             answer = explain(http, engine.url, body, csrf)
             assert (answer.status_code, answer.json()) == (400, {"error": error}), body
-        huge = explain(http, engine.url, {"prompt": "x" * 300_000}, csrf)
-        assert (huge.status_code, huge.json()) == (413, {"error": "body larger than 262144 bytes"})
+        huge = explain(http, engine.url, {"prompt": "x" * (EXPLAIN_BODY_BYTES + 1)}, csrf)
+        expected = {"error": f"body larger than {EXPLAIN_BODY_BYTES} bytes"}
+        assert (huge.status_code, huge.json()) == (413, expected)
         long = explain(http, engine.url, {"prompt": "restic " * 30_000}, csrf)
         assert long.status_code == 200  # long is fine: search reads its start
+        # A full box, as the page's JSON.stringify sends it: UTF-8, control characters escaped.
+        box = int(re.search(r'maxlength="(\d+)"', (STATIC / "index.html").read_text())[1])
+        assert box == EXPLAIN_BOX_CHARS
+        for full in ("日" * box, "\x01" * box):
+            body = json.dumps({"prompt": full}, ensure_ascii=False).encode()
+            headers = {"X-CSRF-Token": csrf, "Content-Type": "application/json"}
+            answer = http.post(f"{engine.url}/ui/explain", content=body, headers=headers)
+            assert answer.status_code in (200, 400), answer.text[:200]  # never 413
         for limit in ("0", "501", "many"):
             answer = http.get(f"{engine.url}/ui/activity", params={"limit": limit})
             assert answer.status_code == 400, limit

@@ -22,8 +22,11 @@ HOOK_INPUT_BYTES = 1_000_000
 # A session id: Claude Code's are UUIDs. The hook passes no longer one on, and /recall refuses
 # one: each note sent stores it, and a megabyte's id grew the index by megabytes a prompt.
 SESSION_ID_CHARS = 200
-# POST /ui/explain: the page's prompt box holds at most 100,000 characters (index.html).
-EXPLAIN_BODY_BYTES = 256 * 1024
+# POST /ui/explain: the page's prompt box holds at most 100,000 characters (index.html), which
+# JSON.stringify writes in up to 6 bytes each (3 in UTF-8 for CJK, 6 for an escaped control
+# character).
+EXPLAIN_BOX_CHARS = 100_000
+EXPLAIN_BODY_BYTES = 6 * EXPLAIN_BOX_CHARS + 4096
 # Forms of a few short fields: sign-in and sign-out, the OAuth login, /token and /revoke.
 FORM_BODY_BYTES = 16 * 1024
 # POST /register: room for 10 redirect URIs of 2,000 characters; claude.ai sends ~400 bytes.
