@@ -403,16 +403,34 @@ def test_client_secret_is_checked_and_its_digest_is_no_secret(client: OAuthClien
 
 
 def test_client_secret_basic_works(engine: Engine):
+    """The client authenticates by the header alone (RFC 6749 §2.3.1): no client_id in the form."""
     with httpx.Client() as http:
         oauth = OAuthClient(engine.url, http)
         assert oauth.register(method="client_secret_basic").status_code == 201
         code = oauth.code()
         basic = base64.b64encode(f"{oauth.client_id}:{oauth.client_secret}".encode()).decode()
-        form = {"grant_type": "authorization_code", "code": code, "client_id": oauth.client_id}
+        form = {"grant_type": "authorization_code", "code": code}
         form |= {"redirect_uri": oauth.redirect_uri, "code_verifier": oauth.verifier}
         headers = {"Authorization": f"Basic {basic}"}
         response = http.post(f"{engine.url}/token", data=form, headers=headers)
-    assert response.status_code == 200, response.text
+        assert response.status_code == 200, response.text
+        access = response.json()["access_token"]
+        assert recall(engine.url, access).status_code == 200
+        revoked = http.post(f"{engine.url}/revoke", data={"token": access}, headers=headers)
+        assert revoked.status_code == 200, revoked.text
+        assert recall(engine.url, access).status_code == 401
+
+
+@pytest.mark.parametrize("grant", ["password", "client_credentials", "implicit"])
+def test_a_grant_type_the_engine_does_not_issue_is_unsupported(client: OAuthClient, grant: str):
+    response = client.token(grant_type=grant, username="owner", password="x")
+    assert (response.status_code, response.json()) == (
+        400,
+        {
+            "error": "unsupported_grant_type",
+            "error_description": "grant_type must be one of authorization_code, refresh_token",
+        },
+    )
 
 
 def test_public_client_without_a_secret(engine: Engine):

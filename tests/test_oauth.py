@@ -79,6 +79,17 @@ def engine_log(caplog: pytest.LogCaptureFixture) -> list[str]:
             "invalid_client_metadata",
             f"logo_uri is longer than {MAX_URI_CHARS}",
         ),
+        (  # https, so the reason is the fragment
+            {"redirect_uris": ["https://app.example/cb#x"]},
+            "invalid_redirect_uri",
+            "redirect URI https://app.example/cb#x must not have a fragment (#…): RFC 6749 §3.1.2",
+        ),
+        (
+            {"redirect_uris": ["http://app.example/cb"]},
+            "invalid_redirect_uri",
+            "redirect URI http://app.example/cb must be https, or http on 127.0.0.1, localhost "
+            "or [::1]",
+        ),
     ],
 )
 def test_oversized_registrations_are_refused_and_leave_nothing_behind(

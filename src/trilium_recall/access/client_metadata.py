@@ -18,13 +18,16 @@ MAX_REDIRECT_URIS = 10
 _URI_FIELDS = ("client_uri", "logo_uri", "tos_uri", "policy_uri", "jwks_uri")
 
 
-def redirect_uri_ok(uri: str) -> bool:
+def redirect_uri_problem(uri: str) -> str | None:
+    """Why a client may not be sent to `uri` (None: it may)."""
     parsed = urlparse(uri)
-    if parsed.fragment or not parsed.hostname:
-        return False
-    return parsed.scheme == "https" or (
-        parsed.scheme == "http" and parsed.hostname in LOOPBACK_HOSTS
-    )
+    if parsed.fragment:
+        return "must not have a fragment (#…): RFC 6749 §3.1.2"
+    if not parsed.hostname:
+        return "has no host"
+    if parsed.scheme == "https" or (parsed.scheme == "http" and parsed.hostname in LOOPBACK_HOSTS):
+        return None
+    return "must be https, or http on 127.0.0.1, localhost or [::1]"
 
 
 def check_client_metadata(client: OAuthClientInformationFull) -> None:
@@ -46,8 +49,8 @@ def check_client_metadata(client: OAuthClientInformationFull) -> None:
                 "invalid_client_metadata", f"{name} is longer than {MAX_URI_CHARS}"
             )
     for uri in redirect_uris:
-        if not redirect_uri_ok(uri):
+        if problem := redirect_uri_problem(uri):
             raise RegistrationError(
                 "invalid_redirect_uri",
-                f"redirect URI {uri} must be https, or http on 127.0.0.1, localhost or [::1]",
+                f"redirect URI {uri} {problem}",
             )

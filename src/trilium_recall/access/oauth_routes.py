@@ -213,6 +213,9 @@ class _FromSource:
             ASKING_SOURCE.reset(asking)
 
 
+GRANT_TYPES = ("authorization_code", "refresh_token")
+
+
 class _HashClientSecret:
     """Replace the client secret a request carries by its digest, to match what the file holds.
 
@@ -247,8 +250,22 @@ class _HashClientSecret:
             (key, digest(value) if key == "client_secret" and value else value)
             for key, value in parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True)
         ]
-        if self._public_revocation and all(key != "client_secret" for key, _ in form):
-            form.append(("client_secret", ""))
+        given = dict(form)
+        grant = given.get("grant_type")
+        if not self._public_revocation and grant is not None and grant not in GRANT_TYPES:
+            answer = {
+                "error": "unsupported_grant_type",  # RFC 6749 §5.2, not the SDK's invalid_request
+                "error_description": f"grant_type must be one of {', '.join(GRANT_TYPES)}",
+            }
+            await JSONResponse(answer, status_code=400)(scope, receive, send)
+            return
+        # RFC 6749 §2.3.1: the header alone authenticates, but the SDK reads the id (and, to
+        # revoke, the secret) from the form.
+        basic_id, basic_secret = _basic_credentials(headers.get(b"authorization", b""))
+        if basic_id and "client_id" not in given:
+            form.append(("client_id", basic_id))
+        if self._public_revocation and "client_secret" not in given:
+            form.append(("client_secret", digest(basic_secret) if basic_secret else ""))
         new_body = urlencode(form).encode()
         headers[b"content-length"] = str(len(new_body)).encode()
         if b"authorization" in headers:
@@ -257,15 +274,22 @@ class _HashClientSecret:
         await self.app(scope, _replay(new_body, receive), send)
 
 
-def _hash_basic(value: bytes) -> bytes:
-    """`Basic base64(id:secret)` → `Basic base64(id:digest(secret))`, decoded as the SDK does."""
+def _basic_credentials(value: bytes) -> tuple[str, str]:
+    """(client id, secret) of an HTTP Basic `Authorization` header, decoded as the SDK does;
+    empty strings when it is none."""
     if not value.startswith(b"Basic "):
-        return value
+        return "", ""
     try:
         decoded = base64.b64decode(value[6:]).decode("utf-8")
     except (ValueError, UnicodeDecodeError):
-        return value
+        return "", ""
     client_id, sep, secret = decoded.partition(":")
-    if not sep:
+    return (unquote(client_id), unquote(secret)) if sep else ("", "")
+
+
+def _hash_basic(value: bytes) -> bytes:
+    """`Basic base64(id:secret)` → `Basic base64(id:digest(secret))`."""
+    client_id, secret = _basic_credentials(value)
+    if not client_id:
         return value
-    return b"Basic " + base64.b64encode(f"{client_id}:{digest(unquote(secret))}".encode())
+    return b"Basic " + base64.b64encode(f"{client_id}:{digest(secret)}".encode())
