@@ -94,10 +94,17 @@ class RecallServer(MCPServer):
             if not isinstance(invalid, ValidationError):
                 raise
             said = "; ".join(
-                f"{'.'.join(str(part) for part in error['loc']) or 'arguments'}: {error['msg']}"
+                f"{'.'.join(str(part) for part in error['loc']) or 'arguments'}: {_told(error)}"
                 for error in invalid.errors()
             )
             raise ToolError(f"bad arguments: {said}") from invalid
+
+
+def _told(error: Any) -> str:
+    """A field's error in words: a pattern as the form it asks for, not as its regex."""
+    if error["type"] == "string_pattern_mismatch" and error["loc"] == ("today",):
+        return f"{error['input']!r} is not {DAY_FORM}"
+    return str(error["msg"])
 
 
 def build_mcp(engine: Engine, activity: ActivityLog | None = None) -> MCPServer:
@@ -134,7 +141,7 @@ def build_mcp(engine: Engine, activity: ActivityLog | None = None) -> MCPServer:
         try:
             day = parse_day(today) if today else None
         except ValueError:  # the pattern lets 2026-02-30 through
-            raise ToolError(f"today: {today!r} is not {DAY_FORM}") from None
+            raise ToolError(f"today: {today!r} is no day of the calendar") from None
         asked = RecallRequest(
             query, instance=instance, limit=limit, use_skip_rules=False, today=day
         )
