@@ -239,7 +239,8 @@ class RefusedHeaderInLog(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         said, colon, value = record.getMessage().partition(": ")
-        record.msg = f"{said}{colon}{clip(value, REFUSED_HEADER_CHARS)!r}" if colon else said
+        quoted = f"{colon}{clip(value, REFUSED_HEADER_CHARS)!r}" if colon else ""
+        record.msg = clip(said, REFUSED_HEADER_CHARS) + quoted
         record.args = ()
         return True
 
