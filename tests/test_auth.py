@@ -138,6 +138,18 @@ async def test_discovery_register_login_token_and_mcp(engine: Engine):
         assert server["issuer"] == engine.url
         assert server["code_challenge_methods_supported"] == ["S256"]
         assert server["registration_endpoint"] == f"{engine.url}/register"
+        assert server["token_endpoint"] == f"{engine.url}/token"
+        assert server["revocation_endpoint"] == f"{engine.url}/revoke"
+        assert server["grant_types_supported"] == ["authorization_code", "refresh_token"]
+        # Public clients register with "none" and are served (test_public_client_without_a_secret)
+        methods = ["client_secret_post", "client_secret_basic", "none"]
+        assert server["token_endpoint_auth_methods_supported"] == methods
+        assert server["revocation_endpoint_auth_methods_supported"] == methods
+        cors = http.options(
+            f"{engine.url}/.well-known/oauth-authorization-server",
+            headers={"Origin": "https://claude.ai", "Access-Control-Request-Method": "GET"},
+        )
+        assert cors.status_code == 200, cors.text
         root = http.get(f"{engine.url}/.well-known/oauth-protected-resource").json()
         assert root["resource"] == engine.url
         assert oauth.register().status_code == 201

@@ -14,13 +14,18 @@ import logging
 from collections.abc import Awaitable, Callable
 from urllib.parse import parse_qsl, unquote, urlencode, urlparse
 
+from mcp.server.auth.handlers.metadata import MetadataHandler
 from mcp.server.auth.routes import (
     AUTHORIZATION_PATH,
     REGISTRATION_PATH,
     REVOCATION_PATH,
     TOKEN_PATH,
+    build_metadata,
+    cors_middleware,
 )
+from mcp.server.auth.settings import ClientRegistrationOptions, RevocationOptions
 from mcp.server.transport_security import RequestBodyLimitMiddleware
+from pydantic import AnyHttpUrl
 from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
@@ -102,6 +107,28 @@ class LoginEndpoint:
 def _form(pending: Pending, error: str | None = None, status: int = 200) -> Response:
     redirect_uri = str(pending.params.redirect_uri)
     return form_page(pending.id, pending.csrf, pending.client_name, redirect_uri, error, status)
+
+
+METADATA_PATH = "/.well-known/oauth-authorization-server"
+# RFC 8414's lists of how clients authenticate: the SDK leaves out "none", though public clients
+# (claude.ai's among them) register with it and are served.
+CLIENT_AUTH_METHODS = ["client_secret_post", "client_secret_basic", "none"]
+
+
+def metadata_route(
+    issuer_url: AnyHttpUrl, registration: ClientRegistrationOptions, revocation: RevocationOptions
+) -> Route:
+    """The authorization server's metadata as the SDK builds it, "none" in its method lists;
+    in place of the SDK's own route."""
+    built = build_metadata(issuer_url, None, registration, revocation)
+    metadata = built.model_copy(
+        update={
+            "token_endpoint_auth_methods_supported": CLIENT_AUTH_METHODS,
+            "revocation_endpoint_auth_methods_supported": CLIENT_AUTH_METHODS,
+        }
+    )
+    handler = cors_middleware(MetadataHandler(metadata).handle, ["GET", "OPTIONS"])
+    return Route(METADATA_PATH, endpoint=handler, methods=["GET", "OPTIONS"])
 
 
 def guard_sdk_route(route: BaseRoute, registrations: SourceLimit) -> BaseRoute:

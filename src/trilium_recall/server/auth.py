@@ -31,7 +31,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..access.login_page import LOGIN_PATH
 from ..access.oauth import OAuthProvider
-from ..access.oauth_routes import LoginEndpoint, guard_sdk_route
+from ..access.oauth_routes import METADATA_PATH, LoginEndpoint, guard_sdk_route, metadata_route
 from ..access.rate_limits import Attempt, PasswordGuard, registration_limit, source_of
 from ..config import MCP_PATH, Settings
 from ..errors import ConfigError
@@ -107,11 +107,13 @@ class Authenticator:
                     "validate_token_resource": False,  # `oauth_access` checks the audience
                 }
             )
+            registration = ClientRegistrationOptions(enabled=True)
+            revocation = RevocationOptions(enabled=True)
             sdk_routes = create_auth_routes(
                 self._provider,
                 settings.issuer_url,
-                client_registration_options=ClientRegistrationOptions(enabled=True),
-                revocation_options=RevocationOptions(enabled=True),
+                client_registration_options=registration,
+                revocation_options=revocation,
             )
         except ValueError as exc:
             raise ConfigError(
@@ -126,7 +128,12 @@ class Authenticator:
             )
         ]
         login = LoginEndpoint(self.try_password, self._provider.pending, self._provider.issue_code)
-        guarded = [guard_sdk_route(route, self._registrations) for route in sdk_routes]
+        guarded = [
+            guard_sdk_route(route, self._registrations)
+            for route in sdk_routes
+            if getattr(route, "path", None) != METADATA_PATH
+        ]
+        guarded.append(metadata_route(settings.issuer_url, registration, revocation))
         return [*guarded, *metadata, *login.routes()]
 
     def protect(self, app: ASGIApp, paths: tuple[str, ...] = ("/recall", MCP_PATH)) -> ASGIApp:
