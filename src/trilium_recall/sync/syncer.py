@@ -184,19 +184,22 @@ class Syncer:
         known = self.store.known_notes(self.instance.name)
         report = RunReport(listed=len(changed))
         if news is not None:
-            # A note filed under a deleted one as well as elsewhere survives it, and its
-            # breadcrumbs (and its subtree's) lose that place: read again, as if touched.
-            below = {d.note_id for n in news.deleted for d in self._descendants(n)}
+            # A child also filed elsewhere survives its deleted parent: read again, as touched.
+            children = {
+                c for n in news.deleted if n in self.tree for c in self.tree[n].child_note_ids
+            }
             self._drop(news.deleted, known, report)
             fresh = {note.note_id for note in changed}
-            touched = (news.touched | below) - news.deleted - fresh
+            touched = (news.touched | children) - news.deleted - fresh
             changed += await self._look_at(sorted(touched), fresh, known, report)
         affected = {note.note_id: note for note in changed}
         for note in changed:
             previous = self.tree.get(note.note_id)
             self.tree[note.note_id] = note
-            if previous is not None and previous.title != note.title:
-                # A new title renames the breadcrumbs of the whole subtree.
+            if previous is not None and (
+                previous.title != note.title or previous.parent_note_ids != note.parent_note_ids
+            ):
+                # A new title or place moves the breadcrumbs of the whole subtree.
                 for descendant in self._descendants(note.note_id):
                     affected.setdefault(descendant.note_id, descendant)
         await self._apply(list(affected.values()), known, report)
