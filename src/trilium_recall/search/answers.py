@@ -115,7 +115,7 @@ class RecallResult:
         text = render_passages(self.passages) if self.passages else self.status_text
         if not self.partial:
             return text
-        return f"{text}\n\n({self.unsearched})" if self.unsearched else f"{text}\n\n{PARTIAL_NOTE}"
+        return f"{text}\n\n" + (f"({self.unsearched})" if self.unsearched else PARTIAL_NOTE)
 
     @property
     def status_text(self) -> str:
