@@ -98,7 +98,7 @@ def _settings(args: argparse.Namespace) -> Settings:
         flag = next((f"--{k}" for k in overrides if variable == f"RECALL_{k.upper()}"), None)
         if flag is None:
             raise
-        raise ConfigError(f"{flag}:{reason.replace(' Value error,', '', 1)}") from None
+        raise ConfigError(f"{flag}:{reason}") from None
 
 
 def _serve(args: argparse.Namespace) -> int:
