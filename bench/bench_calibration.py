@@ -9,6 +9,7 @@ calibration add at most 10 % to a first build.
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 from pathlib import Path
@@ -24,7 +25,13 @@ INDEXES = Path(__file__).resolve().parents[1] / "eval" / ".index"
 
 
 def main() -> None:
-    names = sys.argv[1:] or sorted(p.name for p in INDEXES.iterdir() if p.is_dir())
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("corpora", nargs="*", help="eval indexes (default: every one built)")
+    built = sorted(p.name for p in INDEXES.glob("*") if (p / "recall.sqlite3").exists())
+    names = parser.parse_args().corpora or built
+    absent = [n for n in names if n not in built] or ([] if names else ["(none)"])
+    if absent:
+        sys.exit(f"bench: no eval index {absent[0]} in {INDEXES}: run python eval/evaluate.py")
     model = E5Embedder()
     print("| index | snippets | bank offset s | languages ms | pseudo-prompts | embed + match s |")
     print("|---|---|---|---|---|---|")

@@ -10,6 +10,7 @@ query, no evidence windows, no fusion-order rule. The language check runs in bot
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import sys
 import time
@@ -41,8 +42,16 @@ class Cached:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("corpora", nargs="+", help="eval indexes in eval/.index/ (e.g. notebook)")
+    names = parser.parse_args().corpora
+    absent = [n for n in ("queries.npz", *names) if not (HERE / ".index" / n).exists()]
+    if absent:
+        sys.exit(f"bench: eval/.index/{absent[0]} not found: run python eval/evaluate.py first")
     embedder = Cached()
-    for name in sys.argv[1:]:
+    print("| index | prompts | landed p50 / p95 ms | new p50 / p95 ms | p50 difference ms |")
+    print("|---|---|---|---|---|")
+    for name in names:
         store = Store(HERE / ".index" / name / "recall.sqlite3", VectorIndex(384))
         store.load_vectors()
         settings = corpus_settings(HERE / ".index" / name)
@@ -74,6 +83,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    print("| index | prompts | landed p50 / p95 ms | new p50 / p95 ms | p50 difference ms |")
-    print("|---|---|---|---|---|")
     main()

@@ -4,8 +4,8 @@ process's peak memory. Run from the repository: `python bench/first_build.py [ex
 
 from __future__ import annotations
 
+import argparse
 import resource
-import sys
 import tempfile
 from pathlib import Path
 
@@ -53,4 +53,6 @@ def main(exports: tuple[Path, ...]) -> None:
 
 
 if __name__ == "__main__":
-    main(tuple(Path(a) for a in sys.argv[1:]) or EXPORTS)
+    parser = argparse.ArgumentParser(description=__doc__.split(":")[0])
+    parser.add_argument("exports", nargs="*", type=Path, help="Trilium export zips")
+    main(tuple(parser.parse_args().exports) or EXPORTS)

@@ -5,11 +5,11 @@ no section or vector is written twice. `python bench/wide_parent.py [notes]`."""
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import hashlib
 import re
 import resource
-import sys
 import tempfile
 import time
 from collections.abc import Sequence
@@ -92,4 +92,6 @@ def main(count: int) -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 50_000)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("notes", nargs="?", type=int, default=50_000, help="notes under the parent")
+    main(parser.parse_args().notes)
