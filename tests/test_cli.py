@@ -10,6 +10,7 @@ import os
 import pty
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -22,11 +23,14 @@ import httpx
 import pytest
 from pydantic import SecretStr
 
-from conftest import RESTIC_ANSWER, make_settings
+from conftest import PASSWORD, RESTIC_ANSWER, make_settings
 from engine_process import TEST_BUDGET_MS
+from faults import wait_until
 from procs import free_port, scrubbed_env
+from standin_faults import FaultyTrilium
 from trilium_recall.cli import _parser
 from trilium_recall.commands import COMMANDS as IMPLEMENTED
+from trilium_recall.config import load_settings
 from trilium_recall.demo.mode import EXPLAINED_PROMPT, try_it
 from trilium_recall.demo.standin import FakeTrilium
 from trilium_recall.errors import RecallError
@@ -43,6 +47,7 @@ COMMANDS = [
     "explain",
     "log",
     "doctor",
+    "health",
     "hook",
     "install-hook",
     "uninstall-hook",
@@ -76,8 +81,9 @@ def test_every_command_has_help() -> None:
 
 
 def test_every_command_but_the_hook_has_an_implementation() -> None:
-    # cli runs the hook itself, before importing `commands`; every other command lives there.
-    assert sorted(IMPLEMENTED) == sorted(set(subcommands()) - {"hook"})
+    # cli runs the hook and the health probe itself, before importing `commands`; every other
+    # command lives there.
+    assert sorted(IMPLEMENTED) == sorted(set(subcommands()) - {"hook", "health"})
 
 
 def test_the_hook_s_help_lists_the_options_it_reads() -> None:
@@ -158,6 +164,38 @@ def test_the_commands_to_try_send_the_password_when_one_is_set(tmp_path: Path) -
     # The demo just started where it binds; RECALL_URL names the user's own engine.
     elsewhere = try_it(make_settings(tmp_path, url="http://recall.example:9", port=8799))
     assert "http://127.0.0.1:8799/recall" in elsewhere[0] and "example" not in "".join(elsewhere)
+
+
+@pytest.mark.parametrize("given", ["variable", "file"])
+def test_the_printed_curl_gets_passages_pasted_into_a_shell(
+    demo_engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, given: str
+) -> None:
+    """Pasted where the engine was started: the password from RECALL_LOGIN_PASSWORD, or read
+    from RECALL_PASSWORD_FILE (whose variable the shell never had: "$RECALL_LOGIN_PASSWORD"
+    sent an empty Bearer and got 401)."""
+    if shutil.which("curl") is None:
+        pytest.skip("curl is not installed")
+    secret = tmp_path / "pass word"  # a path a shell must be given quoted
+    secret.write_text(PASSWORD + "\n")
+    env = {"RECALL_DATA_DIR": str(tmp_path), "RECALL_PORT": str(demo_engine.process.port)}
+    env |= {"RECALL_LOGIN_PASSWORD": PASSWORD} if given == "variable" else {}
+    env |= {"RECALL_PASSWORD_FILE": secret.name} if given == "file" else {}
+    monkeypatch.chdir(tmp_path)  # the file named relative to where the engine started
+    settings = load_settings(env, quiet=True)
+    curl = try_it(settings)[0]
+    shell = env if given == "variable" else {}  # an exported variable, or none at all
+    done = subprocess.run(
+        ["bash", "-c", curl.replace("curl -s", "curl -s -w '\\n%{http_code}'", 1)],
+        env=scrubbed_env(**shell),
+        cwd="/",  # pasted in another folder
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    body, _, status = done.stdout.rpartition("\n")
+    assert status == "200", done.stdout
+    assert json.loads(body)["passages"]
+    assert PASSWORD not in curl
 
 
 def test_serve_on_a_taken_port_stops_at_once_with_one_line(tmp_path: Path) -> None:
@@ -254,6 +292,44 @@ def test_index_builds_a_new_index_file(tmp_path: Path) -> None:
     lines = done.stderr.splitlines()
     assert "indexing default: 0/1 notes" in lines and "indexing default: 1/1 notes" in lines
     assert "\x1b[" not in done.stderr  # no cursor or colour codes in a log
+
+
+def test_sigterm_ends_a_build_as_ctrl_c_does_and_the_index_stays_usable(tmp_path: Path) -> None:
+    """A container's first process ignores a signal it has no handler for: `docker stop` on the
+    demo's build waited 10 s for its SIGKILL. The build handles SIGTERM itself, so here (not
+    the first process) the exit is 143, not death by signal (-15)."""
+    trilium = FaultyTrilium(token="cli_token")
+    trilium.add_note("garden000001", "Garden", content="<p>Tomatoes go out in May.</p>")
+    env = {
+        "RECALL_DATA_DIR": str(tmp_path),
+        "TRILIUM_URL": trilium.start(),
+        "TRILIUM_ETAPI_TOKEN": "cli_token",
+    }
+    trilium.delay = 600  # every request waits: the build is under way until the signal
+    try:
+        build = subprocess.Popen(
+            [sys.executable, "-m", "trilium_recall.cli", "index"],
+            env=scrubbed_env(**env),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            wait_until("the build's first request", lambda: trilium.holding > 0, timeout=120)
+            build.send_signal(signal.SIGTERM)
+            _, stderr = build.communicate(timeout=120)
+        finally:
+            if build.poll() is None:
+                build.kill()
+                build.wait()
+    finally:
+        trilium.stop()
+    assert build.returncode == 128 + signal.SIGTERM, stderr
+    assert "Traceback" not in stderr
+    status = run("status", env={"RECALL_DATA_DIR": str(tmp_path)})
+    assert status.returncode == 0, status.stderr
+    assert json.loads(status.stdout)["default"]["build_complete"] == 0
 
 
 def test_search_and_explain_leave_the_index_file_as_it_was(tmp_path: Path) -> None:

@@ -65,8 +65,27 @@ def test_a_wrong_trilium_token_names_the_variable_to_fix(tmp_path: Path) -> None
     assert code == 1
     trilium = checks["trilium default"]
     assert trilium["status"] == "fail" and trilium["detail"].endswith("refuses the ETAPI token")
-    assert (
-        trilium["fix"] == "create a token in Trilium (Options → ETAPI) and set TRILIUM_ETAPI_TOKEN"
+    assert trilium["fix"] == (
+        "create a token in Trilium (Options → ETAPI), set TRILIUM_ETAPI_TOKEN, "
+        "and restart the engine"
+    )
+
+
+def test_a_wrong_token_read_from_a_file_names_the_file_s_variable(tmp_path: Path) -> None:
+    """Setting TRILIUM_ETAPI_TOKEN as told would have had both set, which the engine refuses."""
+    token_file = tmp_path / "token"
+    token_file.write_text("wrong_token\n", encoding="utf-8")
+    trilium = notebook()
+    trilium.start()
+    try:
+        env = {"TRILIUM_URL": trilium.url(), "TRILIUM_ETAPI_TOKEN_FILE": str(token_file)}
+        code, checks = doctor(closed_port_url(), tmp_path, **env)  # no engine: checked here
+    finally:
+        trilium.stop()
+    assert code == 1
+    assert checks["trilium default"]["fix"] == (
+        "create a token in Trilium (Options → ETAPI), write it in the file "
+        "TRILIUM_ETAPI_TOKEN_FILE names, and restart the engine"
     )
 
 
@@ -119,6 +138,51 @@ def test_a_hook_pointing_at_the_wrong_port_is_named(tmp_path: Path) -> None:
     assert checks["hook"]["fix"] == (
         f"trilium-recall install-hook with RECALL_URL={url} (it replaces ours)"
     )
+
+
+def test_a_hook_naming_the_engine_as_localhost_sends_to_the_same_engine(tmp_path: Path) -> None:
+    with served(notebook(), tmp_path / "data") as (url, _):
+        wait_ok(url)
+        by_name = url.replace("127.0.0.1", "localhost")
+        assert install(by_name, tmp_path).returncode == 0
+        assert "Sourdough starter" in hook(by_name).stdout  # it works: doctor must agree
+        code, checks = doctor(url, tmp_path)
+    assert checks["hook"]["status"] == "ok", checks["hook"]
+    assert code == 0
+
+
+def test_settings_claude_code_cannot_read_fail_the_hook_check_naming_the_file(
+    tmp_path: Path,
+) -> None:
+    """It said "no hook installed", and its fix (install-hook) then refused the same file."""
+    settings = tmp_path / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text('{"hooks": {"UserPromptSubmit": [', encoding="utf-8")
+    code, checks = doctor(closed_port_url(), tmp_path)
+    assert code == 1 and checks["hook"]["status"] == "fail"
+    assert checks["hook"]["detail"].startswith(f"{settings} is not valid JSON (Expecting value")
+    assert checks["hook"]["fix"] == (
+        f"fix {settings} (or move it away), then trilium-recall install-hook"
+    )
+    settings.write_text("{}", encoding="utf-8")  # the fix, followed
+    assert install(closed_port_url(), tmp_path).returncode == 0
+    _, checks = doctor(closed_port_url(), tmp_path)
+    assert checks["hook"]["detail"].startswith("the hook sends to")  # read again, and found
+
+
+def test_install_and_uninstall_where_nothing_can_be_written_say_so_in_one_line(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path
+    (home / ".claude").write_text("", encoding="utf-8")  # a file: no folder, for root neither
+    for command in ("install-hook", "uninstall-hook"):
+        done = cli(command, env={"HOME": str(home), "RECALL_URL": closed_port_url()})
+        assert done.returncode in (0, 2), done.stderr
+        assert "internal error" not in done.stderr and "Traceback" not in done.stderr
+    installed = install(closed_port_url(), home)
+    assert installed.returncode == 2
+    assert installed.stderr.startswith(f"trilium-recall: cannot write {home}/.claude/settings.json")
+    assert len(installed.stderr.splitlines()) == 1
 
 
 def test_the_installed_hook_reaches_its_engine_whatever_claude_code_inherits(

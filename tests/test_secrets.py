@@ -18,8 +18,8 @@ from auth_flow import OAuthClient, mcp_recall, recall
 from engine_process import EngineProcess, free_port
 from standin_faults import FaultyTrilium
 from trilium_recall.access.oauth import digest
-from trilium_recall.commands import proxy_settings
 from trilium_recall.config import load_settings
+from trilium_recall.serving import proxy_settings
 
 pytestmark = pytest.mark.slow
 

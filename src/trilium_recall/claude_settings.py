@@ -51,8 +51,7 @@ def install_hook(
     path = settings_path(scope, project_dir=project_dir, home=home)
     kind = "http" if http else "command"
     entry = http_entry(engine_url) if http else command_entry(engine_url, password_file)
-    settings = _load(path)
-    groups = _groups(settings, path)
+    settings, groups = _read(path)
     ours = [hook for group in groups for hook in _hooks_of(group) if _is_ours(hook)]
     where = [f"  engine: {hook_url(entry)}"]
     if http or password_file is None:
@@ -79,8 +78,7 @@ def uninstall_hook(
     path = settings_path(scope, project_dir=project_dir, home=home)
     if not path.exists():
         return [f"no settings file at {path}; nothing to remove"]
-    settings = _load(path)
-    _groups(settings, path)  # validates the shape before we change anything
+    settings, _ = _read(path)  # the shape checked before anything changes
     removed = _remove_ours(settings)
     if not removed:
         return [f"no trilium-recall hook in {path}"]
@@ -125,12 +123,12 @@ def hook_url(entry: dict[str, Any]) -> str | None:
 
 
 def installed_hooks(path: Path) -> list[dict[str, Any]]:
-    """Our hooks in one settings file (none when it is missing or unreadable)."""
+    """Our hooks in one settings file (none when it is missing); ValueError saying why when it
+    cannot be read as Claude Code's settings (which Claude Code cannot either)."""
     try:
-        settings = _load(path)
-        groups = _groups(settings, path)
-    except (OSError, ValueError):
-        return []
+        groups = _groups(_load(path), path)
+    except OSError as exc:  # a folder on the way that may not be searched
+        raise ValueError(f"{path} cannot be read ({exc.strerror})") from None
     return [hook for group in groups for hook in _hooks_of(group) if _is_ours(hook)]
 
 
@@ -210,11 +208,20 @@ def _remove_ours(settings: dict[str, Any]) -> list[dict[str, Any]]:
 def _groups(settings: dict[str, Any], path: Path) -> list[Any]:
     hooks = settings.get("hooks", {})
     if not isinstance(hooks, dict):
-        raise ValueError(f"{path}: 'hooks' is not a JSON object; not touching it")
+        raise ValueError(f"{path}: 'hooks' is not a JSON object")
     groups = hooks.get(EVENT, [])
     if not isinstance(groups, list):
-        raise ValueError(f"{path}: 'hooks.{EVENT}' is not a JSON list; not touching it")
+        raise ValueError(f"{path}: 'hooks.{EVENT}' is not a JSON list")
     return groups
+
+
+def _read(path: Path) -> tuple[dict[str, Any], list[Any]]:
+    """The settings and our event's groups, for a change: refused whole when unusable."""
+    try:
+        settings = _load(path)
+        return settings, _groups(settings, path)
+    except ValueError as exc:
+        raise ValueError(f"{exc}; fix it first, not touching it") from None
 
 
 def _load(path: Path) -> dict[str, Any]:
@@ -224,17 +231,15 @@ def _load(path: Path) -> dict[str, Any]:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:  # a directory, unreadable, not UTF-8
         why = exc.strerror if isinstance(exc, OSError) else "not UTF-8"
-        raise ValueError(f"{path} cannot be read ({why}); not touching it") from None
+        raise ValueError(f"{path} cannot be read ({why})") from None
     if not text.strip():
         return {}
     try:
         settings = json.loads(text)
     except ValueError as exc:
-        raise ValueError(
-            f"{path} is not valid JSON ({exc}); fix it first, not touching it"
-        ) from None
+        raise ValueError(f"{path} is not valid JSON ({exc})") from None
     if not isinstance(settings, dict):
-        raise ValueError(f"{path} does not hold a JSON object; not touching it")
+        raise ValueError(f"{path} does not hold a JSON object")
     return settings
 
 
@@ -244,11 +249,18 @@ def _save(path: Path, settings: dict[str, Any]) -> Path | None:
     points, and stays a link; where that cannot be written (home-manager's read-only store),
     one line says so."""
     target = path.resolve() if path.is_symlink() else path
+    if target.exists() and not target.stat().st_mode & 0o222:  # made read-only on purpose
+        raise ValueError(
+            f"{target} is read-only: make it writable to change it, or edit it yourself"
+        )
     try:
         return _write(target, settings, _backup_path(path) if target.exists() else None)
     except OSError as exc:
         if target == path:
-            raise
+            raise ValueError(
+                f"cannot write {path} ({exc.strerror}: {exc.filename}): check the owner and "
+                f"mode of {path.parent}"
+            ) from None
         raise ValueError(
             f"{path} links to {target}, which cannot be written ({exc.strerror}): add the hook "
             "where that file is made, or replace the link with a file"

@@ -1,5 +1,5 @@
-"""Command line: serve · demo · index · status · search · explain · log · doctor · hook ·
-install-hook.
+"""Command line: serve · demo · index · status · search · explain · log · doctor · health ·
+hook · install-hook.
 
 This module stays light: `trilium-recall hook` runs once per prompt inside Claude Code's 1.5 s
 for the whole process, and the other commands' imports (uvicorn, starlette, the MCP SDK, numpy,
@@ -10,6 +10,7 @@ imported or parsed, and `commands` (what the other commands do) is imported only
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -35,7 +36,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     if not getattr(args, "command", None):
         parser.print_help()
         raise SystemExit(2)
-    from .commands import run  # the heavy imports, for every command but the hook
+    if args.command == "health":  # every 30 s in a container: spared the heavy imports
+        from .doctor import probe_health
+
+        raise SystemExit(probe_health(os.environ, args.url))
+    from .commands import run  # the heavy imports, for every command but the hook and health
 
     raise SystemExit(run(args))
 
@@ -88,6 +93,8 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_argument("--json", action="store_true", help="print JSON")
     sub = command("doctor", "Check configuration, engine, password, Trilium, index and hook.")
     sub.add_argument("--json", action="store_true", help="print JSON")
+    sub = command("health", "Exit 0 while the engine answers (a container's health check), else 1.")
+    sub.add_argument("--url", help="the engine (default: what serve binds on this machine)")
     # Shown by `hook --help` only: the hook reads its options itself and never exits 2 (main).
     sub = command(
         "hook", "Claude Code UserPromptSubmit hook: reads stdin, prints context, exits 0."

@@ -15,17 +15,14 @@ import sys
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
-from urllib.parse import urlsplit
 
-import uvicorn
 from pydantic import SecretStr
 
-from .build_progress import build_progress
 from .claude_settings import install_hook, uninstall_hook
 from .config import PASSWORD_FILE_VAR, Instance, Settings, load_settings
-from .demo.mode import demo_index, demo_settings, start_demo_trilium, try_it
+from .demo.mode import demo_index
 from .doctor import engine_health, password_check, render, run_doctor
-from .engine_address import engine_base, is_http_url, is_loopback_name
+from .engine_address import engine_base, is_http_url
 from .errors import ConfigError, IndexUnusable, RecallError
 from .explained import print_explained, print_searched
 from .index.activity_log import Activity, recent
@@ -33,9 +30,9 @@ from .index.file import index_errors, missing_index
 from .index.store import Store
 from .search.answers import RecallRequest, RecallResult
 from .server.activity import parse_since
-from .server.app import create_app, refuse_unbindable, server_options
 from .server.engine import Engine
 from .server.overview import failed_notes
+from .serving import build_with_progress, demo, serve
 
 log = logging.getLogger("trilium_recall")
 CLI_BUDGET_MS = 120_000  # search and explain wait for the answer; the hook's budget is not theirs
@@ -102,92 +99,11 @@ def _settings(args: argparse.Namespace) -> Settings:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    settings = _settings(args)
-    if not settings.instances:
-        log.info(
-            "no Trilium configured (TRILIUM_URL, TRILIUM_ETAPI_TOKEN): serving the demo notebook"
-        )
-        return _demo(args)
-    return _run_server(settings)
+    return serve(_settings(args))
 
 
 def _demo(args: argparse.Namespace) -> int:
-    base = _settings(args)
-    _refuse_to_serve(base)  # before a minute of indexing, not after
-    trilium = start_demo_trilium()
-    try:
-        settings = demo_settings(base, trilium)
-        _build_with_progress(settings)
-        print("\nThe demo notebook is indexed. Try:\n")
-        for line in try_it(settings):
-            print(f"  {line}")
-        print()
-        return _run_server(settings)
-    finally:
-        trilium.stop()
-
-
-def _run_server(settings: Settings) -> int:
-    _refuse_to_serve(settings)
-    if settings.login_password is None:
-        log.warning(
-            "RECALL_LOGIN_PASSWORD is not set: /recall and /mcp are open to this machine only"
-        )
-    uvicorn.run(create_app(Engine(settings)), **server_options(settings))
-    return 0
-
-
-def _refuse_to_serve(settings: Settings) -> None:
-    """One line before any work when serving cannot work: no password on an open address, or
-    no listening on the address (`refuse_unbindable`)."""
-    if settings.login_password is None and not settings.is_loopback:
-        raise RecallError(
-            f"RECALL_LOGIN_PASSWORD is not set: refusing to serve on {settings.host}; "
-            "set a password or bind to 127.0.0.1"
-        )
-    if settings.login_password is None and (proxied := proxy_settings(settings)):
-        # A proxy's requests come from this machine: "this machine only" would be everyone's.
-        raise RecallError(
-            f"RECALL_LOGIN_PASSWORD is not set: refusing to serve behind a proxy "
-            f"({' and '.join(proxied)} set); set a password"
-        )
-    refuse_unbindable(settings)
-
-
-def proxy_settings(settings: Settings) -> list[str]:
-    """The variables that say requests reach the engine through a proxy or by another name
-    than this machine's own."""
-    base = urlsplit(settings.base_url or "").hostname
-    hosts = [urlsplit(f"//{host}").hostname for host in settings.allowed_hosts]
-    given = {
-        "RECALL_BASE_URL": base is not None and not is_loopback_name(base),
-        "RECALL_TRUSTED_PROXIES": bool(settings.trusted_proxies),
-        "RECALL_ALLOWED_HOSTS": any(not is_loopback_name(host or "") for host in hosts),
-    }
-    return [name for name, value in given.items() if value]
-
-
-def _build_with_progress(settings: Settings) -> None:
-    """A full build of each instance through the engine `serve` runs, its progress on stderr."""
-
-    async def build() -> None:
-        engine = Engine(settings)
-        try:
-            with build_progress(list(settings.instances)) as show:
-                reports = await engine.build(show)
-            for name, report in reports.items():
-                if not isinstance(report, RecallError):
-                    print(f"{name}: {report.indexed} notes (re)indexed", file=sys.stderr)
-        finally:
-            await engine.stop()
-        failed = {name: r for name, r in reports.items() if isinstance(r, RecallError)}
-        if len(reports) == 1 and failed:
-            raise next(iter(failed.values()))
-        if failed:
-            said = "; ".join(f"{name}: {error}" for name, error in failed.items())
-            raise RecallError(f"{len(failed)} of {len(reports)} instances failed to build: {said}")
-
-    asyncio.run(build())
+    return demo(_settings(args))
 
 
 def _index(args: argparse.Namespace) -> int:
@@ -195,7 +111,7 @@ def _index(args: argparse.Namespace) -> int:
     if not settings.instances:
         raise RecallError("no Trilium configured: set TRILIUM_URL and TRILIUM_ETAPI_TOKEN")
     try:
-        _build_with_progress(settings)
+        build_with_progress(settings)
     except RecallError:
         with contextlib.suppress(RecallError):
             _status(args)  # what was built, also when an instance failed
@@ -343,9 +259,7 @@ def _install_hook(args: argparse.Namespace) -> int:
     if args.url and not is_http_url(args.url):
         raise RecallError(f"--url {args.url}: give an http(s) URL such as http://127.0.0.1:8765")
     url = engine_base(args.url or settings.engine_url)
-    password_file = None
-    if settings.password_source == PASSWORD_FILE_VAR:
-        password_file = os.path.abspath(os.environ[PASSWORD_FILE_VAR])
+    password_file = settings.password_file
     if args.http and password_file:
         # The http hook sends $RECALL_LOGIN_PASSWORD from Claude Code's environment: a password
         # kept in a file would never reach the engine, and every prompt would get a 401.

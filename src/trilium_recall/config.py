@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, f
 from .areas import DEFAULT_WEIGHTS, parse_weights
 from .engine_address import engine_base, is_http_url, is_loopback_name
 from .errors import ConfigError
+from .secret_files import read_secret_file, refuse_both, token_given
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +53,7 @@ class Instance:
     name: str
     url: str
     token: SecretStr = field(repr=False)
+    token_file: bool = False  # read from TRILIUM_ETAPI_TOKEN[_NAME]_FILE: a fix names that file
 
     @property
     def shown_url(self) -> str:
@@ -125,6 +127,7 @@ class Settings(BaseModel):
     instances: dict[str, Instance] = Field(default_factory=dict, exclude=True)
     url: str | None = None  # RECALL_URL: where clients (hook, install-hook, doctor) find us
     password_source: str | None = None  # which variable gave the password (never the value)
+    password_file: str | None = None  # RECALL_PASSWORD_FILE made absolute, for commands printed
 
     _split_lists = field_validator(
         "allowed_hosts",
@@ -232,7 +235,7 @@ class Settings(BaseModel):
 _FIELD_VARS = {
     f"RECALL_{name.upper()}": name
     for name in Settings.model_fields
-    if name not in ("instances", "url", "password_source")
+    if name not in ("instances", "url", "password_source", "password_file")
 }
 ENGINE_VARIABLES = frozenset(_FIELD_VARS) | frozenset(READ_HERE)
 KNOWN_VARIABLES = ENGINE_VARIABLES | frozenset(READ_ELSEWHERE)
@@ -256,12 +259,12 @@ def load_settings(
     }
     if "RECALL_URL" in env:
         values["url"] = env["RECALL_URL"]
-    _refuse_both(env, PASSWORD_VAR, PASSWORD_FILE_VAR)
+    refuse_both(env, PASSWORD_VAR, PASSWORD_FILE_VAR)
     if PASSWORD_FILE_VAR in env:
         values["login_password"] = read_secret_file(PASSWORD_FILE_VAR, env[PASSWORD_FILE_VAR])
-    values["password_source"] = next(
-        (v for v in (PASSWORD_VAR, PASSWORD_FILE_VAR) if v in env), None
-    )
+        values["password_file"] = os.path.abspath(env[PASSWORD_FILE_VAR])
+    sources = [v for v in (PASSWORD_VAR, PASSWORD_FILE_VAR) if v in env]
+    values["password_source"] = sources[0] if sources else None
     values.update(overrides)
     if "instances" not in values:
         values["instances"] = read_instances(env)
@@ -280,7 +283,7 @@ def read_instances(env: Mapping[str, str]) -> dict[str, Instance]:
     """`TRILIUM_URL`/`TRILIUM_ETAPI_TOKEN`, or `RECALL_INSTANCES=a,b` with `_A`/`_B` suffixes."""
     listed = env.get("RECALL_INSTANCES")
     if listed is None:
-        if "TRILIUM_URL" not in env and not _token_given(env, "TRILIUM_ETAPI_TOKEN"):
+        if "TRILIUM_URL" not in env and not token_given(env, "TRILIUM_ETAPI_TOKEN"):
             return {}
         instances = {DEFAULT_INSTANCE: _read_instance(env, DEFAULT_INSTANCE, "", None)}
     else:
@@ -325,7 +328,7 @@ def _read_instance(env: Mapping[str, str], name: str, suffix: str, listed: str |
         raise ConfigError(f"{url_var} is not set{because or f': {given} needs a Trilium URL'}")
     if not is_http_url(url):
         raise ConfigError(f"{url_var} must be an http(s) URL such as http://localhost:8080")
-    _refuse_both(env, token_var, f"{token_var}_FILE")
+    refuse_both(env, token_var, f"{token_var}_FILE")
     if token_var in env:
         token = env[token_var].strip()
     elif f"{token_var}_FILE" in env:
@@ -336,7 +339,7 @@ def _read_instance(env: Mapping[str, str], name: str, suffix: str, listed: str |
         # It travels in an HTTP header, and httpx's refusal of it would quote it in the error.
         given = token_var if token_var in env else f"{token_var}_FILE"
         raise ConfigError(f"{given}: the token must be one line of printable ASCII")
-    return Instance(name=name, url=url.rstrip("/"), token=SecretStr(token))
+    return Instance(name, url.rstrip("/"), SecretStr(token), token_file=token_var not in env)
 
 
 def _check_distinct_urls(instances: dict[str, Instance]) -> None:
@@ -349,32 +352,6 @@ def _check_distinct_urls(instances: dict[str, Instance]) -> None:
                 f"TRILIUM_URL_{seen[key].upper()} ({instance.shown_url}): list each instance once"
             )
         seen[key] = instance.name
-
-
-def read_secret_file(variable: str, path: str) -> str:
-    """A secret kept in a file (Docker secrets, a password manager's export): its one line,
-    without the spaces and line break around it."""
-    try:
-        with open(path, encoding="utf-8") as handle:
-            secret = handle.read(4096).strip()
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not UTF-8 text"
-        raise ConfigError(f"{variable}: cannot read {path} ({reason})") from None
-    if not secret:
-        raise ConfigError(f"{variable}: {path} is empty")
-    if len(secret.splitlines()) > 1:
-        raise ConfigError(f"{variable}: {path} holds more than one line; keep only the secret")
-    return secret
-
-
-def _refuse_both(env: Mapping[str, str], variable: str, file_variable: str) -> None:
-    """A secret given twice: which one was meant is not ours to guess (one may be stale)."""
-    if variable in env and file_variable in env:
-        raise ConfigError(f"{variable} and {file_variable} are both set: keep one of them")
-
-
-def _token_given(env: Mapping[str, str], token_var: str) -> bool:
-    return token_var in env or f"{token_var}_FILE" in env
 
 
 def unknown_variables(env: Mapping[str, str]) -> list[str]:

@@ -33,6 +33,7 @@ from .server.checks import (
 from .textclean import counted
 
 TIMEOUT_S = 10.0  # the engine's checks ask each Trilium (5 s at most) and run one recall
+HEALTH_PROBE_S = 8.0  # inside the Dockerfile HEALTHCHECK's --timeout, so the reason is printed
 MARK = {"ok": "ok  ", "warn": "warn", "fail": "FAIL"}
 
 
@@ -64,10 +65,24 @@ def diagnose(env: Mapping[str, str]) -> list[Check]:
 HEALTH_STATUSES = ("ok", "starting", "building", "degraded")  # what the engine's /health says
 
 
-def engine_health(url: str) -> Check:
+def probe_health(env: Mapping[str, str], url: str | None = None) -> int:
+    """`trilium-recall health`: 0 while the engine answers as itself, with any status: building
+    is work under way, and degraded a Trilium down, which restarting the engine would not bring
+    back. Otherwise 1, never 2: Docker reserves it, and a health check means "unhealthy"."""
+    try:
+        url = url or load_settings(env, quiet=True).bound_url  # not RECALL_URL: a proxy's
+    except ConfigError as exc:
+        print(f"trilium-recall: {exc}")
+        return 1
+    check = engine_health(url, HEALTH_PROBE_S)
+    print(check.detail)
+    return 1 if check.status == "fail" else 0
+
+
+def engine_health(url: str, timeout: float = TIMEOUT_S) -> Check:
     fix = "start it: `trilium-recall serve`, or set RECALL_URL to where it runs"
     try:
-        answer = httpx.get(f"{url}/health", timeout=TIMEOUT_S)
+        answer = httpx.get(f"{url}/health", timeout=timeout)
     except httpx.HTTPError as exc:
         reason = _reason(exc)
         return Check("engine", "fail", f"{url} does not answer ({reason})", fix, facts={"url": url})

@@ -40,3 +40,16 @@ def is_http_url(value: str) -> bool:
     except ValueError:
         return False
     return parsed.scheme in ("http", "https") and bool(parsed.hostname) and port != 0
+
+
+def same_engine(one: str, other: str) -> bool:
+    """Whether two engine URLs reach the same engine: this machine counts once by any of its
+    names (a hook sending to localhost reaches an engine bound to 127.0.0.1)."""
+
+    def where(url: str) -> tuple[str, str, int | None, str]:
+        parsed = urlsplit(engine_base(url))
+        host = (parsed.hostname or "").lower()
+        port = parsed.port or {"http": 80, "https": 443}.get(parsed.scheme)
+        return parsed.scheme, "loopback" if is_loopback_name(host) else host, port, parsed.path
+
+    return where(one) == where(other)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 from pydantic import SecretStr
@@ -42,7 +43,10 @@ def demo_index(settings: Settings) -> Settings:
 def try_it(settings: Settings) -> list[str]:
     """Three commands a newcomer can paste to see recall work."""
     base = settings.bound_url  # the demo just started here, whatever RECALL_URL names
-    bearer = '"Authorization: Bearer $RECALL_LOGIN_PASSWORD"'
+    secret = "$RECALL_LOGIN_PASSWORD"  # the value is never printed: the shell fills it in
+    if settings.password_file is not None:
+        secret = f"$(cat {shlex.quote(settings.password_file)})"
+    bearer = f'"Authorization: Bearer {secret}"'
     password = settings.login_password is not None
     return [
         f"curl -s {base}/recall"

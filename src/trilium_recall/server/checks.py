@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from ..claude_settings import hook_url, installed_hooks, settings_path
 from ..config import DEFAULT_INSTANCE, Instance, load_settings, shown_url, unknown_variables
-from ..engine_address import engine_base, named_engine
+from ..engine_address import named_engine, same_engine
 from ..errors import ConfigError, TriliumAuthError, TriliumError, TriliumUnavailable
 from ..index.store import Store
 from ..textclean import counted
@@ -105,7 +105,9 @@ async def trilium_instance(instance: Instance) -> Check:
     try:
         info = await client.app_info()
     except TriliumAuthError:
-        fix = f"create a token in Trilium (Options → ETAPI) and set {token_var}"
+        keep = f"write it in the file {token_var}_FILE names" if instance.token_file else None
+        fix = f"create a token in Trilium (Options → ETAPI), {keep or f'set {token_var}'}, "
+        fix += "and restart the engine"
         return Check(name, "fail", f"{url} refuses the ETAPI token", fix, facts={"url": url})
     except TriliumUnavailable as exc:
         fix = f"start Trilium, or correct {url_var}"
@@ -191,7 +193,13 @@ def hook_installed(
     """Our hook in the user's or this project's Claude Code settings, and whether it sends to
     `engine_url`."""
     paths = {settings_path(s, home=home, project_dir=project_dir) for s in ("user", "project")}
-    found = [(path, hook) for path in sorted(paths) for hook in installed_hooks(path)]
+    found = []
+    for path in sorted(paths):
+        try:
+            found += [(path, hook) for hook in installed_hooks(path)]
+        except ValueError as exc:  # Claude Code cannot read it either: no hook of any kind runs
+            fix = f"fix {path} (or move it away), then trilium-recall install-hook"
+            return Check("hook", "fail", str(exc), fix)
     if not found:
         fix = "trilium-recall install-hook (not needed if you use the MCP server only)"
         return Check("hook", "warn", "no trilium-recall hook in Claude Code's settings", fix)
@@ -199,7 +207,7 @@ def hook_installed(
     for path, hook in found:
         url = named_engine(hook_url(hook))
         lines.append(f"{hook['type']} hook in {path} → {url}")
-        if engine_base(url) != engine_base(engine_url):
+        if not same_engine(url, engine_url):
             wrong.append(url)
     if wrong:
         fix = f"trilium-recall install-hook with RECALL_URL={engine_url} (it replaces ours)"
