@@ -294,6 +294,62 @@ def test_index_builds_a_new_index_file(tmp_path: Path) -> None:
     assert "\x1b[" not in done.stderr  # no cursor or colour codes in a log
 
 
+def test_another_program_s_sqlite_file_is_refused_and_left_as_it_was(tmp_path: Path) -> None:
+    """It got the engine's tables written beside its own (schema version 0 read as new)."""
+    path = tmp_path / "recall.sqlite3"
+    db = apsw.Connection(str(path))
+    db.execute("CREATE TABLE foo(a, b); INSERT INTO foo VALUES (1, 2)")
+    db.close()
+    before = path.read_bytes()
+    trilium = FakeTrilium(token="cli_token")
+    with trilium:
+        env = {
+            "RECALL_DATA_DIR": str(tmp_path),
+            "TRILIUM_URL": trilium.url(),
+            "TRILIUM_ETAPI_TOKEN": "cli_token",
+        }
+        for command in ("status", "index"):
+            done = run(command, env=env)
+            assert done.returncode == 2, done.stderr
+            assert done.stderr.strip().endswith(
+                "is another program's SQLite file (it holds foo), not a trilium-recall index: "
+                "move it away, or set RECALL_DATA_DIR to another folder"
+            ), done.stderr
+    assert path.read_bytes() == before  # not even switched to WAL
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["recall.sqlite3", "recall.sqlite3.lock"]
+
+
+def test_a_folder_where_the_index_file_goes_is_named_as_one(tmp_path: Path) -> None:
+    (tmp_path / "recall.sqlite3").mkdir()
+    env = {"RECALL_DATA_DIR": str(tmp_path)}
+    status = run("status", env=env)
+    assert status.returncode == 2
+    assert status.stderr.strip().endswith(
+        "recall.sqlite3 is a folder, not an index file: move it away"
+    )
+    env |= {"TRILIUM_URL": "http://127.0.0.1:9", "TRILIUM_ETAPI_TOKEN": "unused_token"}
+    index = run("index", env=env)
+    assert index.returncode == 2
+    assert index.stderr.strip().endswith("recall.sqlite3: it is a folder; move it away")
+
+
+def test_a_data_dir_written_from_the_home_folder_is_in_the_home_folder(tmp_path: Path) -> None:
+    """Compose files and systemd units pass "~/…" unexpanded: it made a folder named "~"."""
+    trilium = FakeTrilium(token="cli_token")
+    trilium.add_note("garden000001", "Garden", content="<p>Tomatoes go out in May.</p>")
+    with trilium:
+        env = {
+            "HOME": str(tmp_path / "home"),
+            "RECALL_DATA_DIR": "~/recall",
+            "TRILIUM_URL": trilium.url(),
+            "TRILIUM_ETAPI_TOKEN": "cli_token",
+        }
+        done = run("index", env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "home" / "recall" / "recall.sqlite3").is_file()
+    assert not (tmp_path / "~").exists()
+
+
 def test_sigterm_ends_a_build_as_ctrl_c_does_and_the_index_stays_usable(tmp_path: Path) -> None:
     """A container's first process ignores a signal it has no handler for: `docker stop` on the
     demo's build waited 10 s for its SIGKILL. The build handles SIGTERM itself, so here (not
@@ -401,7 +457,10 @@ def test_search_names_the_failed_build_rather_than_asking_to_wait(tmp_path: Path
         failed = f'the first build of "default" failed: Trilium at {dead} is unavailable'
         said = "" if command == "search" else "\nsilent: "
         assert f"{said}No notes indexed yet: {failed}" in done.stdout, done.stdout
-        assert "`trilium-recall index` (or `serve`) builds it once Trilium answers." in done.stdout
+        assert (
+            "`trilium-recall index` (or `serve`) builds it once what failed is mended."
+            in done.stdout
+        )
         assert "try again in a minute" not in done.stdout
 
 
@@ -420,6 +479,29 @@ def test_search_from_the_instances_built_names_the_one_that_failed(tmp_path: Pat
     failed = f'the first build of "dead" failed: Trilium at {dead} is unavailable'
     assert f"(Not all notes were searched: {failed}" in done.stdout, done.stdout
     assert "still being built" not in done.stdout
+
+
+def test_search_for_an_instance_the_index_has_never_held_says_so(demo_engine) -> None:
+    """Renamed or added in the configuration, and no engine running: nothing is building it,
+    so "still being built; try again in a minute" was untrue."""
+    env = {
+        "RECALL_DATA_DIR": str(demo_engine.data_dir),
+        "RECALL_INSTANCES": "desk",
+        "TRILIUM_URL_DESK": "http://127.0.0.1:9",
+        "TRILIUM_ETAPI_TOKEN_DESK": "unused_token",
+    }
+    done = run("search", "how do I restore my restic backup?", env=env)
+    assert done.returncode == 2, done.stdout
+    assert done.stderr.strip().endswith(
+        "holds no index of desk (it holds default): run `trilium-recall index` or `serve` to "
+        "build it"
+    ), done.stderr
+    # Beside a built one, the unbuilt one is named and the built one answers.
+    env |= {"RECALL_INSTANCES": "default,desk", "TRILIUM_URL_DEFAULT": demo_engine.trilium.url()}
+    env |= {"TRILIUM_ETAPI_TOKEN_DEFAULT": "unused_token"}
+    both = run("search", "how do I restore my restic backup?", env=env)
+    assert both.returncode == 0 and "restic" in both.stdout.lower(), both.stderr
+    assert "desk has no index yet" in both.stderr
 
 
 def test_status_search_and_explain_read_an_existing_index(demo_engine) -> None:

@@ -28,6 +28,7 @@ from trilium_recall.errors import (
     BadRequest,
     EngineStarting,
     IndexBusy,
+    IndexDamaged,
     IndexUnusable,
     StoreError,
     TriliumBadResponse,
@@ -191,6 +192,61 @@ def test_an_unusable_index_is_moved_aside_and_rebuilt(
     assert why in caplog.text and "moved it to recall.sqlite3.broken-" in caplog.text
     moved = next(c for c in doctor if c["name"] == "index file")
     assert moved["status"] == "warn" and why in moved["lines"][0]
+
+
+def _damage_the_keyword_index(path: Path) -> None:
+    """Overwrite the root page of the keyword index's data: opening the file reads none of
+    it (the vectors and the schema are whole), the first keyword search does."""
+    db = apsw.Connection(str(path))
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # every page in the main file
+    size = db.execute("PRAGMA page_size").fetchone()[0]
+    root = db.execute(
+        "SELECT rootpage FROM sqlite_schema WHERE name = 'sections_fts_data'"
+    ).fetchone()[0]
+    db.close()
+    with path.open("r+b") as file:
+        file.seek((root - 1) * size)
+        file.write(b"\xa5" * size)
+
+
+def test_damage_the_warm_up_finds_is_moved_aside_before_serving(tmp_path: Path) -> None:
+    """It crashed every start with a traceback: the file opened, and the warm-up's first
+    search met the damage, which only moving the file away by hand got past."""
+    with served(notebook(), tmp_path) as (url, _):
+        wait_ok(url)
+    _damage_the_keyword_index(tmp_path / "recall.sqlite3")
+    with served(notebook(), tmp_path) as (url, engine):
+        assert engine.moved_aside is not None and "is damaged" in engine.moved_aside[1]
+        wait_ok(url)
+        answer = httpx.post(f"{url}/recall", json={"prompt": PROMPT}, timeout=60)
+    assert answer.status_code == 200 and "Sourdough starter" in answer.text
+    assert len(list(tmp_path.glob("recall.sqlite3.broken-*"))) == 1
+
+
+def test_damage_a_search_finds_is_told_by_health_and_mended_by_the_next_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    damaged = IndexDamaged(f"{tmp_path / 'recall.sqlite3'} is damaged (disk image is malformed)")
+
+    def meets_damage(*args: object, **kwargs: object) -> None:
+        raise damaged
+
+    with served(notebook(), tmp_path) as (url, _):
+        wait_ok(url)
+        monkeypatch.setattr(engine_module, "recall", meets_damage)
+        reason = assert_json_reason(httpx.post(f"{url}/recall", json={"prompt": PROMPT}), 503)
+        health = httpx.get(f"{url}/health").json()
+        monkeypatch.undo()
+    assert "is damaged" in reason and "moves the file aside" in reason
+    assert health["status"] == "degraded"
+    assert health["index_error"] == f"{damaged}: restart to move it aside and rebuild"
+    with served(notebook(), tmp_path) as (url, engine):  # the pages it opens are whole
+        assert engine.moved_aside is not None
+        assert engine.moved_aside[1] == f"{damaged} (found by a search)"
+        assert wait_ok(url).get("index_error") is None
+    kept = sorted(p.name for p in tmp_path.glob("recall.sqlite3.broken-*"))
+    assert [name.endswith(".damaged") for name in kept] == [False, True]  # the note went too
+    assert not (tmp_path / "recall.sqlite3.damaged").exists()
 
 
 # ---------------------------------------------------------------- failed notes, listed

@@ -12,7 +12,9 @@ import pytest
 
 from conftest import HashEmbedder, make_settings, undo_m014
 from standin_edits import EditableTrilium
+from standin_faults import FaultyTrilium
 from trilium_recall.config import Instance
+from trilium_recall.errors import TriliumError
 from trilium_recall.index.store import Store
 from trilium_recall.index.vectors import VectorIndex
 from trilium_recall.notes.classify import Rules
@@ -21,7 +23,7 @@ from trilium_recall.notes.sections import Section
 from trilium_recall.notes.snippets import split_snippets
 from trilium_recall.search.dates.filed import filed_on
 from trilium_recall.search.dates.prompt import prompt_dates
-from trilium_recall.sync.syncer import Syncer
+from trilium_recall.sync.syncer import NOTES_PER_ROUND, Syncer
 from trilium_recall.trilium.client import TriliumClient
 
 TOKEN = "syncTest_secret"
@@ -607,3 +609,23 @@ async def test_a_note_with_a_broken_answer_is_skipped_counted_and_retried(
     monkeypatch.setattr(harness.client, "content", real_content)
     await harness.syncer.full()
     assert harness.notes()["resticAAAAAA"] == ("other", None)
+
+
+async def test_a_failed_run_s_error_clears_once_the_next_run_writes_a_round(tmp_path) -> None:
+    """/health said "degraded" with the old reason through a whole first build after Trilium
+    came back (minutes): the failure is over once a round is read and written."""
+    fake = FaultyTrilium(token=TOKEN)
+    for n in range(3 * NOTES_PER_ROUND):
+        fake.add_note(f"note{n:08d}", f"Note {n}", content=f"<p>Body of note {n}.</p>")
+    with fake:
+        harness = Harness(fake, tmp_path, HashEmbedder())
+        fake.fail_status = 401
+        with pytest.raises(TriliumError):
+            await harness.syncer.full()
+        failed = harness.syncer.status.error
+        fake.fail_status = None
+        seen: list[tuple[int, str | None]] = []
+        harness.syncer.on_progress = lambda status: seen.append((status.done, status.error))
+        await harness.syncer.full()
+    assert failed and seen[0] == (0, failed)  # listed, nothing written yet: still the reason
+    assert [error for done, error in seen if done] == [None, None, None]

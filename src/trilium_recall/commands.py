@@ -150,6 +150,8 @@ def _index_settings(args: argparse.Namespace) -> Settings:
         settings = demo
     if (missing := missing_index(settings.db_path)) is None:
         return settings
+    if settings.db_path.is_dir():  # `index` could not build there either
+        raise RecallError(missing)
     if not wants_demo and missing_index(demo.db_path) is None:
         raise RecallError(
             f"{missing}; the demo notebook's is at {demo.db_path}: add --demo to use it"
@@ -161,15 +163,27 @@ def _index_settings(args: argparse.Namespace) -> Settings:
 def _offline_settings(args: argparse.Namespace) -> Settings:
     """Settings for commands that read the index only: instances as recorded in the file."""
     settings = _index_settings(args)
-    if settings.instances and not args.demo:
-        return settings
     store = Store(settings.db_path, read_only=True)
     try:
         recorded = store.recorded_instances()
     finally:
         store.close()
-    instances = {name: Instance(name, url, SecretStr("")) for name, url in recorded.items()}
-    return settings.model_copy(update={"instances": instances})
+    if not settings.instances or args.demo:
+        instances = {name: Instance(name, url, SecretStr("")) for name, url in recorded.items()}
+        return settings.model_copy(update={"instances": instances})
+    # A configured instance the file has never heard of is not "being built": nothing builds
+    # it until `index` or `serve` runs.
+    unbuilt = [name for name in settings.instances if name not in recorded]
+    if len(unbuilt) == len(settings.instances):
+        held = ", ".join(recorded) or "none"
+        raise RecallError(
+            f"{settings.db_path} holds no index of {', '.join(unbuilt)} (it holds {held}): run "
+            "`trilium-recall index` or `serve` to build it"
+        )
+    for name in unbuilt:
+        log.warning("%s has no index yet: `trilium-recall index` or `serve` builds it", name)
+    built = {name: i for name, i in settings.instances.items() if name in recorded}
+    return settings.model_copy(update={"instances": built})
 
 
 def _search(args: argparse.Namespace, explain: bool = False) -> int:

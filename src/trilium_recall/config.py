@@ -154,6 +154,16 @@ class Settings(BaseModel):
             raise ValueError("starts or ends with a space, which a Bearer header drops")
         return value
 
+    @field_validator("data_dir")
+    @classmethod
+    def _expand_home(cls, value: Path) -> Path:
+        # Compose files and systemd units pass "~/…" as written: it meant the home folder, not
+        # a folder named "~" here (which a later `rm -rf ~` would take for the home itself).
+        try:
+            return value.expanduser()
+        except RuntimeError:  # "~someone" who does not exist, or no HOME at all
+            raise ValueError(f"{value}: the home folder it names is unknown") from None
+
     @field_validator("host")
     @classmethod
     def _check_host(cls, value: str) -> str:

@@ -155,6 +155,8 @@ def _without_engine(settings: Settings) -> list[Check]:
         checks += asyncio.run(ask())
     path = settings.db_path
     if (missing := missing_index(path)) is not None:
+        if path.is_dir():  # no engine can make its file there
+            return [*checks, Check("index", "fail", missing, "move it away, then start the engine")]
         return [*checks, Check("index", "warn", missing, "start the engine")]
     try:
         store = Store(path, read_only=True)

@@ -67,6 +67,12 @@ class IndexUnusable(StoreError):
     FIX = "start `trilium-recall serve` (again): it moves the file aside and rebuilds"
 
 
+class IndexDamaged(IndexUnusable):
+    """SQLite found the file damaged. Found by a search, it is recorded beside the file
+    (`index.file.record_damage`), so the next start moves the file aside even when the pages
+    its warm-up reads are whole."""
+
+
 class IndexTooNew(IndexUnusable):
     """Written by a newer trilium-recall: this one's `serve` would move it aside and rebuild,
     which throws away an index the newer release keeps."""

@@ -23,12 +23,13 @@ from typing import IO, Any, ParamSpec, TypeVar
 import apsw
 import sqlite_vec
 
-from ..errors import IndexBusy, IndexInUse, IndexTooNew, IndexUnusable, StoreError
+from ..errors import IndexBusy, IndexDamaged, IndexInUse, IndexTooNew, IndexUnusable, StoreError
 from .migrations import MIGRATIONS
 from .transactions import BUSY_TIMEOUT_MS, write_transaction
 
 logger = logging.getLogger(__name__)
 
+DAMAGE_SUFFIX = ".damaged"  # beside the file: a search found it damaged (record_damage)
 DATA_DIR_MODE = 0o700
 DB_FILE_MODE = 0o600
 WAL_ATTEMPTS, WAL_RETRY_SECONDS = 50, 0.1
@@ -39,6 +40,8 @@ def missing_index(path: Path) -> str | None:
     """Why `path` is no index file a reader may open, or None when it is one. A 0-byte file
     (`touch`, a failed copy) would be given a schema by opening it, and read as an index of
     nothing."""
+    if path.is_dir():  # `index` would fail to open it: say why, not "run index"
+        return f"{path} is a folder, not an index file: move it away"
     if not path.is_file():
         return f"no index at {path}"
     return f"an empty file (0 bytes) at {path}" if path.stat().st_size == 0 else None
@@ -62,6 +65,7 @@ def open_db(path: Path, read_only: bool = False) -> apsw.Connection:
             db.load_extension(sqlite_vec.loadable_path())
             db.enable_load_extension(False)
             db.set_busy_timeout(BUSY_TIMEOUT_MS)
+            _refuse_a_foreign_file(db, path)  # before WAL mode, the first change to a file
             if read_only:
                 _refuse_an_old_schema(db, path)
                 db.execute("PRAGMA query_only = ON")
@@ -122,12 +126,14 @@ def store_error(exc: apsw.Error, path: Path) -> StoreError:
     if isinstance(exc, apsw.BusyError | apsw.LockedError):
         return IndexBusy(f"{path} is locked by another process; try again in a moment")
     if isinstance(exc, apsw.CorruptError | apsw.NotADBError):
-        return IndexUnusable(f"{path} is damaged ({exc})")
+        return IndexDamaged(f"{path} is damaged ({exc})")
     if isinstance(exc, apsw.FullError):
         return StoreError(f"disk full while writing {path}")
     if isinstance(exc, apsw.ReadOnlyError):
         return StoreError(f"{path} is read-only")
     if isinstance(exc, apsw.CantOpenError):
+        if path.is_dir():
+            return StoreError(f"cannot open the index at {path}: it is a folder; move it away")
         if not os.access(path.parent, os.W_OK):  # "unable to open database file" says less
             return StoreError(f"cannot open the index at {path}: {READ_ONLY_FOLDER}")
         return StoreError(f"cannot open the index at {path}: {exc}")
@@ -139,11 +145,28 @@ def move_aside(path: Path) -> Path:
     `<name>.broken-<UTC time>`: kept for a look, never deleted."""
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
     target = path.with_name(f"{path.name}.broken-{stamp}")
-    for suffix in ("-wal", "-shm", ""):  # the main file last: a crash leaves it in place
+    for suffix in ("-wal", "-shm", DAMAGE_SUFFIX, ""):  # the main file last: a crash leaves it
         part = path.with_name(path.name + suffix)
         if part.exists():
             part.rename(target.with_name(target.name + suffix))
     return target
+
+
+def record_damage(path: Path, reason: str) -> None:
+    """Note beside the index file that a search found it damaged: the next start moves it
+    aside (`recorded_damage`). Best effort: the disk holding a damaged file may be failing."""
+    try:
+        path.with_name(path.name + DAMAGE_SUFFIX).write_text(reason + "\n", encoding="utf-8")
+    except OSError as exc:
+        logger.warning("cannot note the damage beside %s (%s)", path, exc.strerror or exc)
+
+
+def recorded_damage(path: Path) -> IndexDamaged | None:
+    try:
+        reason = path.with_name(path.name + DAMAGE_SUFFIX).read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return IndexDamaged(f"{reason or f'{path} is damaged'} (found by a search)")
 
 
 def migrate(db: apsw.Connection, path: Path) -> int:
@@ -163,6 +186,18 @@ def migrate(db: apsw.Connection, path: Path) -> int:
                 MIGRATIONS[version](db)
                 db.execute(f"PRAGMA user_version = {version + 1}")
     return len(MIGRATIONS)
+
+
+def _refuse_a_foreign_file(db: apsw.Connection, path: Path) -> None:
+    """Every index this project wrote has a schema version; a file without one that holds
+    tables is another program's SQLite database, never to be migrated into (nor moved)."""
+    if _version(db) == 0 and (
+        tables := [row[0] for row in db.execute("SELECT name FROM sqlite_schema LIMIT 3")]
+    ):
+        raise StoreError(
+            f"{path} is another program's SQLite file (it holds {', '.join(tables)}), not a "
+            "trilium-recall index: move it away, or set RECALL_DATA_DIR to another folder"
+        )
 
 
 def _refuse_an_old_schema(db: apsw.Connection, path: Path) -> None:

@@ -202,7 +202,7 @@ def with_failed_builds(
         f'the first build of "{name}" failed: {error}' for name, error in failed.items()
     )
     again = (
-        "`trilium-recall index` (or `serve`) builds it once Trilium answers."
+        "`trilium-recall index` (or `serve`) builds it once what failed is mended."
         if retry_s is None
         else f"It is tried again every {retry_s:g} s."
     )

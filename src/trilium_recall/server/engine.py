@@ -20,22 +20,24 @@ from typing import IO, TypeVar
 from threadpoolctl import threadpool_limits
 
 from ..config import Settings
-from ..errors import IndexUnusable, RecallError, StoreError, TriliumError
+from ..errors import IndexDamaged, IndexUnusable, RecallError, StoreError, TriliumError
 from ..index.embed import E5Embedder, Embedder
-from ..index.file import hold_index, index_errors, move_aside
+from ..index.file import hold_index, index_errors
 from ..index.store import Store
 from ..index.vectors import VectorIndex
 from ..notes.classify import Rules
 from ..search.answers import RecallRequest, RecallResult, building, with_failed_builds
-from ..search.calibration import calibrate, last_calibration
+from ..search.calibration import calibrate
 from ..search.gate import GateThresholds
 from ..search.hybrid import gate_thresholds
-from ..search.null_bank import GenericPrompts, bank_key
+from ..search.null_bank import GenericPrompts
 from ..search.recall import recall
 from ..sync.removed import drop_instances
 from ..sync.syncer import RunReport, Syncer, SyncStatus, run_forever
 from ..trilium.client import TriliumClient
-from .health import build_progress, instance_health
+from .bank import measured_bank, read_bank
+from .health import engine_health, instance_health
+from .index_file import IndexFile
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -84,26 +86,16 @@ class Engine:
                 embedder = self._own_model = E5Embedder()
             self.embedder: Embedder = embedder
             self.gate = gate or gate_thresholds(settings)
-            # Set when the index file found at start could not be used and was moved aside.
-            self.moved_aside: tuple[Path, str] | None = None
-            self.vectors = VectorIndex(self.embedder.dim, self.embedder.name)
-            self.store = self._open_index()
+            self.index = IndexFile(settings.db_path, self.embedder, reading)
+            self.store = self.index.open()
         except BaseException:
             for held in (self._keeper, self._own_model):
                 if held is not None:
                     held.close()
             raise
         self.generic: GenericPrompts | None = None  # loaded by warm(), before /health is ok
-        self.syncers = {
-            name: Syncer(
-                instance,
-                TriliumClient(instance.url, instance.token.get_secret_value()),
-                self.store,
-                self.embedder,
-                Rules.from_settings(settings),
-            )
-            for name, instance in settings.instances.items()
-        }
+        self.damaged: str | None = None  # a search found the file damaged (record_damage)
+        self.syncers = self._syncers()
         self._forgetting: set[str] = set()  # instances being dropped (_forget_unconfigured)
         self._local = threading.local()
         self._readers: list[Store] = []
@@ -115,40 +107,55 @@ class Engine:
         # index built by an earlier run is, one still building is not (yet).
         self._settled = {name for name, sync in self.syncers.items() if sync.build_complete}
 
-    def _open_index(self) -> Store:
-        """The index file, its vectors in the mirror. A file that is damaged, from a newer
-        schema or built by another model is moved aside (kept) and a fresh one begun: the
-        first full build fills it while /health says "starting"."""
-        path = self.settings.db_path
-        try:
-            return self._load()
-        except IndexUnusable as exc:
-            if self.reading:
-                raise
-            moved = move_aside(path)
-            log.warning("%s; moved it to %s (kept) and building a fresh index", exc, moved.name)
-            self.moved_aside = (moved, str(exc))
-            self.vectors = VectorIndex(self.embedder.dim, self.embedder.name)
-            return self._load()
+    def _syncers(self) -> dict[str, Syncer]:
+        rules = Rules.from_settings(self.settings)
+        return {
+            name: Syncer(
+                instance,
+                TriliumClient(instance.url, instance.token.get_secret_value()),
+                self.store,
+                self.embedder,
+                rules,
+            )
+            for name, instance in self.settings.instances.items()
+        }
+
+    async def _begin_again(self, exc: IndexUnusable) -> None:
+        """The warm-up's searches found the file damaged: before any sync or answer, move it
+        aside and begin a fresh one, as opening does with damage found there."""
+        for reader in self._readers:
+            reader.close()
+        self._readers.clear()
+        self._local = threading.local()  # each search thread opens the fresh file
+        for syncer in self.syncers.values():
+            await syncer.client.aclose()
+        self.store.close()
+        self.store = self.index.begin_again(exc)
+        self.syncers = self._syncers()
+        self._settled = set()
 
     def _connect(self, vectors: VectorIndex | None = None) -> Store:
-        """A connection to the index file; one that cannot write it for a reading command."""
-        return Store(self.settings.db_path, vectors, read_only=self.reading)
+        return self.index.connect(vectors)
 
-    def _load(self) -> Store:
-        store = self._connect(self.vectors)
-        try:
-            store.load_vectors()
-        except BaseException:
-            store.close()
-            raise
-        return store
+    @property
+    def vectors(self) -> VectorIndex:
+        return self.index.vectors
+
+    @property
+    def moved_aside(self) -> tuple[Path, str] | None:
+        return self.index.moved_aside
 
     async def start(self) -> None:
         """Warm up (well under a second with the shipped bank vectors), then sync in the
         background; the last index serves meanwhile."""
         s = self.settings
-        await self.warm()
+        try:
+            await self.warm()
+        except IndexUnusable as exc:  # pages the opening never read
+            if self.reading:
+                raise
+            await self._begin_again(exc)
+            await self.warm()
         # With every instance built already; else after the builds.
         self._tasks.append(asyncio.create_task(self._forget_unconfigured()))
         for name, syncer in self.syncers.items():
@@ -188,9 +195,12 @@ class Engine:
         self.generic = generic
         loop = asyncio.get_running_loop()
         prompts = generic.prompts[: WARM_SEARCHES_PER_THREAD * SEARCH_THREADS]
-        await asyncio.gather(
-            *(loop.run_in_executor(self._pool, self._warm_search, p) for p in prompts)
+        searched = await asyncio.gather(
+            *(loop.run_in_executor(self._pool, self._warm_search, p) for p in prompts),
+            return_exceptions=True,  # all ended before a failure is raised: none holds a reader
         )
+        if failed := next((e for e in searched if isinstance(e, BaseException)), None):
+            raise failed
         if stale and not self.reading:  # kept from an index of another size: measured again
             self._tasks.append(asyncio.create_task(self.recalibrate()))
 
@@ -206,35 +216,11 @@ class Engine:
         )
 
     def _read_generic(self) -> tuple[GenericPrompts, bool]:
-        """The calibrated bank, and whether its reference points are stale."""
-        # First start: ~1,300 query embeddings (~15 s); later starts read the cache, and the
-        # reference points the last calibration kept (measuring them scans every snippet ~360
-        # times). A connection of its own: the syncer uses self.store on the event loop.
-        store = self._connect()
-        try:
-            generic = self._measured_bank(store)
-            if (kept := last_calibration(generic, store, self.embedder)) is not None:
-                bank, measured_on = kept
-                return bank, measured_on != len(self.vectors)
-            return calibrate(generic, self.vectors, store, self.embedder), False
-        finally:
-            store.close()
-
-    def _measured_bank(self, store: Store) -> GenericPrompts:
-        """The generic bank, and each snippet's hubness against it (index/hubness.py): what no
-        earlier start measured and kept, or every snippet after the bank changed. Rows stored
-        from then on are measured as they are stored."""
-        generic = GenericPrompts.load(self.embedder, store)
-        key = bank_key(generic.prompts, self.embedder.name)
-        store.measure_hubness(self.vectors, generic.vectors, key)
-        return generic
+        """The calibrated bank, and whether its reference points are stale (bank.py)."""
+        return self._own_connection(lambda store: read_bank(store, self.vectors, self.embedder))
 
     def _measure_before_building(self) -> None:
-        store = self._connect()  # a connection of its own, as in _read_generic
-        try:
-            self._measured_bank(store)
-        finally:
-            store.close()
+        self._own_connection(lambda store: measured_bank(store, self.vectors, self.embedder))
 
     async def recalibrate(self) -> None:
         """After a full sync: the notebook's reference points as the index is now."""
@@ -242,9 +228,16 @@ class Engine:
             self.generic = await asyncio.to_thread(self._recalibrated, self.generic)
 
     def _recalibrated(self, generic: GenericPrompts) -> GenericPrompts:
-        store = self._connect()  # its own connection, as in _read_generic
+        return self._own_connection(
+            lambda store: calibrate(generic, self.vectors, store, self.embedder)
+        )
+
+    def _own_connection(self, work: Callable[[Store], T]) -> T:
+        """`work` on a connection of its own, off the event loop: the syncer uses self.store
+        there."""
+        store = self._connect()
         try:
-            return calibrate(generic, self.vectors, store, self.embedder)
+            return work(store)
         finally:
             store.close()
 
@@ -327,6 +320,9 @@ class Engine:
         unbuilt = [name for name in asked if not self.syncers[name].build_complete]
         try:
             result = await asyncio.wait_for(future, budget + BUDGET_GRACE_S)
+        except IndexDamaged as exc:
+            self._found_damage(exc)
+            raise
         except TimeoutError:
             log.warning("recall ran past its %.0f ms budget; answered nothing", budget * 1000)
             if not len(self.vectors) and unbuilt:  # there was nothing to find anyway
@@ -337,6 +333,12 @@ class Engine:
             return result
         indexed = any(self.store.holds_notes(name) for name in asked)
         return self._waiting(building(result, indexed), unbuilt)
+
+    def _found_damage(self, exc: IndexDamaged) -> None:
+        """Told by /health until a restart, which moves the file aside and rebuilds."""
+        if self.damaged is None and not self.reading:
+            self.index.found_damage(exc)
+        self.damaged = str(exc)
 
     def _waiting(self, result: RecallResult, unbuilt: list[str]) -> RecallResult:
         """A "building" or partial answer names the first builds that failed, if any did."""
@@ -367,7 +369,11 @@ class Engine:
             with index_errors(store.path):  # `read` may query store.db itself
                 return read(store)
 
-        return await loop.run_in_executor(self._pool, run)
+        try:
+            return await loop.run_in_executor(self._pool, run)
+        except IndexDamaged as exc:
+            self._found_damage(exc)
+            raise
 
     def _reader(self) -> Store:
         store = getattr(self._local, "store", None)
@@ -382,16 +388,13 @@ class Engine:
         return not all(syncer.build_complete for syncer in self.syncers.values())
 
     def health(self) -> dict[str, object]:
-        instances: dict[str, object] = {}
-        states = []
-        for name, syncer in self.syncers.items():
-            saved = self.store.instance_state(name)
-            counts = self.store.counts(name)
-            state, instances[name] = instance_health(
-                syncer.status, saved, counts, name in self._settled
+        states = {
+            name: instance_health(
+                syncer.status,
+                self.store.instance_state(name),
+                self.store.counts(name),
+                name in self._settled,
             )
-            states.append(state)
-        if self.generic is None:
-            states.append("starting")
-        status = next((s for s in ("degraded", "starting", "building") if s in states), "ok")
-        return {"status": status, "instances": instances, **build_progress(instances)}
+            for name, syncer in self.syncers.items()
+        }
+        return engine_health(states, warmed=self.generic is not None, damaged=self.damaged)

@@ -41,6 +41,20 @@ def instance_health(
     return state, shown
 
 
+def engine_health(
+    states: dict[str, tuple[str, dict[str, object]]], warmed: bool, damaged: str | None
+) -> dict[str, object]:
+    """/health over every instance's (state, what it shows): degraded when any is, or when a
+    search found the index file damaged (an error of its own: no instance's sync failed)."""
+    instances = {name: shown for name, (_, shown) in states.items()}
+    found = [state for state, _ in states.values()] + ([] if warmed else ["starting"])
+    if damaged:
+        found.append("degraded")
+    status = next((s for s in ("degraded", "starting", "building") if s in found), "ok")
+    index = {"index_error": f"{damaged}: restart to move it aside and rebuild"} if damaged else {}
+    return {"status": status, "instances": instances, **index, **build_progress(instances)}
+
+
 def build_progress(instances: dict[str, Any]) -> dict[str, object]:
     """The first build's progress over all instances (what the page's bar shows)."""
     unbuilt = [i for i in instances.values() if i["notes_total"] is not None]

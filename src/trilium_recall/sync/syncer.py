@@ -282,6 +282,7 @@ class Syncer:
                 upcoming.cancel()  # a failed round ends the run; the next one is not needed
                 raise
             self.status.done += len(rounds[number])
+            self.status.error = None  # a round read and written: the last run's failure is over
             self._progress()
 
     async def _read_round(
