@@ -82,7 +82,7 @@ def test_lists_tables_code_readable():
     ]
 
 
-def test_images_scripts_include_dropped_entities_math_kept():
+def test_images_are_their_alt_text_scripts_includes_dropped_entities_math_kept():
     content = (
         '<p>Caf&eacute; &amp; b&nbsp;&lt;tag&gt; &#x1F600;<img src="a.png" alt="alt text"></p>'
         '<figure class="image"><img src="b.png"></figure><script>evil()</script>'
@@ -91,7 +91,7 @@ def test_images_scripts_include_dropped_entities_math_kept():
         '<p>Energy <span class="math-tex">\\(E=mc^2\\)</span> and '
         '<a href="#root/abcd1234">a link</a>.</p>'
     )
-    text = "Café & b <tag> 😀\nEnergy \\(E=mc^2\\) and a link."
+    text = "Café & b <tag> 😀 alt text\nEnergy \\(E=mc^2\\) and a link."
     assert html(content, "T") == [Section(0, "T", text)]
 
 
@@ -101,8 +101,9 @@ def test_intro_then_headings_and_tiny_merge():
         f"<p>{FILL}</p><h3>tiny</h3><p>Small.</p><h3>work_mem</h3><p>{FILL2}</p>"
     )
     assert html(content) == [
-        # intro → empty "Memory" → shared_buffers: the ancestors' words stay in the trail
-        Section(0, "Postgres tuning › Memory › shared_buffers", f"Short intro.\n{FILL}"),
+        # The note's intro keeps its place above shared_buffers, whose heading goes into the
+        # text with the empty "Memory" above it: the intro is not about shared_buffers.
+        Section(0, "Postgres tuning", f"Short intro.\nMemory › shared_buffers\n{FILL}"),
         # a tiny sibling merges under the common parent, its heading kept in the text
         Section(1, "Postgres tuning › Memory", f"tiny\nSmall.\nwork_mem\n{FILL2}"),
     ]
@@ -115,8 +116,67 @@ def test_tiny_last_section_merges_into_previous():
 
 def test_tiny_note_is_kept_whole():
     content = "<h2>One</h2><p>a</p><h2>Two</h2><p>b</p><h3>Three</h3>"
-    # One+Two merge under "T" (their headings move into the text), then into Three's trail
-    assert html(content, "T") == [Section(0, "T › Two › Three", "One\na\nTwo\nb")]
+    # One+Two merge under "T" (their headings move into the text), and so does Three's heading
+    assert html(content, "T") == [Section(0, "T", "One\na\nTwo\nb\nTwo › Three")]
+
+
+def test_a_parent_s_intro_stays_under_its_own_heading_when_merged_with_its_children():
+    content = (
+        "<h2>Appliances</h2><p>Oven and hob come from the same brand.</p>"
+        "<h3>Dishwasher</h3><p>The Bosch dishwasher fits the 60 cm niche.</p>"
+        "<h3>Fridge</h3><p>A Liebherr fridge with BioFresh drawers.</p>"
+    )
+    assert html(content, "Kitchen") == [
+        Section(
+            0,
+            "Kitchen › Appliances",
+            "Oven and hob come from the same brand.\nDishwasher\nThe Bosch dishwasher fits "
+            "the 60 cm niche.\nFridge\nA Liebherr fridge with BioFresh drawers.",
+        )
+    ]
+
+
+def test_a_table_s_caption_is_kept_above_its_rows():
+    content = (
+        '<figure class="table"><table><caption>Rack inventory of the Frankfurt colo</caption>'
+        "<tbody><tr><td>db1</td><td>R740</td></tr></tbody></table></figure>"
+    )
+    assert html(content, "T") == [
+        Section(0, "T", "Rack inventory of the Frankfurt colo\ndb1 | R740")
+    ]
+
+
+def test_an_image_named_by_its_file_adds_nothing():
+    content = '<p>Before <img src="a.png" alt="Screenshot 2024-05-01 at 10.02.33.png"> after</p>'
+    assert html(content, "T") == [Section(0, "T", "Before after")]
+
+
+def test_invisible_characters_inside_words_are_dropped():
+    """A soft hyphen or a zero-width space (web clips carry them) cut a word in two for the
+    keyword index; a zero-width joiner stays (it makes emoji sequences)."""
+    content = (
+        "<p>The fire&shy;wall lets the con\u00adtroller through; pass\u200bword &#8203;here, "
+        "&ZeroWidthSpace;there\ufeff, word\u2060joiner, 👩\u200d💻</p>"
+    )
+    assert html(content, "No\u00adtes") == [
+        Section(
+            0,
+            "Notes",
+            "The firewall lets the controller through; password here, there, wordjoiner, "
+            "👩\u200d💻",
+        )
+    ]
+    code = split_note("Script", "code", "text/x-python", "pass\u200bword = 'fire\u00adwall'\n")
+    assert code == [Section(0, "Script", "password = 'firewall'")]
+
+
+def test_a_note_of_neither_title_nor_text_has_no_section():
+    """It was sent as a blank passage, for prompts of every kind: an empty snippet is close to
+    everything."""
+    for content in ("", "<p></p>", "<p>&nbsp;</p>", '<p><img src="x.png"></p>'):
+        assert html(content, "") == []
+        assert html(content, "\u200b") == []
+    assert split_note("", "code", "text/markdown", "\n") == []
 
 
 def test_heading_only_note_keeps_heading_as_text():
@@ -134,7 +194,7 @@ def test_title_only_note():
 
 def test_malformed_html():
     content = "<p>Open <b>bold<p>para<ul><li>x<li>y</td></table><h2>Head<div>z"
-    assert html(content, "T") == [Section(0, "T › Head z", "Open bold\npara\n- x\n- y")]
+    assert html(content, "T") == [Section(0, "T", "Open bold\npara\n- x\n- y\nHead z")]
     assert html("</p></div><<>>&&;<", "T") == [Section(0, "T", "<<>>&&;<")]
 
 
@@ -332,7 +392,9 @@ def test_never_raises_and_respects_cap(content, title, kind):
         "js": ("code", "application/javascript"),
     }[kind]
     sections = split_note(title, note_type, mime, content)
-    assert sections
+    # Only a note with nothing to find it by (no title, no text) has no section.
+    assert sections or not split_note("t", note_type, mime, content)[0].text.strip("t ")
+    assert all(s.text.strip() or s.heading.strip() for s in sections)  # no blank passage
     assert [s.ordinal for s in sections] == list(range(len(sections)))
     for s in sections:
         assert estimate_tokens(s.text) <= MAX_SECTION_TOKENS

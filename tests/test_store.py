@@ -13,7 +13,7 @@ from conftest import add_note, reopened_at_schema, undo_m014, undo_m019
 from trilium_recall.errors import IndexInUse, IndexUnusable, StoreError
 from trilium_recall.index import vector_rows
 from trilium_recall.index.file import hold_index
-from trilium_recall.index.migrations import MIGRATIONS
+from trilium_recall.index.migrations import MIGRATIONS, m018_resplit_with_whole_lines
 from trilium_recall.index.store import Store
 from trilium_recall.index.vectors import ExactVectors, Match, VectorIndex
 from trilium_recall.notes.records import text_hash
@@ -361,14 +361,28 @@ def test_schema_13_snippets_get_the_hash_of_the_text_they_embedded(tmp_path, emb
     again.close()
 
 
-def test_schema_17_notes_of_several_sections_are_read_and_split_again(tmp_path, embedder) -> None:
-    """Migration m018: their pieces now start at a whole line; one section was never split."""
+def test_migration_m018_marks_notes_of_several_sections_to_be_read_again(
+    tmp_path, embedder
+) -> None:
+    """Their pieces now start at a whole line; one section was never split."""
     store = Store(tmp_path / "recall.sqlite3", VectorIndex(embedder.dim, embedder.name))
     add_note(store, embedder, "one", "One", [("One", "a single section")])
     add_note(store, embedder, "two", "Two", [("Two", "first piece"), ("Two", "second piece")])
-    again = reopened_at_schema(store, 17)
-    rows = again.db.execute("SELECT note_id, blob_id, utc_modified FROM notes ORDER BY note_id")
+    with store.atomic() as db:
+        m018_resplit_with_whole_lines(db)
+    rows = store.db.execute("SELECT note_id, blob_id, utc_modified FROM notes ORDER BY note_id")
     assert rows.fetchall() == [("one", "blob-one", "2026-01-01 00:00:00.000Z"), ("two", None, "")]
+    store.close()
+
+
+def test_schema_19_indexed_notes_are_read_and_split_again(tmp_path, embedder) -> None:
+    """Migration m020: alt text, captions, invisible characters, merged intros, blank notes."""
+    store = Store(tmp_path / "recall.sqlite3", VectorIndex(embedder.dim, embedder.name))
+    add_note(store, embedder, "one", "One", [("One", "a single section")])
+    add_note(store, embedder, "two", "Two", [("Two", "first piece"), ("Two", "second piece")])
+    again = reopened_at_schema(store, 19)
+    rows = again.db.execute("SELECT note_id, blob_id, utc_modified FROM notes ORDER BY note_id")
+    assert rows.fetchall() == [("one", None, ""), ("two", None, "")]
     assert again.db.execute("SELECT count(*) FROM sections").fetchone()[0] == 3  # kept meanwhile
     again.close()
 

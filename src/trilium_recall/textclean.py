@@ -32,6 +32,12 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
 _DIRECTION = re.compile(r"[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]+")
 
 
+# Invisible inside a word: a soft hyphen, zero-width spaces and joiners' lookalikes, a byte-order
+# mark. Web clips carry them, and a word holding one ("fire\u00adwall") matches no keyword.
+# U+200D stays: emoji sequences are made with it.
+INVISIBLE = re.compile("[\u00ad\u200b\u2060\ufeff]")
+
+
 def one_line(text: str) -> str:
     """`text` on one line: control characters and runs of white space become one space, the
     marks that turn its direction are dropped."""

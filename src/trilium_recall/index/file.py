@@ -191,9 +191,11 @@ def migrate(db: apsw.Connection, path: Path) -> int:
 def _refuse_a_foreign_file(db: apsw.Connection, path: Path) -> None:
     """Every index this project wrote has a schema version; a file without one that holds
     tables is another program's SQLite database, never to be migrated into (nor moved)."""
-    if _version(db) == 0 and (
-        tables := [row[0] for row in db.execute("SELECT name FROM sqlite_schema LIMIT 3")]
-    ):
+    # One statement, one snapshot: another connection may be creating our tables right now.
+    rows = db.execute(
+        "SELECT name FROM sqlite_schema, pragma_user_version WHERE user_version = 0 LIMIT 3"
+    )
+    if tables := [row[0] for row in rows]:
         raise StoreError(
             f"{path} is another program's SQLite file (it holds {', '.join(tables)}), not a "
             "trilium-recall index: move it away, or set RECALL_DATA_DIR to another folder"

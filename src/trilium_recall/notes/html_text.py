@@ -1,7 +1,8 @@
 """Render CKEditor HTML as readable text: headings, and body lines for sections.py to split.
 
-Lists keep their markers and indent, tables become "a | b" rows, <pre> code stays verbatim, and
-images, scripts and includes are dropped. Deeply nested HTML is parsed in chunks (see parse_html).
+Lists keep their markers and indent, tables become "a | b" rows under their caption, <pre> code
+stays verbatim, an image is its alt text (often a note's only words about a screenshot), and
+scripts and includes are dropped. Deeply nested HTML is parsed in chunks (see parse_html).
 """
 
 from __future__ import annotations
@@ -11,12 +12,15 @@ from collections.abc import Iterator
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
+from ..textclean import INVISIBLE
+
 _MAX_WALK_DEPTH = 100  # deeper HTML subtrees are read flat (keeps Python recursion bounded)
 _MAX_INDENT = "  " * 8  # nested list items indent no further than this
 _MAX_NESTING = 256  # lexbor parses deep nesting in quadratic time: 20k nested divs took 0.5 s
 _CHUNK_CHARS = 1024  # ...so such HTML is parsed in chunks this size (1 MB of <ul><li>: 0.25 s)
 
 _SPACE_RE = re.compile(r"\s+")
+_FILE_NAME_RE = re.compile(r".*\.(?:png|jpe?g|gif|webp|svg|bmp|tiff?|heic|avif)", re.IGNORECASE)
 _TAG_RE = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9]*)")
 _HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 _SKIP = frozenset(
@@ -82,7 +86,7 @@ def html_events(html: str) -> Events:
         if tree.body is not None:
             writer.walk(tree.body, 0)
             writer.flush()
-    return writer.events
+    return [(level, INVISIBLE.sub("", text)) for level, text in writer.events]  # as &shy;
 
 
 class _HtmlText:
@@ -110,8 +114,10 @@ class _HtmlText:
         tag = node.tag or "-"
         if tag == "-text":
             self._parts.append(node.text_content or "")
+        elif tag == "img":
+            self._parts.append(" " + _alt_text(node) + " ")
         elif tag.startswith("-") or tag in _SKIP:
-            return  # comments, doctype, images, scripts
+            return  # comments, doctype, media, scripts
         elif depth > _MAX_WALK_DEPTH:
             self._parts.append(" " + node.text(deep=True, separator=" ") + " ")
         elif tag == "br":
@@ -163,6 +169,9 @@ class _HtmlText:
 
     def _table(self, node: LexborNode, depth: int) -> None:
         self.flush()
+        for caption in (c for c in node.iter() if c.tag == "caption"):
+            if line := _inline_text(caption, depth):
+                self.events.append((0, self._indent + line))
         for row in _rows(node):
             cells = [_inline_text(c, depth) for c in row.iter() if c.tag in ("td", "th")]
             if any(cells):
@@ -175,6 +184,13 @@ def _inline_text(node: LexborNode, depth: int) -> str:
     writer.walk(node, depth + 1)
     writer.flush()
     return " ".join(line for _, line in writer.events)
+
+
+def _alt_text(image: LexborNode) -> str:
+    """What an image says in words: its alt text, unless that is a file name a web clip or an
+    editor filled in ("image.png", "Screenshot 2024-05-01 at 10.02.33.png")."""
+    alt = collapse_spaces(image.attributes.get("alt") or "")
+    return "" if _FILE_NAME_RE.fullmatch(alt) else alt
 
 
 def _rows(table: LexborNode) -> Iterator[LexborNode]:

@@ -7,9 +7,11 @@ stand-in for the e5 tokenizer. HTML notes are read as text by html_text.
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 
+from ..textclean import INVISIBLE
 from ..trilium.records import NOTE_ID
 from .html_text import Events, collapse_spaces, html_events, parse_html, trim_blank_lines
 
@@ -88,6 +90,8 @@ def split_note(title: str, note_type: str, mime: str, content: str) -> list[Sect
     else:
         return []
     if not any(raw.text.strip() or len(raw.trail) > 1 for raw in raws):
+        if not title:
+            return []  # nothing to find it by: a blank passage was sent as an answer
         raws = [_Raw((_short(title),), title)]  # title-only note: still findable by its title
     raws = _merge_tiny([piece for raw in raws for piece in _split_long(raw)])
     return [
@@ -115,7 +119,8 @@ def _count(text: str) -> int:
 
 
 def _clean(text: str) -> str:
-    return _CONTROL_RE.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+    text = INVISIBLE.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+    return _CONTROL_RE.sub("", text)
 
 
 def _short(heading: str) -> str:
@@ -232,19 +237,25 @@ def _overlap(atoms: list[_Atom]) -> list[_Atom]:
 
 
 def _merge_tiny(raws: list[_Raw]) -> list[_Raw]:
-    """Fold each tiny section into the next one under the same parent, else into the previous."""
-    pending = list(raws)
+    """Fold each tiny section into the next one under the same parent, else into the previous.
+    A heading with nothing under it before its first subheading goes first: its words are in
+    that subheading's trail."""
+    pending = [
+        raw
+        for raw, nxt in itertools.zip_longest(raws, raws[1:])
+        if raw.text.strip() or nxt is None or nxt.trail[: len(raw.trail)] != raw.trail
+    ]
     out: list[_Raw] = []
     for i, raw in enumerate(pending):
         if estimate_tokens(raw.text) < MIN_SECTION_TOKENS:
             nxt = pending[i + 1] if i + 1 < len(pending) else None
             if nxt and nxt.trail[: len(raw.trail) - 1] == raw.trail[:-1]:
-                merged = _join(raw, nxt, keep_later=True)
+                merged = _join(raw, nxt)
                 if estimate_tokens(merged.text) <= MAX_SECTION_TOKENS:
                     pending[i + 1] = merged
                     continue
             if out:
-                merged = _join(out[-1], raw, keep_later=False)
+                merged = _join(out[-1], raw)
                 if estimate_tokens(merged.text) <= MAX_SECTION_TOKENS:
                     out[-1] = merged
                     continue
@@ -252,10 +263,12 @@ def _merge_tiny(raws: list[_Raw]) -> list[_Raw]:
     return out
 
 
-def _join(a: _Raw, b: _Raw, keep_later: bool) -> _Raw:
-    """Merge a and b under their common heading; headings it drops move into the text."""
-    if keep_later and b.trail[: len(a.trail)] == a.trail:
-        return _Raw(b.trail, _lines(a.text, b.text))  # a's heading is in b's trail already
+def _join(a: _Raw, b: _Raw) -> _Raw:
+    """Merge a and b under their common heading; headings it drops move into the text, each
+    above its own lines. (A parent's intro merged into its first child once took the child's
+    heading: "Appliances: oven and hob" read as part of "Dishwasher".)"""
+    if not a.text.strip() and b.trail[: len(a.trail)] == a.trail:
+        return b  # a heading alone, and b's trail names it
     n = 0
     while n < min(len(a.trail), len(b.trail)) and a.trail[n] == b.trail[n]:
         n += 1
