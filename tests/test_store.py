@@ -376,7 +376,7 @@ def test_migration_m018_marks_notes_of_several_sections_to_be_read_again(
 
 
 def test_schema_19_indexed_notes_are_read_and_split_again(tmp_path, embedder) -> None:
-    """Migration m020: alt text, captions, invisible characters, merged intros, blank notes."""
+    """Migration m020: alt text, captions, invisible characters, blank notes."""
     store = Store(tmp_path / "recall.sqlite3", VectorIndex(embedder.dim, embedder.name))
     add_note(store, embedder, "one", "One", [("One", "a single section")])
     add_note(store, embedder, "two", "Two", [("Two", "first piece"), ("Two", "second piece")])

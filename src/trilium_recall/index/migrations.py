@@ -375,8 +375,8 @@ def m019_snippet_hubness(db: apsw.Connection) -> None:
 
 def m020_read_again_for_new_text(db: apsw.Connection) -> None:
     """Text that notes/ now reads: an image's alt text, a table's caption, words a soft hyphen
-    or a zero-width space had cut in two; a parent's intro kept under its own heading when
-    merged with its first child; no blank section for a note of neither title nor text. Every
+    or a zero-width space had cut in two; no blank section for a note of neither title nor
+    text. Every
     indexed note is read and split again at the next full comparison, as after m018; the old
     sections answer until then, and text that did not change keeps its cached vector."""
     db.execute("UPDATE notes SET blob_id = NULL, utc_modified = '' WHERE skip_reason IS NULL")

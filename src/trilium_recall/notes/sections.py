@@ -7,7 +7,6 @@ stand-in for the e5 tokenizer. HTML notes are read as text by html_text.
 
 from __future__ import annotations
 
-import itertools
 import re
 from dataclasses import dataclass
 
@@ -237,25 +236,19 @@ def _overlap(atoms: list[_Atom]) -> list[_Atom]:
 
 
 def _merge_tiny(raws: list[_Raw]) -> list[_Raw]:
-    """Fold each tiny section into the next one under the same parent, else into the previous.
-    A heading with nothing under it before its first subheading goes first: its words are in
-    that subheading's trail."""
-    pending = [
-        raw
-        for raw, nxt in itertools.zip_longest(raws, raws[1:])
-        if raw.text.strip() or nxt is None or nxt.trail[: len(raw.trail)] != raw.trail
-    ]
+    """Fold each tiny section into the next one under the same parent, else into the previous."""
+    pending = list(raws)
     out: list[_Raw] = []
     for i, raw in enumerate(pending):
         if estimate_tokens(raw.text) < MIN_SECTION_TOKENS:
             nxt = pending[i + 1] if i + 1 < len(pending) else None
             if nxt and nxt.trail[: len(raw.trail) - 1] == raw.trail[:-1]:
-                merged = _join(raw, nxt)
+                merged = _join(raw, nxt, keep_later=True)
                 if estimate_tokens(merged.text) <= MAX_SECTION_TOKENS:
                     pending[i + 1] = merged
                     continue
             if out:
-                merged = _join(out[-1], raw)
+                merged = _join(out[-1], raw, keep_later=False)
                 if estimate_tokens(merged.text) <= MAX_SECTION_TOKENS:
                     out[-1] = merged
                     continue
@@ -263,12 +256,10 @@ def _merge_tiny(raws: list[_Raw]) -> list[_Raw]:
     return out
 
 
-def _join(a: _Raw, b: _Raw) -> _Raw:
-    """Merge a and b under their common heading; headings it drops move into the text, each
-    above its own lines. (A parent's intro merged into its first child once took the child's
-    heading: "Appliances: oven and hob" read as part of "Dishwasher".)"""
-    if not a.text.strip() and b.trail[: len(a.trail)] == a.trail:
-        return b  # a heading alone, and b's trail names it
+def _join(a: _Raw, b: _Raw, keep_later: bool) -> _Raw:
+    """Merge a and b under their common heading; headings it drops move into the text."""
+    if keep_later and b.trail[: len(a.trail)] == a.trail:
+        return _Raw(b.trail, _lines(a.text, b.text))  # a's heading is in b's trail already
     n = 0
     while n < min(len(a.trail), len(b.trail)) and a.trail[n] == b.trail[n]:
         n += 1
