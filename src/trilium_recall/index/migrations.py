@@ -374,33 +374,14 @@ def m019_snippet_hubness(db: apsw.Connection) -> None:
 
 
 def m020_read_again_for_new_text(db: apsw.Connection) -> None:
-    """Text that notes/ now reads: an image's alt text, a table's caption, words a soft hyphen
-    or a zero-width space had cut in two; no blank section for a note of neither title nor
-    text. Every
-    indexed note is read and split again at the next full comparison, as after m018; the old
-    sections answer until then, and text that did not change keeps its cached vector."""
-    db.execute("UPDATE notes SET blob_id = NULL, utc_modified = '' WHERE skip_reason IS NULL")
+    """Alt text, captions, words invisible characters cut, no blank section: as after m013."""
+    m013_resplit_snippets(db)
 
 
 MIGRATIONS: list[Callable[[apsw.Connection], None]] = [
-    m001_index,
-    m002_oauth,
-    m003_term_stats,
-    m004_password_check,
-    m005_spent_credentials,
-    m006_snippets,
-    m007_activity,
-    m008_note_errors,
-    m009_server_features,
-    m010_vector_blobs,
-    m011_vector_codes,
-    m012_reference_points,
-    m013_resplit_snippets,
-    m014_snippet_hashes,
-    m015_stemmed_keywords,
-    m016_notes_changes,
-    m017_note_calendar,
-    m018_resplit_with_whole_lines,
-    m019_snippet_hubness,
-    m020_read_again_for_new_text,
-]
+    m001_index, m002_oauth, m003_term_stats, m004_password_check, m005_spent_credentials,
+    m006_snippets, m007_activity, m008_note_errors, m009_server_features, m010_vector_blobs,
+    m011_vector_codes, m012_reference_points, m013_resplit_snippets, m014_snippet_hashes,
+    m015_stemmed_keywords, m016_notes_changes, m017_note_calendar, m018_resplit_with_whole_lines,
+    m019_snippet_hubness, m020_read_again_for_new_text,
+]  # fmt: skip
