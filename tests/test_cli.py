@@ -274,10 +274,15 @@ def test_index_without_trilium_is_a_clear_error(tmp_path: Path) -> None:
     assert "TRILIUM_URL" in done.stderr and "Traceback" not in done.stderr
 
 
-def test_index_builds_a_new_index_file(tmp_path: Path) -> None:
+def garden() -> FakeTrilium:
+    """A Trilium of one note, answering the token `cli_token`."""
     trilium = FakeTrilium(token="cli_token")
     trilium.add_note("garden000001", "Garden", content="<p>Tomatoes go out in May.</p>")
-    with trilium:
+    return trilium
+
+
+def test_index_builds_a_new_index_file(tmp_path: Path) -> None:
+    with garden() as trilium:
         env = {
             "RECALL_DATA_DIR": str(tmp_path / "fresh"),
             "TRILIUM_URL": trilium.url(),
@@ -335,9 +340,7 @@ def test_a_folder_where_the_index_file_goes_is_named_as_one(tmp_path: Path) -> N
 
 def test_a_data_dir_written_from_the_home_folder_is_in_the_home_folder(tmp_path: Path) -> None:
     """Compose files and systemd units pass "~/…" unexpanded: it made a folder named "~"."""
-    trilium = FakeTrilium(token="cli_token")
-    trilium.add_note("garden000001", "Garden", content="<p>Tomatoes go out in May.</p>")
-    with trilium:
+    with garden() as trilium:
         env = {
             "HOME": str(tmp_path / "home"),
             "RECALL_DATA_DIR": "~/recall",

@@ -42,10 +42,20 @@ def image_env(**extra: str) -> dict[str, str]:
     return scrubbed_env(**(image | extra))
 
 
-def probe(**env: str) -> subprocess.CompletedProcess[str]:
+def in_image(command: list[str], **env: str) -> subprocess.CompletedProcess[str]:
+    """`command` with the image's environment and a user's `env`."""
     return subprocess.run(
-        health_check(), env=image_env(**env), capture_output=True, text=True, timeout=60
+        command,
+        env=image_env(**env),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
     )
+
+
+def probe(**env: str) -> subprocess.CompletedProcess[str]:
+    return in_image(health_check(), **env)
 
 
 @contextmanager
@@ -125,15 +135,8 @@ def compose_environment(service: str, **shell: str) -> dict[str, str]:
 def test_recall_started_before_its_token_exists_stops_in_one_line(tmp_path: Path) -> None:
     """Step 1 of compose.yaml starts Trilium alone; recall, started without its variables,
     names the first one missing instead of serving or crashing."""
-    env = image_env(**compose_environment("recall"), RECALL_DATA_DIR=str(tmp_path))
-    done = subprocess.run(
-        [sys.executable, "-m", "trilium_recall.cli", "serve"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-    )
+    serve = [sys.executable, "-m", "trilium_recall.cli", "serve"]
+    done = in_image(serve, **compose_environment("recall"), RECALL_DATA_DIR=str(tmp_path))
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
         "trilium-recall: TRILIUM_ETAPI_TOKEN is set but empty: give it a value or unset it"
