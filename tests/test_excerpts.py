@@ -12,9 +12,11 @@ from trilium_recall.notes.records import SectionHit
 from trilium_recall.notes.sections import split_note
 from trilium_recall.search.answers import (
     CONTEXT_CHARS,
+    TITLE_CHARS,
     Passage,
     RecallRequest,
     RecallResult,
+    render_passages,
     within_context,
 )
 from trilium_recall.search.candidates import Candidate
@@ -210,3 +212,15 @@ def test_two_sections_apart_in_the_note_are_never_joined_as_one_text() -> None:
     b = _section(2, "a", 0.4, text=f"{shared}\n{RESTORE}", ordinal=3)
     _, text = passage_text(a, {}, b)
     assert text == f"{INTRO}\n{shared}\n\n{SECOND_SECTION_MARK}\n\n{shared}\n{RESTORE}"
+
+
+def test_a_long_title_is_shown_cut_in_the_heading_and_the_path() -> None:
+    """A web clip's 1,000-character title was printed whole twice over a one-line body."""
+    title = "Clipped page " + "very long words " * 62
+    passage = Passage("default", "clip", title, "Web", "other", title[:200], "Body.", 0.5, "")
+    shown = render_passages([passage])
+    head, path = shown.splitlines()[:2]
+    assert head == "## " + title[: TITLE_CHARS - 1] + "…"
+    assert path == f"Path: Web › {title[: TITLE_CHARS - 1]}…  (area: other)"
+    assert len(shown) < 3 * TITLE_CHARS + 100  # heading, path and section line, then the body
+    assert shown.endswith("\n\nBody.")

@@ -11,7 +11,7 @@ import datetime
 from dataclasses import asdict, dataclass, field, replace
 from typing import Literal
 
-from ..textclean import valid_utf8
+from ..textclean import clip, valid_utf8
 from .candidates import SearchTrace, why_nothing_passed_was_sent
 
 HOOK_LEAD = "Passages from the user's Trilium notes that match this prompt:"
@@ -80,11 +80,6 @@ class Passage:
     score: float
     url: str
 
-    @property
-    def location(self) -> str:
-        """Breadcrumb and title: "Homelab › Backups (restic)"."""
-        return f"{self.path} › {self.title}" if self.path else self.title
-
     def to_json(self) -> dict[str, object]:
         return asdict(self)
 
@@ -138,11 +133,19 @@ class RecallResult:
         return answer
 
 
+# A title as a passage shows it, twice (its heading and its path): a web clip's 1,000-character
+# title took 2,389 characters of context over a 33-character body. The heading trail is cut
+# the same way (notes/sections.py, 200 a heading).
+TITLE_CHARS = 200
+
+
 def render_passages(passages: list[Passage]) -> str:
     """Plain facts with their sources, ready for a model's context: one block per passage."""
     blocks = []
     for passage in passages:
-        lines = [f"## {passage.title}", f"Path: {passage.location}  (area: {passage.area})"]
+        title = clip(passage.title, TITLE_CHARS)
+        path = f"{passage.path} › {title}" if passage.path else title
+        lines = [f"## {title}", f"Path: {path}  (area: {passage.area})"]
         if passage.heading and passage.heading != passage.title:
             lines.append(f"Section: {passage.heading}")
         lines += ["", passage.text]
