@@ -211,6 +211,19 @@ def test_markdown_headings_ignore_fenced_code():
     ]
 
 
+def test_markdown_setext_headings_and_front_matter():
+    """ "Title" over "=====" is a heading, as "# Title" is; its underline is no text. A rule
+    under a list item or a YAML front matter line is not one."""
+    text = (
+        f"---\ntitle: Deploy notes\n---\nDeploy\n======\n{FILL}\n\n"
+        f"Rollback\n--------\n{FILL2}\n- a list item\n---\nEnd."
+    )
+    assert md(text, "Ops") == [
+        Section(0, "Ops › Deploy", f"---\ntitle: Deploy notes\n---\n{FILL}"),
+        Section(1, "Ops › Deploy › Rollback", f"{FILL2}\n- a list item\n---\nEnd."),
+    ]
+
+
 def test_is_markdown():
     assert is_markdown("code", "text/markdown")
     assert is_markdown("code", "text/x-markdown; charset=utf-8")

@@ -374,7 +374,7 @@ def m019_snippet_hubness(db: apsw.Connection) -> None:
 
 
 def m020_read_again_for_new_text(db: apsw.Connection) -> None:
-    """Alt text, captions, words invisible characters cut, no blank section: as after m013."""
+    """Alt text, captions, cut words, setext headings, no blank section: as after m013."""
     m013_resplit_snippets(db)
 
 

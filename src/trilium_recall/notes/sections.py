@@ -30,6 +30,8 @@ _CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
 _MD_LINK_RE = re.compile(rf"\[\[({NOTE_ID.pattern})\]\]|\]\((#[^)\s]*)\)")
 _FENCE_RE = re.compile(r" {0,3}(`{3,}|~{3,})")
 _ATX_RE = re.compile(r" {0,3}(#{1,6})(?:[ \t]+|$)")
+_SETEXT_RE = re.compile(r" {0,3}(?:(=)=*|(-)-*)[ \t]*")
+_NOT_PARAGRAPH_RE = re.compile(r" {0,3}(?:[-*+>|]|\d+[.)]|`{3}|~{3}| {4})")
 # Coarse to fine: a piece too big at one level is split at the next; (pattern, joiner).
 _SPLITTERS = (
     (re.compile(r"\n(?:[ \t]*\n)+"), "\n\n"),  # blank-line blocks
@@ -275,9 +277,11 @@ def _lines(*parts: str) -> str:
 
 
 def _markdown_events(text: str) -> Events:
-    events: Events = []
+    lines = text.split("\n")
+    matter = _front_matter(lines)  # YAML lines: "key: value" over "---" is no heading
+    events: Events = [(0, line) for line in lines[:matter]]
     fence = ""
-    for line in text.split("\n"):
+    for line in lines[matter:]:
         opener = _FENCE_RE.match(line)
         if fence:  # inside ``` … ```: a "#" line is code, not a heading
             if opener and _closes(fence, opener.group(1), line[opener.end() :]):
@@ -287,8 +291,26 @@ def _markdown_events(text: str) -> Events:
         elif heading := _ATX_RE.match(line):
             events.append((len(heading.group(1)), _atx_text(line[heading.end() :])))
             continue
+        elif (under := _SETEXT_RE.fullmatch(line)) and events and _paragraph(events[-1]):
+            events[-1] = (1 if under.group(1) == "=" else 2, events[-1][1].strip())
+            continue  # "Title" over "=====": a heading, its underline no text
         events.append((0, line))
     return events
+
+
+def _front_matter(lines: list[str]) -> int:
+    """How many lines a YAML front matter block at the top takes, its "---" lines included."""
+    if not lines or lines[0].rstrip() != "---":
+        return 0
+    end = next((i for i, line in enumerate(lines[1:], 1) if line.rstrip() in ("---", "...")), 0)
+    return end + 1 if end else 0
+
+
+def _paragraph(event: tuple[int, str]) -> bool:
+    """A body line a setext underline makes a heading: not blank, not a list item, quote,
+    table row or fence (under those, "---" is a rule or a cell)."""
+    level, line = event
+    return level == 0 and bool(line.strip()) and not _NOT_PARAGRAPH_RE.match(line)
 
 
 def _closes(fence: str, candidate: str, rest: str) -> bool:
