@@ -279,15 +279,13 @@ def test_a_settings_folder_that_cannot_be_made_is_refused_in_a_line(tmp_path: Pa
         install_hook("user", home=home)
 
 
-def test_a_read_only_settings_file_is_left_as_it_is(tmp_path: Path) -> None:
-    path = tmp_path / ".claude" / "settings.json"
-    path.parent.mkdir()
-    path.write_text('{"model": "opus"}', encoding="utf-8")
-    path.chmod(0o444)  # made so on purpose: not ours to replace (root could, and did)
+def test_a_read_only_settings_file_is_left_as_it_is(tmp_path: Path, user_settings: Path) -> None:
+    before = user_settings.read_text(encoding="utf-8")
+    user_settings.chmod(0o444)  # made so on purpose: not ours to replace (root could, and did)
     with pytest.raises(ValueError, match=r"settings\.json is read-only: make it writable"):
         install_hook("user", home=tmp_path)
-    assert path.read_text(encoding="utf-8") == '{"model": "opus"}'
-    assert sorted(p.name for p in path.parent.iterdir()) == ["settings.json"]
+    assert user_settings.read_text(encoding="utf-8") == before
+    assert sorted(p.name for p in user_settings.parent.iterdir()) == ["settings.json"]
 
 
 def test_unknown_scope_refused(tmp_path: Path) -> None:

@@ -41,18 +41,18 @@ def demo(base: Settings) -> int:
     try:
         settings = demo_settings(base, trilium)
         build_with_progress(settings)
-        refuse_unbindable(settings)  # taken while the demo was indexed: say so before "Try:"
-        print("\nThe demo notebook is indexed. Try:\n")
-        for line in try_it(settings):
-            print(f"  {line}")
-        print()
-        return run_server(settings)
+        return run_server(settings, try_it(settings))
     finally:
         trilium.stop()
 
 
-def run_server(settings: Settings) -> int:
+def run_server(settings: Settings, to_try: list[str] | None = None) -> int:
+    """Serve until stopped; `to_try`: the demo's commands, printed once the address is known
+    to be free (a port taken while the demo was indexed is said before them, not after)."""
     refuse_to_serve(settings)
+    if to_try:
+        print("\nThe demo notebook is indexed. Try:\n")
+        print("\n".join(f"  {line}" for line in to_try) + "\n")
     if settings.login_password is None:
         log.warning(
             "RECALL_LOGIN_PASSWORD is not set: /recall and /mcp are open to this machine only"

@@ -36,7 +36,7 @@ from ..sync.removed import drop_instances
 from ..sync.syncer import RunReport, Syncer, SyncStatus, run_forever
 from ..trilium.client import TriliumClient
 from .bank import measured_bank, read_bank
-from .health import engine_health, instance_health
+from .health import instance_health, overall_health
 from .index_file import IndexFile
 
 log = logging.getLogger(__name__)
@@ -397,4 +397,4 @@ class Engine:
             )
             for name, syncer in self.syncers.items()
         }
-        return engine_health(states, warmed=self.generic is not None, damaged=self.damaged)
+        return overall_health(states, warmed=self.generic is not None, damaged=self.damaged)

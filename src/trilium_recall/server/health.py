@@ -41,7 +41,7 @@ def instance_health(
     return state, shown
 
 
-def engine_health(
+def overall_health(
     states: dict[str, tuple[str, dict[str, object]]], warmed: bool, damaged: str | None
 ) -> dict[str, object]:
     """/health over every instance's (state, what it shows): degraded when any is, or when a
