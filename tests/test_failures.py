@@ -242,11 +242,38 @@ def test_damage_a_search_finds_is_told_by_health_and_mended_by_the_next_start(
     assert health["index_error"] == f"{damaged}: restart to move it aside and rebuild"
     with served(notebook(), tmp_path) as (url, engine):  # the pages it opens are whole
         assert engine.moved_aside is not None
-        assert engine.moved_aside[1] == f"{damaged} (found by a search)"
+        assert engine.moved_aside[1] == f"{damaged} (found while serving)"
         assert wait_ok(url).get("index_error") is None
     kept = sorted(p.name for p in tmp_path.glob("recall.sqlite3.broken-*"))
     assert [name.endswith(".damaged") for name in kept] == [False, True]  # the note went too
     assert not (tmp_path / "recall.sqlite3.damaged").exists()
+
+
+def test_damage_a_sync_finds_is_told_by_health_and_mended_by_the_next_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tick that met a damaged page only said "sync failed" again every minute: no tick can
+    mend the file, and the next start opened it as whole."""
+    damaged = IndexDamaged(f"{tmp_path / 'recall.sqlite3'} is damaged (disk image is malformed)")
+
+    def meets_damage(*args: object, **kwargs: object) -> None:
+        raise damaged
+
+    trilium = notebook()
+    with served(trilium, tmp_path, tick_seconds=0.2) as (url, engine):
+        wait_ok(url)
+        monkeypatch.setattr(engine.store, "save_note", meets_damage)
+        trilium.set_content("bikeTyres001", "<p>Road tyres at 6 bar now.</p>")
+        deadline = time.monotonic() + 60
+        while (health := httpx.get(f"{url}/health").json())["status"] != "degraded":
+            assert time.monotonic() < deadline, health
+            time.sleep(0.05)
+        monkeypatch.undo()
+    assert health["index_error"] == f"{damaged}: restart to move it aside and rebuild"
+    with served(trilium, tmp_path) as (url, engine):
+        assert engine.moved_aside is not None
+        assert engine.moved_aside[1] == f"{damaged} (found while serving)"
+        assert wait_ok(url).get("index_error") is None
 
 
 # ---------------------------------------------------------------- failed notes, listed

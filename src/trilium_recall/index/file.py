@@ -29,7 +29,7 @@ from .transactions import BUSY_TIMEOUT_MS, write_transaction
 
 logger = logging.getLogger(__name__)
 
-DAMAGE_SUFFIX = ".damaged"  # beside the file: a search found it damaged (record_damage)
+DAMAGE_SUFFIX = ".damaged"  # beside the file: found damaged while serving (record_damage)
 DATA_DIR_MODE = 0o700
 DB_FILE_MODE = 0o600
 WAL_ATTEMPTS, WAL_RETRY_SECONDS = 50, 0.1
@@ -153,8 +153,8 @@ def move_aside(path: Path) -> Path:
 
 
 def record_damage(path: Path, reason: str) -> None:
-    """Note beside the index file that a search found it damaged: the next start moves it
-    aside (`recorded_damage`). Best effort: the disk holding a damaged file may be failing."""
+    """Note beside the index file that a search or a sync found it damaged: the next start
+    moves it aside (`recorded_damage`). Best effort: the disk holding it may be failing."""
     try:
         path.with_name(path.name + DAMAGE_SUFFIX).write_text(reason + "\n", encoding="utf-8")
     except OSError as exc:
@@ -166,7 +166,7 @@ def recorded_damage(path: Path) -> IndexDamaged | None:
         reason = path.with_name(path.name + DAMAGE_SUFFIX).read_text(encoding="utf-8").strip()
     except (OSError, UnicodeDecodeError):
         return None
-    return IndexDamaged(f"{reason or f'{path} is damaged'} (found by a search)")
+    return IndexDamaged(f"{reason or f'{path} is damaged'} (found while serving)")
 
 
 def migrate(db: apsw.Connection, path: Path) -> int:

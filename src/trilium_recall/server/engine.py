@@ -33,7 +33,8 @@ from ..search.hybrid import gate_thresholds
 from ..search.null_bank import GenericPrompts
 from ..search.recall import recall
 from ..sync.removed import drop_instances
-from ..sync.syncer import RunReport, Syncer, SyncStatus, run_forever
+from ..sync.schedule import run_forever
+from ..sync.syncer import RunReport, Syncer, SyncStatus
 from ..trilium.client import TriliumClient
 from .bank import measured_bank, read_bank
 from .health import instance_health, overall_health
@@ -134,9 +135,6 @@ class Engine:
         self.syncers = self._syncers()
         self._settled = set()
 
-    def _connect(self, vectors: VectorIndex | None = None) -> Store:
-        return self.index.connect(vectors)
-
     @property
     def vectors(self) -> VectorIndex:
         return self.index.vectors
@@ -161,7 +159,7 @@ class Engine:
         for name, syncer in self.syncers.items():
             after_full = functools.partial(self._after_full, name)
             task = asyncio.create_task(
-                run_forever(syncer, s.tick_seconds, s.full_seconds, after_full)
+                run_forever(syncer, s.tick_seconds, s.full_seconds, after_full, self._found_damage)
             )
             self._tasks.append(task)
         if self.building:
@@ -235,7 +233,7 @@ class Engine:
     def _own_connection(self, work: Callable[[Store], T]) -> T:
         """`work` on a connection of its own, off the event loop: the syncer uses self.store
         there."""
-        store = self._connect()
+        store = self.index.connect()
         try:
             return work(store)
         finally:
@@ -286,6 +284,8 @@ class Engine:
             try:
                 reports[name] = await syncer.full()
             except (TriliumError, StoreError) as exc:
+                if isinstance(exc, IndexDamaged):
+                    self._found_damage(exc)
                 reports[name] = exc
         await self._forget_unconfigured()
         generic, stale = await asyncio.to_thread(self._read_generic)  # kept: no start redoes it
@@ -335,7 +335,7 @@ class Engine:
         return self._waiting(building(result, indexed), unbuilt)
 
     def _found_damage(self, exc: IndexDamaged) -> None:
-        """Told by /health until a restart, which moves the file aside and rebuilds."""
+        """Found by a search or a sync: in /health until a restart moves the file aside."""
         if self.damaged is None and not self.reading:
             self.index.found_damage(exc)
         self.damaged = str(exc)
@@ -378,7 +378,7 @@ class Engine:
     def _reader(self) -> Store:
         store = getattr(self._local, "store", None)
         if store is None:
-            store = self._local.store = self._connect(self.vectors)
+            store = self._local.store = self.index.connect(self.vectors)
             self._readers.append(store)
         return store
 

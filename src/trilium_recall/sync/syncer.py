@@ -364,37 +364,5 @@ class Syncer:
             self.on_progress(self.status)
 
 
-async def run_forever(
-    syncer: Syncer,
-    tick_seconds: float,
-    full_seconds: float,
-    after_full: Callable[[], Awaitable[None]] | None = None,
-) -> None:
-    """Full run now (a resumed or fresh build), then ticks; a full comparison every period, and
-    `after_full` after each that changed the index or ended the first build (not after a
-    restart's unchanged first run: it would only compete with the first prompts).
-
-    Failures (Trilium down, bad answers) are logged and shown in /health; the last good index
-    keeps serving and the next tick tries again."""
-    next_full = 0.0
-    while True:
-        started = time.monotonic()
-        try:
-            was_complete = syncer.build_complete
-            full = started >= next_full or not was_complete
-            report = await (syncer.full() if full else syncer.tick())
-            if report.full:  # also a tick that compared in full (over 500 recent changes)
-                next_full = started + full_seconds
-                ended = syncer.build_complete and not was_complete
-                if after_full is not None and (report.changed or ended):
-                    await after_full()
-        except (TriliumError, StoreError, apsw.Error):
-            pass  # already recorded in status; retry on the next tick
-        except Exception:  # a bug must not stop syncing for good
-            log.exception("sync of %s crashed; retrying next tick", syncer.instance.name)
-            syncer.status.error = "internal error during sync (see log)"
-        await asyncio.sleep(max(0.0, tick_seconds - (time.monotonic() - started)))
-
-
 def _now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
