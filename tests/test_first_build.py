@@ -123,6 +123,46 @@ def test_recall_answers_partially_while_the_first_build_runs(tmp_path: Path) -> 
         trilium.stop()
 
 
+class FailingEmbedder(HashEmbedder):
+    """Embeds at once, except passages with HELD_WORD: those fail the run."""
+
+    def passages(self, texts: Sequence[str]) -> np.ndarray:
+        if any(HELD_WORD in text for text in texts):
+            raise RuntimeError("the embedder failed")
+        return super().passages(texts)
+
+
+def test_a_resumed_build_counts_the_notes_an_earlier_run_indexed(tmp_path: Path) -> None:
+    """It said "0 of 144 notes" where 16 of 160 were built, and the page and `doctor` too."""
+    trilium = FakeTrilium(token="build_token")
+    for n in range(HELD):
+        trilium.add_note(f"held{n:08d}", f"Archive {n}", content=f"<p>{HELD_WORD} old box {n}</p>")
+    for n in range(FIRST):
+        trilium.add_note(f"fresh{n:07d}", f"Garden {n}", content=f"<p>seedling tray {n}</p>")
+    trilium.start()
+    instance = Instance("default", trilium.url(), SecretStr("build_token"))
+    settings = make_settings(tmp_path, instances={"default": instance})
+    try:
+        with serve_in_thread(create_app(Engine(settings, FailingEmbedder()))) as url:
+            failed = health_once(url, lambda h: h["status"] == "degraded", "round 2 failed")
+        assert failed["instances"]["default"]["notes"] == FIRST
+        embedder = HeldEmbedder()
+        with serve_in_thread(create_app(Engine(settings, embedder))) as url:
+            health = health_once(url, lambda h: h.get("notes_total"), "the resumed build planned")
+            assert health["status"] == "building"
+            assert (health["notes_done"], health["notes_total"]) == (FIRST, FIRST + HELD)
+            assert health["eta_seconds"] is None  # no note read by this run yet: no rate
+            checks = httpx.get(f"{url}/ui/doctor", timeout=60).json()["checks"]
+            index = next(c for c in checks if c["name"] == "index default")
+            assert (
+                f"first build running ({FIRST} of {FIRST + HELD} notes indexed)" in index["detail"]
+            )
+            embedder.release.set()
+            health_once(url, lambda h: h["status"] == "ok", "the build finish")
+    finally:
+        trilium.stop()
+
+
 def test_reference_points_are_recalibrated_while_the_first_build_runs(tmp_path: Path) -> None:
     """Measured at start the reference points are the shipped defaults (an empty index); once
     the part-built index holds enough vectors they are this notebook's, while still building."""

@@ -134,6 +134,15 @@ def test_an_image_named_by_its_file_adds_nothing():
     assert html(content, "T") == [Section(0, "T", "Before after")]
 
 
+def test_an_image_inside_a_picture_is_its_alt_text():
+    """A web clip's responsive image: <picture> holds <source>s and the <img> with the alt."""
+    content = (
+        '<p>Before <picture><source srcset="wide.webp" media="(min-width: 800px)">'
+        '<img src="narrow.jpg" alt="Wiring of the relay board"></picture> after</p>'
+    )
+    assert html(content, "T") == [Section(0, "T", "Before Wiring of the relay board after")]
+
+
 def test_invisible_characters_inside_words_are_dropped():
     """A soft hyphen or a zero-width space (web clips carry them) cut a word in two for the
     keyword index; a zero-width joiner stays (it makes emoji sequences)."""

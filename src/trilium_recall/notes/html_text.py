@@ -24,8 +24,7 @@ _FILE_NAME_RE = re.compile(r".*\.(?:png|jpe?g|gif|webp|svg|bmp|tiff?|heic|avif)"
 _TAG_RE = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9]*)")
 _HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 _SKIP = frozenset(
-    {"picture", "svg", "video", "audio", "iframe", "object", "script", "style"}
-    | {"template", "noscript"}
+    {"svg", "video", "audio", "iframe", "object", "script", "style"} | {"template", "noscript"}
 )
 _BLOCK = frozenset(
     {"p", "div", "section", "article", "aside", "header", "footer", "main", "nav", "address"}

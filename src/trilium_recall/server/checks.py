@@ -150,7 +150,7 @@ def index_checks(
             checks.append(Check(f"index {name}", "fail", f"{counts}; {s['error']}", fix))
         elif not s["build_complete"]:
             done, total = (progress or {}).get(name, (0, 0))
-            running = f"first build running ({done} of {total} notes read)" if total else ""
+            running = f"first build running ({done} of {total} notes indexed)" if total else ""
             detail = running or "no full build has completed yet"
             fix = None if running else "start the engine: `trilium-recall serve` builds it"
             checks.append(Check(f"index {name}", "warn", f"{counts}; {detail}", fix))

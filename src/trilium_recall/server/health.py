@@ -33,7 +33,8 @@ def instance_health(
         "trilium": Features.from_state(saved).to_json(),
         "error": status.error,
         "progress": {"done": status.done, "total": status.total},
-        # The first build's notes read so far, of those to read, and the time left.
+        # The first build's notes indexed so far (kept from a run it resumes, then read), of
+        # those to index, and the time left at this run's rate.
         "notes_done": status.done if not complete else None,
         "notes_total": status.total if not complete else None,
         "eta_seconds": status.eta_seconds() if not complete else None,

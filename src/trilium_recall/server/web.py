@@ -313,7 +313,7 @@ class WebUI:
             done = sum(s.status.done for s in engine.syncers.values())
             total = sum(s.status.total for s in engine.syncers.values())
             return (
-                f"The first build is still running ({done} of {total} notes read): "
+                f"The first build is still running ({done} of {total} notes indexed): "
                 "answers may miss notes that are not indexed yet."
             )
         return None

@@ -33,6 +33,7 @@ class Plan:
     unchanged_skips: int = 0
     metadata: list[NoteRecord] = field(default_factory=list)  # sections stay as stored
     to_read: list[tuple[Note, NoteRecord]] = field(default_factory=list)
+    kept: int = 0  # indexed notes whose sections stay: as stored, or with new metadata
 
 
 @dataclass(frozen=True)
@@ -82,8 +83,10 @@ def plan(
                 decided.unchanged_skips += 1
         elif needs_content(previous, record) or (full and record.blob_id is None):
             decided.to_read.append((note, record))
-        elif previous != record:
-            decided.metadata.append(record)
+        else:
+            decided.kept += 1
+            if previous != record:
+                decided.metadata.append(record)
     in_build_order(decided.to_read)
     return decided
 

@@ -47,21 +47,22 @@ TIMESTAMP = "%Y-%m-%d %H:%M:%S.%f"
 class SyncStatus:
     """What /health shows about one instance; updated in place by the syncer."""
 
-    done: int = 0
+    done: int = 0  # indexed notes of the run: those kept as stored, then those read
     total: int = 0
+    kept: int = 0  # of done, those kept: a resumed build counts what the last run built
     error: str | None = None
     running: str | None = None  # "full" | "tick" while a run is under way
     embedded: int = 0  # passages sent to the embedder since start
     started: float = 0.0  # time.monotonic() when the current run began reading notes
 
     def eta_seconds(self) -> float | None:
-        """Seconds left at the rate so far; None before the first round is written."""
-        if not self.done:
+        """Seconds left at this run's rate so far; None before its first round is written."""
+        if self.done == self.kept:
             return None
         if self.done >= self.total:
             return 0.0
         elapsed = time.monotonic() - self.started
-        return round(elapsed / self.done * (self.total - self.done), 1)
+        return round(elapsed / (self.done - self.kept) * (self.total - self.done), 1)
 
 
 @dataclass
@@ -265,7 +266,8 @@ class Syncer:
         report.skipped += len(decided.skipped) + decided.unchanged_skips
         report.updated += len(decided.metadata)
         to_read = decided.to_read
-        self.status.done, self.status.total = 0, len(to_read)
+        self.status.kept = self.status.done = decided.kept
+        self.status.total = decided.kept + len(to_read)
         self.status.started = time.monotonic()
         self._progress()
         rounds = [to_read[i : i + NOTES_PER_ROUND] for i in range(0, len(to_read), NOTES_PER_ROUND)]
