@@ -11,12 +11,14 @@ import httpx2
 import pytest
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
-from mcp.types import InitializeResult
+from mcp.shared.exceptions import MCPError
+from mcp.types import INVALID_REQUEST, InitializeResult
 
 from conftest import HashEmbedder, make_settings
 from engine_process import app_over_trilium, serve_in_thread
 from standin_faults import FaultyTrilium
 from trilium_recall import __version__
+from trilium_recall.body_limits import PROMPT_BODY_BYTES
 from trilium_recall.server.app import create_app
 from trilium_recall.server.engine import Engine
 from trilium_recall.server.mcp import (
@@ -253,8 +255,9 @@ def test_mcp_checks_host_and_origin(demo_engine, headers: dict[str, str], allowe
         headers={**demo_engine.headers, "Accept": "application/json, text/event-stream", **headers},
     )
     assert (answer.status_code < 400) is allowed, (answer.status_code, answer.text[:200])
-    if not allowed:  # the SDK's own refusal, as JSON with its reason like every other answer
-        assert answer.json()["error"] in ("Invalid Host header", "Invalid Origin header")
+    if not allowed:  # the SDK's own refusal, as a JSON-RPC error with its reason
+        error = answer.json()["error"]
+        assert error["message"] in ("Invalid Host header", "Invalid Origin header")
 
 
 def test_mcp_refuses_a_body_over_the_limit_in_json(demo_engine) -> None:
@@ -268,4 +271,15 @@ def test_mcp_refuses_a_body_over_the_limit_in_json(demo_engine) -> None:
     )  # fmt: skip
     assert answer.status_code == 413
     assert answer.headers["content-type"] == "application/json"
-    assert answer.json()["error"]
+    assert answer.json()["jsonrpc"] == "2.0" and answer.json()["id"] is None
+    assert answer.json()["error"]["code"] == INVALID_REQUEST
+
+
+async def test_the_official_client_shows_why_a_call_was_refused(demo_engine) -> None:
+    """Refused before the SDK read it, a call over the body limit reached the client as
+    "Server returned an error response": the reason was in a body it does not read."""
+    async with mcp_session(demo_engine.url, demo_engine.headers) as mcp:
+        with pytest.raises(MCPError) as refused:
+            await mcp.session.call_tool("recall", {"query": "x" * (PROMPT_BODY_BYTES + 1)})
+    assert refused.value.error.code == INVALID_REQUEST
+    assert "too large" in refused.value.error.message

@@ -13,7 +13,6 @@ import math
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..errors import (
     BadRequest,
@@ -57,38 +56,3 @@ async def handle(_: Request, exc: Exception) -> Response:
 
 
 HANDLERS = {RecallError: handle, HTTPException: handle, Exception: handle}
-
-
-class JSONRefusals:
-    """An ASGI app answering each error `app` answers in plain text (the MCP SDK's refusals of a
-    foreign Host or Origin and of a body over the limit) as `{"error": <that text>}` instead.
-    A class, not a function: Starlette would take a function for a request handler."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        refused: Message | None = None
-        text = bytearray()
-
-        async def sending(message: Message) -> None:
-            nonlocal refused
-            if message["type"] == "http.response.start" and _plain_refusal(message):
-                refused = message
-                return
-            if refused is None or message["type"] != "http.response.body":
-                await send(message)
-                return
-            text.extend(message.get("body", b""))
-            if not message.get("more_body", False):
-                reason = text.decode("utf-8", "replace").strip() or "refused"
-                answer = JSONResponse({"error": reason}, refused["status"], headers=NO_STORE)
-                await answer(scope, receive, send)
-
-        await self.app(scope, receive, sending)
-
-
-def _plain_refusal(start: Message) -> bool:
-    headers = {name.lower(): value for name, value in start.get("headers", [])}
-    kind = headers.get(b"content-type", b"")
-    return start["status"] >= 400 and b"json" not in kind

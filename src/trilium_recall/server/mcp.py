@@ -21,8 +21,11 @@ from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp.types import INVALID_REQUEST
 from pydantic import Field, ValidationError
+from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .. import __version__
 from ..body_limits import PROMPT_BODY_BYTES
@@ -34,7 +37,7 @@ from ..search.dates.prompt import DAY_FORM, DAY_WRITTEN, parse_day
 from ..textclean import clip, one_line
 from .activity import ActivityLog
 from .engine import Engine
-from .http_errors import BUG, JSONRefusals
+from .http_errors import BUG, NO_STORE
 from .overview import InstanceOverview
 
 log = logging.getLogger(__name__)
@@ -253,8 +256,8 @@ def cap_refused_headers_in_log() -> None:
 
 
 def mcp_routes(server: MCPServer, settings: Settings) -> list[BaseRoute]:
-    """/mcp, and /mcp/ answered by the same app, its plain-text refusals in JSON; the caller runs
-    `server.session_manager.run()` in its lifespan.
+    """/mcp, and /mcp/ answered by the same app, its plain-text refusals as JSON-RPC errors;
+    the caller runs `server.session_manager.run()` in its lifespan.
 
     /mcp/ is served, not redirected: Starlette's slash redirect builds its Location from the
     Host header, so `Host: evil.example` got `Location: http://evil.example/mcp`."""
@@ -265,6 +268,46 @@ def mcp_routes(server: MCPServer, settings: Settings) -> list[BaseRoute]:
     )
     routes: list[BaseRoute] = list(app.routes)
     sdk = next(r for r in routes if isinstance(r, Route) and r.path == MCP_PATH)
-    endpoint = JSONRefusals(sdk.endpoint)
+    endpoint = JsonRpcRefusals(sdk.endpoint)
     others = [r for r in routes if r is not sdk]
     return [*others, Route(MCP_PATH, endpoint), Route(MCP_PATH + "/", endpoint)]
+
+
+class JsonRpcRefusals:
+    """An ASGI app answering each error `app` answers in plain text (the MCP SDK's refusals of a
+    foreign Host or Origin, of a wrong Content-Type, of a body over the limit) as a JSON-RPC
+    error with that text, under the same HTTP status: an MCP client shows a JSON-RPC error's
+    message, and a bare status only as "Server returned an error response". The request was
+    refused before its id was read, so the id is null (JSON-RPC 2.0, 5).
+    A class, not a function: Starlette would take a function for a request handler."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        refused: Message | None = None
+        text = bytearray()
+
+        async def sending(message: Message) -> None:
+            nonlocal refused
+            if message["type"] == "http.response.start" and _plain_refusal(message):
+                refused = message
+                return
+            if refused is None or message["type"] != "http.response.body":
+                await send(message)
+                return
+            text.extend(message.get("body", b""))
+            if not message.get("more_body", False):
+                reason = text.decode("utf-8", "replace").strip() or "refused"
+                error = {"code": INVALID_REQUEST, "message": reason}
+                body = {"jsonrpc": "2.0", "id": None, "error": error}
+                answer = JSONResponse(body, refused["status"], headers=NO_STORE)
+                await answer(scope, receive, send)
+
+        await self.app(scope, receive, sending)
+
+
+def _plain_refusal(start: Message) -> bool:
+    headers = {name.lower(): value for name, value in start.get("headers", [])}
+    kind = headers.get(b"content-type", b"")
+    return start["status"] >= 400 and b"json" not in kind
