@@ -248,6 +248,25 @@ def test_serve_refuses_before_building_the_demo_notebook(tmp_path: Path):
     assert not (data_dir / "demo" / "recall.sqlite3").exists(), "built the demo, then refused"
 
 
+def test_an_oauth_issuer_on_plain_http_is_refused_before_building_the_demo(tmp_path: Path):
+    """It was refused once the demo notebook was indexed and its commands printed."""
+    data_dir = tmp_path / "data"
+    env = clean_env(
+        RECALL_BASE_URL="http://recall.example.org",
+        RECALL_LOGIN_PASSWORD="demo-password-1",
+        RECALL_PORT=str(free_port()),
+        RECALL_DATA_DIR=str(data_dir),
+    )
+    done = run_serve(env)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.splitlines()[-1] == (
+        "trilium-recall: RECALL_BASE_URL: OAuth needs https (plain http only on localhost): "
+        "Issuer URL must be HTTPS"
+    )
+    assert "Try:" not in done.stdout
+    assert not (data_dir / "demo" / "recall.sqlite3").exists(), "built the demo, then refused"
+
+
 def test_serve_on_loopback_without_a_password_warns(tmp_path: Path, trilium: FaultyTrilium):
     data_dir = tmp_path / "data"
     data_dir.mkdir()

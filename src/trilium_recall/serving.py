@@ -20,6 +20,7 @@ from .demo.mode import demo_settings, start_demo_trilium, try_it
 from .engine_address import is_loopback_name
 from .errors import RecallError
 from .server.app import create_app, refuse_unbindable, server_options
+from .server.auth import check_base_url
 from .server.engine import Engine
 
 log = logging.getLogger("trilium_recall")
@@ -62,8 +63,8 @@ def run_server(settings: Settings, to_try: list[str] | None = None) -> int:
 
 
 def refuse_to_serve(settings: Settings) -> None:
-    """One line before any work when serving cannot work: no password on an open address, or
-    no listening on the address (`refuse_unbindable`)."""
+    """One line before any work when serving cannot work: no password on an open address, an
+    OAuth issuer the SDK refuses, or no listening on the address (`refuse_unbindable`)."""
     if settings.login_password is None and not settings.is_loopback:
         raise RecallError(
             f"RECALL_LOGIN_PASSWORD is not set: refusing to serve on {settings.host}; "
@@ -75,6 +76,8 @@ def refuse_to_serve(settings: Settings) -> None:
             f"RECALL_LOGIN_PASSWORD is not set: refusing to serve behind a proxy "
             f"({' and '.join(proxied)} set); set a password"
         )
+    if settings.base_url:
+        check_base_url(settings.base_url)
     refuse_unbindable(settings)
 
 

@@ -22,8 +22,13 @@ from collections.abc import Callable
 from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
-from mcp.server.auth.routes import create_auth_routes, create_protected_resource_routes
+from mcp.server.auth.routes import (
+    create_auth_routes,
+    create_protected_resource_routes,
+    validate_issuer_url,
+)
 from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions, RevocationOptions
+from pydantic import AnyHttpUrl
 from starlette.authentication import AuthCredentials
 from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute
@@ -41,6 +46,17 @@ logger = logging.getLogger(__name__)
 
 PASSWORD_CLIENT_ID = "login-password"
 PROTECTED_RESOURCE_PATH = "/.well-known/oauth-protected-resource"
+
+
+def check_base_url(base_url: str) -> None:
+    """RECALL_BASE_URL as an issuer the MCP SDK's OAuth routes take (https; plain http only on
+    localhost), checked when `serve` starts rather than once the first build is done."""
+    try:
+        validate_issuer_url(AnyHttpUrl(base_url))
+    except ValueError as exc:
+        raise ConfigError(
+            f"RECALL_BASE_URL: OAuth needs https (plain http only on localhost): {exc}"
+        ) from None
 
 
 class Authenticator:
@@ -97,6 +113,7 @@ class Authenticator:
     def routes(self) -> list[BaseRoute]:
         if self._provider is None or self._base_url is None:
             return []
+        check_base_url(self._base_url)
         try:
             # Validated from strings: AnyHttpUrl(...) itself would add a trailing "/" to the
             # issuer, which clients compare verbatim.
