@@ -122,6 +122,35 @@ def test_the_cookie_is_secure_behind_https(tmp_path: Path) -> None:
         assert "secure" in answer.headers["set-cookie"].lower().split("; ")
 
 
+def test_signing_in_through_a_proxy_that_ends_tls(tmp_path: Path) -> None:
+    """nginx's plain `proxy_pass`: the browser is on https://recall.lan, the engine hears http
+    with `Host: recall.lan` and no X-Forwarded-Proto. The sign-in was refused as cross-site,
+    in raw JSON."""
+    with (
+        running_engine(
+            tmp_path, oauth=False, allowed_hosts=("recall.lan", "recall.lan:443")
+        ) as engine,
+        httpx.Client(timeout=10) as http,
+    ):
+        # A browser's Origin never spells the default port; a proxy's Host may.
+        for host in ("recall.lan", "recall.lan:443"):
+            headers = {"Host": host, "Origin": "https://recall.lan"}
+            answer = http.post(
+                f"{engine.url}/ui/login", data={"password": PASSWORD}, headers=headers
+            )
+            assert answer.status_code == 303, host
+            assert "secure" in answer.headers["set-cookie"].lower().split("; ")
+        for origin in ("https://evil.example", "http://recall.lan:8080", "null"):
+            headers = {"Host": "recall.lan", "Origin": origin}
+            refused = http.post(
+                f"{engine.url}/ui/login", data={"password": PASSWORD}, headers=headers
+            )
+            assert refused.status_code == 403, origin
+            assert refused.headers["content-type"].startswith("text/html")
+            assert "came from another site" in refused.text
+            assert "set-cookie" not in refused.headers
+
+
 def test_posts_need_the_csrf_token_and_our_own_origin(engine) -> None:
     body = {"prompt": "restic backup"}
     with signed_in(engine.url) as (http, csrf):
@@ -175,7 +204,9 @@ def test_sign_in_failures_share_the_one_password_budget(engine) -> None:
 def test_signing_out_ends_the_session(engine) -> None:
     with signed_in(engine.url) as (http, csrf):
         cookie = http.cookies[COOKIE]
-        assert http.post(f"{engine.url}/ui/logout", data={"csrf": "wrong"}).status_code == 403
+        stale = http.post(f"{engine.url}/ui/logout", data={"csrf": "wrong"})
+        assert (stale.status_code, stale.headers["location"]) == (303, "/")  # a page, not JSON
+        assert http.get(f"{engine.url}/ui/status").status_code == 200  # and its session stays
         out = http.post(f"{engine.url}/ui/logout", data={"csrf": csrf})
         assert (out.status_code, out.headers["location"]) == (303, "/ui/login")
         assert COOKIE not in http.cookies

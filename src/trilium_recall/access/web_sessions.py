@@ -18,6 +18,7 @@ import hmac
 import secrets
 import time
 from collections.abc import Callable
+from urllib.parse import urlsplit
 
 from .oauth import digest
 
@@ -25,6 +26,7 @@ COOKIE = "recall_session"
 SESSION_SECONDS = 12 * 3600
 MAX_SESSIONS = 64
 _NO_SESSION = "no password: loopback only"
+_DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 class WebSessions:
@@ -63,3 +65,24 @@ class WebSessions:
         return bool(presented) and hmac.compare_digest(
             self.csrf(token).encode(), (presented or "").encode()
         )
+
+
+def same_origin(origin: str, scheme: str, host: str, base_origin: str | None) -> bool:
+    """Whether a POST's Origin is the page's own: the engine's as it is reached (`scheme`, the
+    Host header), or `base_origin`. Behind a proxy that ends TLS the engine hears http while the
+    browser's page is https on the same host, which is as much ours."""
+    ours = (f"{scheme}://{host}", f"https://{host}", base_origin or "")
+    return _normal_origin(origin) in {_normal_origin(own) for own in ours} - {None}
+
+
+def _normal_origin(origin: str) -> str | None:
+    """scheme://host:port with the scheme's default port spelled out ("https://notes" and
+    "https://notes:443" are one origin), or None for what is no http(s) origin."""
+    try:
+        parts = urlsplit(origin)
+        port = parts.port or _DEFAULT_PORTS.get(parts.scheme)
+    except ValueError:
+        return None
+    if port is None or not parts.hostname:
+        return None
+    return f"{parts.scheme}://{parts.hostname}:{port}"

@@ -44,7 +44,7 @@ from ..access.login_page import (
     too_many_attempts_page,
 )
 from ..access.rate_limits import source_of
-from ..access.web_sessions import COOKIE, SESSION_SECONDS, WebSessions
+from ..access.web_sessions import COOKIE, SESSION_SECONDS, WebSessions, same_origin
 from ..body_limits import EXPLAIN_BODY_BYTES, FORM_BODY_BYTES
 from ..errors import BadRequest, RecallError
 from ..index.activity_log import recent
@@ -176,11 +176,13 @@ class WebUI:
         origin = request.headers.get("origin")
         if origin is None:
             return True  # not a browser: the CSRF token still has to be right
-        own = f"{request.url.scheme}://{request.headers.get('host', '')}"
-        return origin in (own, self._base_origin)
+        host = request.headers.get("host", "")
+        return same_origin(origin, request.url.scheme, host, self._base_origin)
 
     def _secure(self, request: Request) -> bool:
-        return request.url.scheme == "https" or (self._base_origin or "").startswith("https://")
+        """The cookie is Secure when the browser is on https, whether or not the engine is."""
+        urls = (str(request.url), self._base_origin or "", request.headers.get("origin", ""))
+        return any(url.startswith("https://") for url in urls)
 
     # -- pages -------------------------------------------------------------------------------
 
@@ -202,7 +204,8 @@ class WebUI:
     async def login(self, request: Request) -> Response:
         refused = await self._origin_check.validate_request(request)
         if refused is not None or not self._same_origin(request):
-            return _error("cross-site sign-in refused", 403)
+            log.warning("status page sign-in refused: from another site (Origin or Host)")
+            return sign_in_page(LOGIN, "This sign-in came from another site: sign in here.", 403)
         if not self._auth.enabled:
             return RedirectResponse("/", status_code=303, headers=HEADERS)
         source = source_of(request.scope)
@@ -232,7 +235,7 @@ class WebUI:
         if not self._same_origin(request) or not self._sessions.csrf_ok(
             cookie, csrf if isinstance(csrf, str) else None
         ):
-            return _error("missing or wrong CSRF token: reload the page", 403)
+            return RedirectResponse("/", status_code=303, headers=HEADERS)  # its session stays
         self._sessions.end(cookie)
         response = RedirectResponse(LOGIN, status_code=303, headers=HEADERS)
         response.delete_cookie(COOKIE, path="/", httponly=True, samesite="strict")
