@@ -172,13 +172,14 @@ class OAuthClient:
         server = self.http.get(f"{issuer}/.well-known/oauth-authorization-server").json()
         return {"resource": resource, "server": server}
 
-    def register(self, method: str = "client_secret_post", **extra: Any) -> httpx.Response:
+    def register(self, method: str | None = "client_secret_post", **extra: Any) -> httpx.Response:
+        """`method` None: registered without naming one."""
         body = {
             "redirect_uris": [self.redirect_uri],
             "client_name": "Test client",
-            "token_endpoint_auth_method": method,
             "grant_types": ["authorization_code", "refresh_token"],
             "response_types": ["code"],
+            **({"token_endpoint_auth_method": method} if method else {}),
             **extra,
         }
         response = self.http.post(f"{self.url}/register", json=body)

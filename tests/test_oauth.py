@@ -155,6 +155,36 @@ def test_registration_is_rate_limited_per_source(engine: Engine):
     assert register(engine.url).status_code == 201
 
 
+def test_refused_registrations_do_not_use_up_the_limit(engine: Engine):
+    """Ten tries at a bad redirect URI locked the source out for an hour."""
+    for _ in range(REGISTER_PER_SOURCE.burst):
+        refused = register(engine.url, redirect_uris=["http://app.example/callback"])
+        assert refused.status_code == 400
+    assert register(engine.url).status_code == 201
+
+
+def test_a_client_registered_without_a_method_may_send_its_secret_as_basic(engine: Engine):
+    """RFC 7591 makes client_secret_basic the default; the SDK registers such a client as
+    client_secret_post and then refused its Basic header: "Client secret is required"."""
+    with httpx.Client(timeout=10) as http:
+        oauth = OAuthClient(engine.url, http)
+        registered = oauth.register(method=None)  # the field left out
+        assert registered.json()["token_endpoint_auth_method"] == "client_secret_post"
+
+        def exchange(secret: str) -> httpx.Response:
+            form = {"grant_type": "authorization_code", "code": oauth.code(),
+                    "redirect_uri": CALLBACK, "code_verifier": oauth.verifier}  # fmt: skip
+            return http.post(
+                f"{engine.url}/token", data=form, auth=httpx.BasicAuth(oauth.client_id, secret)
+            )
+
+        refused = exchange("not-the-secret")
+        assert refused.status_code == 401 and refused.json()["error"] == "invalid_client"
+        answer = exchange(oauth.client_secret)
+        assert answer.status_code == 200, answer.text
+        assert recall(engine.url, answer.json()["access_token"]).status_code == 200
+
+
 def test_registration_from_rotating_sources_meets_the_overall_limit(tmp_path: Path):
     with running_engine(tmp_path, trusted_proxies=("127.0.0.1",)) as engine:
         statuses = [

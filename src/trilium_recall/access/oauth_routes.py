@@ -151,8 +151,9 @@ def guard_sdk_route(route: BaseRoute, registrations: SourceLimit) -> BaseRoute:
 
 
 class _LimitRegistration:
-    """Anyone may register (RFC 7591), so registrations are counted per source and overall
-    (`rate_limits.REGISTER_*`), and a body is at most REGISTRATION_BODY_BYTES (the SDK's: 4 MB)."""
+    """Anyone may register (RFC 7591), so the clients registered are counted per source and
+    overall (`rate_limits.REGISTER_*`), and a body is at most REGISTRATION_BODY_BYTES (the
+    SDK's: 4 MB)."""
 
     def __init__(self, app: ASGIApp, limit: SourceLimit) -> None:
         self.app = app
@@ -170,7 +171,6 @@ class _LimitRegistration:
             headers = {"Retry-After": str(wait)}
             await JSONResponse(answer, 429, headers=headers)(scope, receive, send)
             return
-        self._limit.add(source)
         body = await read_at_most(Headers(scope=scope), receive, REGISTRATION_BODY_BYTES)
         if body is None:
             answer = {
@@ -179,7 +179,14 @@ class _LimitRegistration:
             }
             await JSONResponse(answer, 400)(scope, receive, send)
             return
-        await self.app(scope, _replay(body, receive), send)
+
+        async def counted(message: Message) -> None:
+            # Only a client stored counts: one fixing a bad redirect URI is not locked out.
+            if message["type"] == "http.response.start" and message["status"] < 300:
+                self._limit.add(source)
+            await send(message)
+
+        await self.app(scope, _replay(body, receive), counted)
 
 
 def _replay(body: bytes, receive: Receive) -> Receive:
@@ -287,11 +294,12 @@ class _HashClientSecret:
             await JSONResponse(answer, status_code=400)(scope, receive, send)
             return
         # RFC 6749 §2.3.1: the header alone authenticates, but the SDK reads the id (and, to
-        # revoke, the secret) from the form.
+        # revoke, the secret) from the form; and it takes the secret from the form for a client
+        # registered without naming a method, where RFC 7591 §2 makes Basic the default.
         basic_id, basic_secret = _basic_credentials(headers.get(b"authorization", b""))
         if basic_id and "client_id" not in given:
             form.append(("client_id", basic_id))
-        if self._public_revocation and "client_secret" not in given:
+        if "client_secret" not in given and (basic_secret or self._public_revocation):
             form.append(("client_secret", digest(basic_secret) if basic_secret else ""))
         new_body = urlencode(form).encode()
         headers[b"content-length"] = str(len(new_body)).encode()

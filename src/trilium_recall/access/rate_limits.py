@@ -27,7 +27,8 @@ budget) are limited so that the owner still gets in:
   password while throttled would let the guesser test passwords at full speed. Name the proxy.
 
 Registration is open by design (RFC 7591, claude.ai registers itself), so it counts every
-request: 10 an hour per source, 30 an hour in all.
+client stored: 10 an hour per source, 30 an hour in all. A refused registration stores nothing
+and is not counted: someone fixing a bad redirect URI is not locked out for an hour.
 """
 
 from __future__ import annotations
