@@ -30,15 +30,17 @@ pytestmark = NEEDS_CHROMIUM
 DOCS_SHOT = Path(__file__).resolve().parents[1] / "docs" / "web.png"
 RESTIC_PROMPT = "how do i restore my restic backup"
 SILENT_PROMPT = "write a regex that matches ISO 8601 dates with optional milliseconds"
-HOSTILE_TITLE = '<img src=x onerror="window.__pwned=1">Backups <b>restic</b>'
+# Ends in a right-to-left override: it must not turn around what the page prints after it.
+HOSTILE_TITLE = '<img src=x onerror="window.__pwned=1">Backups <b>restic</b>\u202e'
 HOSTILE_PROMPT = '<script>window.__pwned=2</script><img src=x onerror="window.__pwned=3"> restic'
 
 
 class Watched:
     """A page with its console messages and uncaught errors kept."""
 
-    def __init__(self, browser: Browser, **context: str) -> None:
-        self.context = browser.new_context(viewport={"width": 1200, "height": 900}, **context)
+    def __init__(self, browser: Browser, width: int = 1200, **context: str) -> None:
+        viewport = {"width": width, "height": 900}
+        self.context = browser.new_context(viewport=viewport, **context)
         self.page = self.context.new_page()
         self.console: list[str] = []
         self.errors: list[str] = []
@@ -160,6 +162,24 @@ def test_status_explain_and_activity_on_the_demo(demo_engine, browser, tmp_path)
     watched.context.close()
 
 
+def test_the_page_fits_a_phone(demo_engine, browser) -> None:
+    """At 360 px the page was 663 px wide (835 after an Explain): the facts ran out of their
+    card and the charts and tables past the screen."""
+    watched = Watched(browser, width=360)
+    page = watched.page
+    sign_in(page, demo_engine.url, demo_engine.password)
+    expect(page.locator('[data-instance="default"] .badge')).to_have_text("ok")
+    run_prompt(page, RESTIC_PROMPT)
+    expect(page.locator("#result .headline")).to_have_text(re.compile(r"^Sent "))
+    expect(page.locator("#activity tbody tr").first).to_contain_text(RESTIC_PROMPT)
+    assert page.evaluate("document.documentElement.scrollWidth") <= 360
+    for table in page.locator("table").all():  # a table wider than the screen scrolls in its box
+        box = table.evaluate("t => t.parentElement.getBoundingClientRect().right")
+        assert box <= 360, box
+    assert watched.errors == [] and watched.csp_violations() == []
+    watched.context.close()
+
+
 def test_days_from_today_count_from_the_browser_s_date(demo_engine, browser) -> None:
     """At 8 pm on 22 October in Los Angeles it is already the 23rd in UTC: "yesterday" is the
     21st, whose note the journal files, not the 22nd, which has none."""
@@ -221,6 +241,8 @@ def test_markup_in_titles_and_prompts_is_shown_never_run(hostile_engine, browser
     expect(page.locator("#result pre.sent")).to_contain_text(HOSTILE_TITLE)
     expect(page.locator("#activity td.prompt-head").first).to_have_text(HOSTILE_PROMPT)
     expect(page.locator("#activity .sent-list").first).to_contain_text(HOSTILE_TITLE)
+    for titled in ("#activity .sent-list li", "#instances .chips li", "#result td.title"):
+        expect(page.locator(f"{titled} > bdi").first).to_have_text(HOSTILE_TITLE)  # isolated
     assert page.locator("main img, main script, main b").count() == 0  # text, not elements
     assert page.evaluate("window.__pwned") is None
     # Not even tried: a blocked inline handler would show as a CSP violation.

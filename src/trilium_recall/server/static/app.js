@@ -121,7 +121,7 @@ function instanceCard(name, data) {
     el("dt", {}, "Last tick"), el("dd", {}, when(data.last_sync)),
     el("dt", {}, "Last full comparison"), el("dd", {}, when(data.last_full)),
   );
-  const subjects = (data.subjects || []).map((s) => el("li", {}, `${s.title} (${s.notes})`));
+  const subjects = (data.subjects || []).map((s) => el("li", {}, el("bdi", {}, s.title), ` (${s.notes})`));
   const progress = data.progress || { done: 0, total: 0 };
   return el("div", { className: "card", "data-instance": name },
     el("h3", {}, name, el("span", { className: `badge ${state}` }, state),
@@ -147,7 +147,7 @@ function timeLeft(seconds) {
 function failedList(failed) {
   if (!failed.length) return "none";
   return el("ul", { className: "failed" }, failed.map((f) =>
-    el("li", {}, el("strong", {}, f.title), ` (${f.note_id}): ${f.reason}`)));
+    el("li", {}, el("strong", {}, el("bdi", {}, f.title)), ` (${f.note_id}): ${f.reason}`)));
 }
 
 // -- checks (the same as `trilium-recall doctor`) ---------------------------------------------
@@ -167,7 +167,8 @@ async function loadChecks() {
 function areaBar(areas) {
   const total = AREAS.reduce((sum, area) => sum + (areas[area] || 0), 0);
   const width = 320;
-  const chart = svg("svg", { width, height: 14, role: "img", "aria-label": "notes per area" });
+  const chart = svg("svg", { width, height: 14, viewBox: `0 0 ${width} 14`, className: "fit",
+    role: "img", "aria-label": "notes per area" });
   let x = 0;
   for (const area of AREAS) {
     const share = total ? (areas[area] || 0) / total * width : 0;
@@ -341,8 +342,9 @@ function scoreChart(parts, score) {
   const plot = width - left - right;
   const x = (v) => left + (v + extent) / (2 * extent) * plot;
   const rows = [...steps, { name: "score", start: 0, end: score, value: score, total: true }];
-  const chart = svg("svg", { width, height: rows.length * row + 18, role: "img",
-    "aria-label": `prompt score ${fixed(score, 2)}; passes at 0 or above`, className: "score-chart" });
+  const height = rows.length * row + 18;
+  const chart = svg("svg", { width, height, viewBox: `0 0 ${width} ${height}`, role: "img",
+    "aria-label": `prompt score ${fixed(score, 2)}; passes at 0 or above`, className: "score-chart fit" });
   rows.forEach((step, i) => {
     const y = i * row + 4;
     const low = Math.min(step.start, step.end), high = Math.max(step.start, step.end);
@@ -375,7 +377,7 @@ function candidates(list, gate, rrfK) {
     const gap = best - c.cosine;
     return el("tr", { className: c.passed ? "passed" : "dropped" },
       el("td", {}, el("span", { className: `badge ${c.passed ? "pass" : "drop"}` }, c.passed ? "PASS" : "drop")),
-      el("td", { className: "title" }, c.title,
+      el("td", { className: "title" }, el("bdi", {}, c.title),
         c.heading && c.heading !== c.title ? el("div", { className: "heading" }, c.heading) : null,
         el("div", { className: "heading" }, `${c.area} × ${c.area_weight}`
           + (c.stands_for ? ` · stands for ${c.stands_for}` : "")
@@ -393,8 +395,8 @@ function candidates(list, gate, rrfK) {
       el("td", { className: "why" }, c.why),
     );
   };
-  const table = (items) => el("table", { className: "candidates" },
-    el("thead", {}, header.cloneNode(true)), el("tbody", {}, items.map(row)));
+  const table = (items) => el("div", { className: "scroll" }, el("table", { className: "candidates" },
+    el("thead", {}, header.cloneNode(true)), el("tbody", {}, items.map(row))));
   const shown = list.slice(0, FIRST_CANDIDATES), rest = list.slice(FIRST_CANDIDATES);
   const order = gate.order ? el("p", { className: "muted" }, "Judged in a learned order: the first ten by "
     + `${fixed(gate.order.rank_weight, 1)} / (${rrfK} + fused rank) + ${fixed(gate.order.cosine_weight, 1)} × (cosine − best) `
@@ -442,11 +444,12 @@ async function loadActivity() {
       ? el("span", { className: "muted" }, "not logged") : entry.prompt),
     el("td", {}, entry.passages.length
       ? el("ul", { className: "sent-list" }, entry.passages.map((p) =>
-        el("li", {}, `${p.title} `, el("span", { className: "muted" }, fixed(p.score, 4)))))
+        el("li", {}, el("bdi", {}, p.title), " ", el("span", { className: "muted" }, fixed(p.score, 4)))))
       : el("span", { className: "muted" }, entry.silence)),
     el("td", { className: "num" }, entry.took_ms === null ? "late" : `${fixed(entry.took_ms, 0)} ms`),
   ));
-  box.replaceChildren(el("table", { className: "activity" }, el("thead", {}, header), el("tbody", {}, rows)));
+  box.replaceChildren(el("div", { className: "scroll" },
+    el("table", { className: "activity" }, el("thead", {}, header), el("tbody", {}, rows))));
 }
 
 document.getElementById("prompt-form").addEventListener("submit", explain);
