@@ -141,6 +141,7 @@ async def test_bad_arguments_are_tool_errors_not_crashes(demo_engine, arguments,
         result = await mcp.session.call_tool("recall", arguments)
         assert result.is_error
         assert message in result.content[0].text
+        assert result.content[0].text.startswith("bad arguments: ")  # one form for every one
         assert "pydantic" not in result.content[0].text  # one line a field, no library's dump
         assert "(?:" not in result.content[0].text  # a form in words, not a regex
         still = await mcp.session.call_tool("recall", {"query": "restore a restic backup"})

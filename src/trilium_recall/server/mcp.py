@@ -83,7 +83,8 @@ DAY_PATTERN = f"^{DAY_WRITTEN.pattern}$"
 
 class RecallServer(MCPServer):
     """The SDK's server, arguments that fail the tool's schema told as one line a field
-    ("limit: Input should be greater than or equal to 1"), not pydantic's dump with its links."""
+    ("limit: Input should be greater than or equal to 1"), not pydantic's dump with its links,
+    and the tool's own errors without the SDK's "Error executing tool recall: " before them."""
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
@@ -94,6 +95,8 @@ class RecallServer(MCPServer):
             raise
         except ToolError as exc:
             invalid = exc.__cause__
+            if isinstance(invalid, ToolError):  # the tool's own: its words, not the SDK's prefix
+                raise ToolError(str(invalid)) from invalid
             if not isinstance(invalid, ValidationError):
                 raise
             said = "; ".join(
@@ -144,14 +147,15 @@ def build_mcp(engine: Engine, activity: ActivityLog | None = None) -> MCPServer:
         try:
             day = parse_day(today) if today else None
         except ValueError:  # the pattern lets 2026-02-30 through
-            raise ToolError(f"today: {today!r} is no day of the calendar") from None
+            raise ToolError(f"bad arguments: today: {today!r} is no day of the calendar") from None
         asked = RecallRequest(
             query, instance=instance, limit=limit, use_skip_rules=False, today=day
         )
         try:
             result = await engine.recall(asked)
         except UnknownInstance as exc:  # the pipeline's own check, shown to the model
-            raise ToolError(f"{exc}; known: {', '.join(settings.instances)}") from None
+            known = ", ".join(settings.instances)
+            raise ToolError(f"bad arguments: instance: {exc}; known: {known}") from None
         except RecallError as exc:  # the index unavailable (busy, rebuilt, disk full)
             raise ToolError(f"{exc}; try again in a moment") from None
         except Exception:  # a bug: the traceback goes to the log, the model gets a reason
