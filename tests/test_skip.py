@@ -40,6 +40,16 @@ from trilium_recall.search.triage import Triage, skip_reason, triage
         ("ja, mach das", "acknowledgement"),
         ("merci beaucoup", "acknowledgement"),
         ("d'accord, vas-y", "acknowledgement"),
+        ("ありがとうございます", "acknowledgement"),
+        ("了解しました", "acknowledgement"),
+        ("谢谢你", "acknowledgement"),
+        ("vielen Dank", "acknowledgement"),
+        ("danke sehr", "acknowledgement"),
+        ("Спасибо", "acknowledgement"),
+        ("شكرا", "acknowledgement"),
+        ("great job", "acknowledgement"),
+        ("nice one", "acknowledgement"),
+        ("thanks a lot, that's great", "acknowledgement"),
         ("fix it", "instruction"),
         ("retry", "instruction"),
         ("commit and push", "instruction"),
@@ -64,6 +74,8 @@ def test_prompts_that_need_no_recall(prompt: str, reason: str) -> None:
         "/boot is full, how do I remove old kernels",  # a path, not a command
         "/tmp fills up every night",
         "/Users is full on my mac",
+        # Claude Code sends an undefined command on as text: a question after it is asked
+        "/health says degraded, what does that mean?",
         "undo last commit",  # a question for a git notebook as often as an order
         "how do I revert a merge",  # asked, an instruction's verb is a topic
         "commit?",
@@ -203,6 +215,10 @@ def test_a_subagent_s_prompt_is_skipped_and_a_long_envelope_costs_little() -> No
         ("please explain the backup schedule", "please explain the backup schedule"),
         ("is the backup encrypted?", "is the backup encrypted?"),
         ("ok, the port?", "ok, the port?"),  # too little left to be a prompt of its own
+        ("merci ! et l'hôtel à Lyon ?", "l'hôtel à Lyon ?"),
+        ("danke, aber wie viel Steuer zahle ich?", "wie viel Steuer zahle ich?"),
+        ("gracias. ¿cómo restauro la copia de restic?", "cómo restauro la copia de restic?"),
+        ("ja ist nicht genug", "ja ist nicht genug"),  # no mark after it: the prompt's own word
     ],
 )
 def test_a_leading_acknowledgement_is_not_searched(prompt: str, searched: str) -> None:

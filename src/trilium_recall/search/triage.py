@@ -26,8 +26,9 @@ _ACK_WORDS = frozenset(
     ja jo danke gut genau passt klar alles mach das weiter bitte schön oui merci parfait
     d accord daccord vas allez sí si gracias vale perfecto claro dale bueno listo grazie
     bene perfetto certo sim obrigado obrigada valeu beleza beaucoup muchas mille muito
-    ありがとう はい 了解 うん 好 好的 谢谢
-    是的 对""".split()
+    vielen dank sehr merci beaucoup muchas mille grazie спасибо большое شكرا
+    ありがとう ありがとうございます はい 了解 了解しました うん 好 好的 谢谢 谢谢你 是的 对
+    job one s""".split()  # "great job", "nice one", "that's great" (that, s)
 )
 # Words that carry no topic of their own in a follow-up ("and the second one?").
 FOLLOW_UP_MAX_WORDS = 8
@@ -62,11 +63,13 @@ MIN_HUMAN_WORDS = 3
 _LEADING_ACKS = frozenset(
     """ok okay k kk yes yep yeah yup sure no nope nah thanks thank you thx ty cheers great
     perfect cool nice good fine lgtm sgtm np alright right correct exactly agreed awesome
-    excellent wonderful brilliant""".split()
+    excellent wonderful brilliant merci danke gracias grazie obrigado obrigada oui ja sí vale
+    parfait genau super beaucoup vielen dank muchas mille""".split()
 )
 _LEADING_WORD = re.compile(r"\s*([^\W_]+)([^\w]*)")
 _MARK = re.compile(r"\s*[,!.;—–-]+\s")
-_GOES_ON = frozenset("but so now and then".split())  # "ok so how …", "thanks, but …"
+# "ok so how …", "thanks, but …", "merci, et …", "danke, aber …"
+_GOES_ON = frozenset("but so now and then et mais alors donc und aber dann pero".split())
 _SLASH = re.compile(r"^/([A-Za-z][\w:.-]*)(\s|$)")
 # A path's first directory is no command: "/boot is full, how do I remove old kernels" reaches
 # the model (Claude Code sends an undefined command on as text, anthropics/claude-code#67007).
@@ -177,8 +180,13 @@ def _is_empty(prompt: str) -> bool:
 
 
 def _is_slash_command(prompt: str) -> bool:
+    """A command, unless its first word is a root directory or a question follows it: Claude
+    Code sends an undefined command on as text, so "/health says degraded, what does that
+    mean?" is a person asking."""
     command = _SLASH.match(prompt.strip())
-    return command is not None and command[1].lower() not in _ROOT_DIRECTORIES
+    return (
+        command is not None and command[1].lower() not in _ROOT_DIRECTORIES and "?" not in prompt
+    )
 
 
 def _is_acknowledgement(prompt: str) -> bool:
