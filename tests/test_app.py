@@ -138,6 +138,8 @@ def test_explain_shows_every_step(demo_engine) -> None:
         demo_engine, {"prompt": f"according to my notes, {RESTIC_PROMPT}"}, params={"explain": "1"}
     ).json()
     assert pointed["explain"]["searched_as"] == RESTIC_PROMPT
+    acked = post(demo_engine, {"prompt": f"ok, {RESTIC_PROMPT}"}, params={"explain": "1"}).json()
+    assert acked["explain"]["searched_as"] == RESTIC_PROMPT  # the acknowledgement peeled off
     assert [p["note_id"] for p in pointed["passages"]] == [p["note_id"] for p in answer["passages"]]
     assert explain["terms"] == ["restore", "restic", "backup"]
     assert (explain["keyword_hits"], explain["meaning_hits"]) == (6, 40)

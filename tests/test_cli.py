@@ -108,6 +108,25 @@ def test_a_bad_flag_value_names_the_flag_and_an_empty_prompt_is_refused(tmp_path
         )
 
 
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["explain", "--today", "2026-13-01", "x"], "trilium-recall explain: argument --today: "
+         "'2026-13-01' is not a date written YYYY-MM-DD, in 1900-2099"),
+        (["search"], "trilium-recall search: the following arguments are required: prompt"),
+        (["log", "--limit", "many"], "trilium-recall log: argument --limit: invalid int value: "
+         "'many'"),
+        (["status", "--jsn"], "trilium-recall: unrecognized arguments: --jsn"),
+    ],
+)  # fmt: skip
+def test_a_command_line_argparse_refuses_is_one_line(args: list[str], said: str) -> None:
+    """It was argparse's usage block and then the error: three lines and more."""
+    done = run(*args)
+    assert done.returncode == 2 and done.stdout == ""
+    [line] = done.stderr.splitlines()
+    assert line.startswith(said) and line.endswith(" --help)"), line
+
+
 def test_version() -> None:
     done = run("--version")
     assert (done.returncode, done.stdout.strip()) == (0, "trilium-recall 0.1.0")
@@ -521,7 +540,10 @@ def test_status_search_and_explain_read_an_existing_index(demo_engine) -> None:
     latin1 = run("search", os.fsdecode(b"restore my restic backup caf\xe9"), env=env)
     assert latin1.returncode == 0 and "restic" in latin1.stdout.lower(), latin1.stderr
     as_json = json.loads(run("search", "restore restic backup", "--json", env=env).stdout)
-    assert as_json["passages"] and as_json["skipped"] is None
+    assert as_json["passages"] and as_json["skipped"] is None and "silence" not in as_json
+    unrelated = "how do I reverse a linked list in rust"
+    quiet = json.loads(run("search", unrelated, "--json", env=env).stdout)
+    assert quiet["passages"] == [] and quiet["silence"].startswith("not about the notes: score")
     restore = "how do I restore my restic backup?"
     spoke = run("explain", restore, env=env)
     learned = r"SENT \d  Backups \(restic\).*\n.* · learned order -?\d+\.\d\d ·"
@@ -540,6 +562,8 @@ def test_status_search_and_explain_read_an_existing_index(demo_engine) -> None:
     left_out = "(what names no topic left out)"
     assert f'searched as: "how do I restore my restic backup?" {left_out}' in pointed.stdout
     assert "searched as" not in spoke.stdout  # nothing left out
+    acked = run("explain", "thanks! now how do I restore my restic backup?", env=env)
+    assert f'searched as: "how do I restore my restic backup?" {left_out}' in acked.stdout
     coded = run("explain", "restic_backup.sh fails with `restic forget --prune`", env=env)
     assert 'code phrases: "restic backup sh" "restic forget prune"' in coded.stdout
     assert "code phrases" not in spoke.stdout

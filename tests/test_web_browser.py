@@ -146,8 +146,8 @@ def test_status_explain_and_activity_on_the_demo(demo_engine, browser, tmp_path)
 
     run_prompt(page, f"according to my notes, {RESTIC_PROMPT}")
     expect(page.locator("#result")).to_contain_text(
-        f"Searched as “{RESTIC_PROMPT}”: the words that only say where to look, stack frames"
-        " and machine ids are left out."
+        f"Searched as “{RESTIC_PROMPT}”: harness text, an acknowledgement before the question,"
+        " the words that only say where to look, stack frames and machine ids are left out."
     )
     expect(page.locator("#result pre.sent")).to_contain_text("Backups (restic)")
 

@@ -13,7 +13,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from . import __version__
 from .engine_address import DEFAULT_ENGINE_URL
@@ -45,8 +45,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     raise SystemExit(run(args))
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's refusals as one line (exit 2), like every other error of the command line;
+    its usage is one --help away. Subcommands' parsers are of this class too."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="trilium-recall",
         description="The right few passages from your Trilium Notes, for AI assistants.",
     )

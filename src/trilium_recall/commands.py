@@ -28,7 +28,7 @@ from .explained import print_explained, print_searched
 from .index.activity_log import Activity, recent
 from .index.file import index_errors, missing_index
 from .index.store import Store
-from .search.answers import RecallRequest, RecallResult
+from .search.answers import RecallRequest, RecallResult, silence_reason
 from .server.activity import parse_since
 from .server.engine import Engine
 from .server.overview import failed_notes
@@ -208,6 +208,8 @@ def _search(args: argparse.Namespace, explain: bool = False) -> int:
         result = replace(result, passages=unlinked)
     if args.json:
         answer = result.to_json()
+        if not result.passages:  # why, as the text output says it
+            answer["silence"] = silence_reason(result, CLI_BUDGET_MS)
         if explain and result.trace:
             answer["explain"] = result.trace.to_json()
         print(json.dumps(answer, indent=2, ensure_ascii=False))

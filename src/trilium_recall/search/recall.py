@@ -67,6 +67,8 @@ def recall(
         gate=gate,
         today=request.today,
     )
+    if result.trace.searched_as is None and prompt != request.prompt.strip():
+        result.trace.searched_as = prompt  # harness text or an acknowledgement peeled off
     if deadline is not None and time.monotonic() > deadline:
         return RecallResult("late", took_ms=_since(started), trace=result.trace)
     passages, result.trace.second_sections = passages_of(result, settings)

@@ -184,9 +184,7 @@ def _is_slash_command(prompt: str) -> bool:
     Code sends an undefined command on as text, so "/health says degraded, what does that
     mean?" is a person asking."""
     command = _SLASH.match(prompt.strip())
-    return (
-        command is not None and command[1].lower() not in _ROOT_DIRECTORIES and "?" not in prompt
-    )
+    return command is not None and command[1].lower() not in _ROOT_DIRECTORIES and "?" not in prompt
 
 
 def _is_acknowledgement(prompt: str) -> bool:

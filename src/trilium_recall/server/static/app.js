@@ -256,7 +256,7 @@ function renderAnswer(answer) {
   if (!trace) return parts;
   if (trace.searched_as) {
     parts.push(el("p", { className: "muted" },
-      `Searched as “${trace.searched_as}”: the words that only say where to look, stack frames and machine ids are left out.`));
+      `Searched as “${trace.searched_as}”: harness text, an acknowledgement before the question, the words that only say where to look, stack frames and machine ids are left out.`));
   }
   if (trace.dates.length) {
     parts.push(el("p", { className: "muted" }, "Dates: "
