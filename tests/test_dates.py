@@ -21,7 +21,7 @@ def said(prompt: str) -> list[tuple[str, str]]:
     ("prompt", "dates"),
     [
         ("what did i buy on the christmas shopping trip on the 21st", [("day 21", "21st")]),
-        ("what xmas ideas did i jot down back in late november", [("nov", "november")]),
+        ("what xmas ideas did i jot down back in late november", [("nov", "late november")]),
         ("am i off work on the 28th of december?", [("28 dec", "28th of december")]),
         ("the youtube video from monday dec 18, whats the url", [("18 dec", "monday dec 18")]),
         ("how many shops were hit during the sep 3 incident?", [("3 sep", "sep 3")]),

@@ -35,6 +35,7 @@ from trilium_recall.search.dates.prompt import (
         ("après-demain", Date(2026, 10, 24), "apres demain"),
         ("l'altro ieri", Date(2026, 10, 20), "altro ieri"),
         ("avant-hier", Date(2026, 10, 20), "avant hier"),
+        ("qu'est-ce que j'ai fait hier ?", Date(2026, 10, 21), "hier"),  # French, so yesterday
         ("übermorgen", Date(2026, 10, 24), "ubermorgen"),
         ("was habe ich letzten Freitag gemacht", Date(2026, 10, 16), "letzten freitag"),
         ("qu'ai-je fait vendredi dernier ?", Date(2026, 10, 16), "vendredi dernier"),
@@ -55,6 +56,12 @@ def test_a_day_named_from_today_is_counted_from_the_engine_s_date(
     monkeypatch.setattr(dates, "today", lambda: datetime.date(2026, 10, 22))  # a Thursday
     (mention,) = prompt_dates(prompt)
     assert (mention.date, mention.said, mention.relative) == (day, named, True)
+
+
+def test_hier_is_yesterday_only_in_french() -> None:
+    assert (
+        prompt_dates("hier ist der Fehler in der Konfiguration", datetime.date(2026, 10, 22)) == []
+    )
 
 
 def test_a_day_named_from_today_matches_no_word_and_rules_no_note_out(

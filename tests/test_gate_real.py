@@ -309,6 +309,18 @@ def test_a_month_finds_its_notes_and_the_topic_beside_it_finds_its_own(index) ->
     assert not {"21 - Wednesday", "14 - Wednesday"} & set(tuning)  # that month, not on it
 
 
+def test_a_month_named_alone_gets_its_days_notes(index) -> None:
+    """ "what did I write in October" found only the month's own note and went silent, while
+    "what did I do last month" asked on a day in November got October's day notes."""
+    november = datetime.date(2026, 11, 10)
+    for asked in ("what did I write in October", "what did I do in late october?"):
+        found = titles(index.ask(asked, today=november))
+        assert {"21 - Wednesday", "14 - Wednesday"} <= set(found), (asked, found)
+    month = titles(index.ask("what did I do last month?", today=november))
+    assert {"21 - Wednesday", "14 - Wednesday"} <= set(month)
+    assert index.ask("when is the october half-term holiday in the uk?").passages == []
+
+
 def test_more_days_named_from_today_reach_the_journal(index) -> None:
     assert titles(index.ask("was steht am Freitag an?", today=datetime.date(2026, 10, 8))) == [
         "09 - Friday"

@@ -138,19 +138,25 @@ def filed_on(
     instances: Iterable[str],
     limit: int = FILED_K,
 ) -> list[int]:
-    """The sections of `instances`' notes filed on a day the prompt names, day notes before the
-    notes under them (shorter breadcrumbs), the latest first ("on the 21st" is most likely the
-    last one), at most SECTIONS_A_NOTE of each: meaning search does not find "21 - Wednesday"
-    for "what did I do on october 21st", as its text never says October."""
+    """The sections of `instances`' notes filed on a day the prompt names (or in a month it
+    names alone), day notes before the notes under them (shorter breadcrumbs), the latest first
+    ("on the 21st" is most likely the last one), at most SECTIONS_A_NOTE of each: meaning search
+    does not find "21 - Wednesday" for "what did I do on october 21st", as its text never says
+    October."""
     days = [m.date for m in mentions if m.date.day]
-    if not days:
+    # "what did I write in october": a month named alone files its days' notes
+    months = [m.date for m in mentions if m.date.month and not m.date.day]
+    keys = {(d.month, d.day or 0) for d in days} | {
+        (d.month, n) for d in months for n in range(1, 32)
+    }
+    if not keys:
         return []
     wanted = set(instances)
     found = {
         (note.instance, note.note_id): (depth, note)
-        for key in {(d.month, d.day) for d in days if d.day}
+        for key in keys
         for date, depth, note in _filed_index(store).get(key, ())
-        if note.instance in wanted and any(d.agrees(date) for d in days)
+        if note.instance in wanted and any(d.agrees(date) for d in days + months)
     }
     ordered = sorted(
         found.values(), key=lambda p: (p[0], -_latest(p[1]), p[1].instance, p[1].note_id)

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from ...index.terms import STOP_WORDS
+from ..languages import prompt_language
 from .counted import counted_back
 from .days import Days, each_day, month, nearest, number_at, said_at, week
 from .mentions import CLOSE_SPAN, LONGEST_SPAN
@@ -87,7 +88,7 @@ Reading = tuple[Days, bool]  # the days one phrase names (the same tokens each),
 def _reading_at(tokens: tuple[str, ...], i: int, now: datetime.date) -> Reading | None:
     """The days named by the phrase whose main word is at `i`, if any."""
     word, counted = tokens[i], False
-    if word in RELATIVE or _further(tokens, i) is not None:
+    if _offset(tokens, i) is not None or _further(tokens, i) is not None:
         if RELATIVE.get(word) == 0 and WE.intersection(tokens):
             return None  # "what we did today" is the session
         days = _since(tokens, [_relative_day(tokens, i, now)], now)
@@ -178,13 +179,22 @@ def _further(tokens: Sequence[str], i: int) -> int | None:
     return FURTHER.get(pair)
 
 
+def _offset(tokens: Sequence[str], i: int) -> int | None:
+    """The days from today the word at `i` names: "yesterday", "gestern"; French "hier" only
+    in a French prompt (German's "here": "hier ist der Fehler")."""
+    word = tokens[i]
+    if word == "hier" and prompt_language(" ".join(tokens)) == "fr":
+        return -1
+    return RELATIVE.get(word)
+
+
 def _relative_day(
     tokens: Sequence[str], i: int, now: datetime.date
 ) -> tuple[datetime.date, int, int]:
     """ "yesterday", "the day before yesterday", "après-demain", "gestern"."""
-    word, previous = tokens[i], tokens[i - 1] if i else ""
+    previous = tokens[i - 1] if i else ""
     further = _further(tokens, i)
-    days = RELATIVE.get(word, 0) + (further or 0)
+    days = (_offset(tokens, i) or 0) + (further or 0)
     start = i - 1 if further is not None else i
     if previous in ("before", "after"):  # "(the) day before yesterday"
         while start > 0 and tokens[start - 1] in ("day", "the"):

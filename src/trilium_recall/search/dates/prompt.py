@@ -48,6 +48,7 @@ from .words import (
 )
 
 _PARTS = frozenset("end start beginning middle rest".split())
+_MONTH_PARTS = frozenset("early mid late anfang ende".split())  # right before a month
 # Words that ask what a day held rather than name a topic ("what happened on the 22nd", "was
 # habe ich am 21. Oktober gemacht"), with each language's function words (languages.MARKERS).
 # Not "day", "today" or "going": "what day is it today?" and "what's going on today" are chat.
@@ -192,8 +193,9 @@ def _from_today(
 
 
 def day_terms(mentions: Sequence[DateMention], terms: Sequence[str]) -> list[str]:
-    """The prompt `terms` that name a day ("october", "21st" of "on october 21st")."""
-    said = {index_term(word) for m in mentions if m.date.day for word in m.words}
+    """The prompt `terms` that name a day ("october", "21st" of "on october 21st"), or a month
+    named alone, whose days' notes are filed in it (dates/filed.py)."""
+    said = {index_term(word) for m in mentions if m.date.day or m.date.month for word in m.words}
     return [term for term in terms if index_term(term) in said]
 
 
@@ -270,6 +272,8 @@ def _month_at(
         return None
     if start > 0 and tokens[start - 1] in WEEKDAYS:
         start -= 1
+    elif day is None and start > 0 and tokens[start - 1] in _MONTH_PARTS:
+        start -= 1  # "late october" is said of the month: "late" is no topic of the prompt
     if day is not None and not valid_day(month, day, year):
         return None
     return range(start, end), Date(year, month, day)

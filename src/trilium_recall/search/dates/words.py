@@ -105,7 +105,8 @@ AFTER_ABBREVIATION = frozenset("i we and or at morning afternoon evening night s
 # Before "last": it is an adverb ("when I last sat down"), not the last one.
 PRONOUNS = frozenset("i we you he she they it".split())
 
-# Days named from today ("hier" alone is left out: German's "here").
+# Days named from today (French "hier" only in a French prompt, from_today._offset: German's
+# "here").
 RELATIVE = {
     "today": 0, "tonight": 0, "yesterday": -1, "tomorrow": 1, "heute": 0, "gestern": -1,
     "vorgestern": -2, "ubermorgen": 2, "aujourd": 0, "demain": 1, "hoy": 0, "ayer": -1,
