@@ -629,3 +629,27 @@ async def test_a_failed_run_s_error_clears_once_the_next_run_writes_a_round(tmp_
         await harness.syncer.full()
     assert failed and seen[0] == (0, failed)  # listed, nothing written yet: still the reason
     assert [error for done, error in seen if done] == [None, None, None]
+
+
+async def test_a_tree_thousands_of_levels_deep_is_indexed(tmp_path) -> None:
+    """Classifying its notes passed Python's recursion limit: the whole instance stayed
+    unindexed ("internal error during sync"), tried again every minute."""
+    depth = 2_000
+    fake = FaultyTrilium(token=TOKEN)
+    parent = "root"
+    for n in range(depth):
+        title = "Deep " + str(n) + ("x" * 100_000 if n == 5 else "")  # one title a page long
+        fake.add_note(f"deep{n:08d}", title, parent_id=parent, content=f"<p>level {n}</p>")
+        parent = f"deep{n:08d}"
+    with fake:
+        harness = Harness(fake, tmp_path, HashEmbedder())
+        try:
+            report = await harness.syncer.full()
+            deepest = harness.store.known_notes("default")[f"deep{depth - 1:08d}"]
+        finally:
+            await harness.close()
+    assert report.failed == [] and report.indexed == depth
+    [path] = deepest.paths
+    crumbs = path.split(" › ")
+    assert crumbs[:3] == ["Deep 0", "Deep 1", "…"] and crumbs[-1] == f"Deep {depth - 2}"
+    assert len(crumbs) == 16 and len(path) < 16 * 210

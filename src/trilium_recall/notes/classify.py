@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from ..areas import AREA_RANK
 from ..config import Settings
+from ..textclean import clip
 from ..trilium.records import Note
 from .records import text_hash
 
@@ -30,6 +31,8 @@ MAX_PATHS = 8  # clones can multiply paths; a handful is plenty for display and 
 # Chains walked before the paths are ranked and cut to MAX_PATHS: a wiki page cloned under
 # many day notes keeps its wiki path however its parents are listed.
 MAX_CHAINS = 64
+CRUMBS = 16  # levels of a breadcrumb shown; deeper ones keep their top and their end
+CRUMB_CHARS = 200  # of each title in a breadcrumb (a web clip's title may be a page long)
 # Under the #calendarRoot note, or a day/month/year note of a journal kept elsewhere.
 JOURNAL_LABELS = ("calendarRoot", "dateNote", "monthNote", "yearNote")
 # The labels Trilium's journal dates its day and month notes with ("2026-10-21", "2026-10").
@@ -67,40 +70,49 @@ def ancestor_chains(note_id: str, tree: Mapping[str, Note]) -> list[list[Note]]:
 
     A chain that reaches a note missing from `tree` (e.g. a hidden parent the listing left
     out) stops there; a chain through `_hidden` keeps that note so callers can see it.
+
+    Depth first, on a stack of its own and one chain cut back as it returns: a tree 2,000
+    levels deep passed Python's recursion limit, and copying the chain at every level made a
+    deep note's walk quadratic. (No nested function either: one that calls itself is a
+    reference cycle, freed only by the garbage collector, whose collections held the
+    interpreter for up to 0.7 s at 100,000 notes; bench/RESULTS.md.)
     """
     chains: list[list[Note]] = []
-    _walk(tree, chains, note_id, [], frozenset({note_id}))
+    chain: list[Note] = []
+    seen = {note_id}  # the note and the chain's notes: a parent among them is a cycle
+    ids: list[str] = []  # the chain's note ids, as `seen` holds them
+    todo = _steps(note_id, 0, tree, seen)  # (a parent to go up to, or None: a chain ends)
+    while todo and len(chains) < MAX_CHAINS:
+        parent, length = todo.pop()
+        seen.difference_update(ids[length:])
+        del chain[length:], ids[length:]
+        if parent is None:
+            chains.append(chain.copy())
+            continue
+        chain.append(tree.get(parent) or _hidden_stub())
+        ids.append(parent)
+        seen.add(parent)
+        todo += _steps(parent, length + 1, tree, seen)
     return chains
 
 
-def _walk(
-    tree: Mapping[str, Note],
-    chains: list[list[Note]],
-    current: str,
-    chain: list[Note],
-    seen: frozenset[str],
-) -> None:
-    """Depth first from `current`, appending each finished chain to `chains`. (A function of
-    its own, not a closure: a nested function that calls itself is a reference cycle, freed
-    only by the garbage collector — 7 objects a note at every full comparison, whose
-    collections held the interpreter for up to 0.7 s at 100,000 notes; bench/RESULTS.md.)"""
-    if len(chains) >= MAX_CHAINS:
-        return
+def _steps(
+    current: str, length: int, tree: Mapping[str, Note], seen: set[str]
+) -> list[tuple[str | None, int]]:
+    """What walking up from `current` (the chain `length` long) does next, last first (a
+    stack): go up to each parent in turn, or end the chain at root, at a parent the listing
+    left out, or at a note without parents."""
     note = tree.get(current)
     parents = [p for p in (note.parent_note_ids if note else ()) if p not in seen]
     live = [p for p in parents if p != "none"]
     if not live or current == ROOT:
-        chains.append(chain)
-        return
-    for parent in live:
-        if parent == ROOT:
-            chains.append(chain)
-        elif parent in tree or parent == HIDDEN_ROOT:
-            _walk(
-                tree, chains, parent, [*chain, tree.get(parent) or _hidden_stub()], seen | {parent}
-            )
-        else:
-            chains.append(chain)
+        return [(None, length)]
+    steps: list[tuple[str | None, int]] = [
+        (parent, length) if parent != ROOT and (parent in tree or parent == HIDDEN_ROOT)
+        else (None, length)
+        for parent in live
+    ]  # fmt: skip
+    return steps[::-1]
 
 
 def classify(note: Note, tree: Mapping[str, Note], rules: Rules) -> Verdict:
@@ -199,8 +211,14 @@ def _area(note: Note, chain: list[Note], rules: Rules) -> str:
 
 
 def _breadcrumb(chain: list[Note]) -> str:
+    """The path from the top, each title cut to CRUMB_CHARS; a path deeper than CRUMBS levels
+    keeps its top two and the levels nearest the note (where a journal files it), with "…" for
+    the rest: a tree 2,000 levels deep gave each note a path of 2,000 titles."""
     # A protected ancestor's title is "[protected]" on the wire: it is left out of the path.
-    return BREADCRUMB.join(note.title for note in reversed(chain) if not note.is_protected)
+    titles = [clip(n.title, CRUMB_CHARS) for n in reversed(chain) if not n.is_protected]
+    if len(titles) > CRUMBS:
+        titles = [*titles[:2], "…", *titles[3 - CRUMBS :]]
+    return BREADCRUMB.join(titles)
 
 
 def _hidden_stub() -> Note:
