@@ -200,3 +200,35 @@ def test_reference_points_are_recalibrated_while_the_first_build_runs(tmp_path: 
 def test_a_partial_answer_says_so_in_its_text() -> None:
     assert PARTIAL_NOTE in RecallResult("silent", partial=True).text
     assert PARTIAL_NOTE not in RecallResult("silent").text
+
+
+def test_health_answers_while_a_note_is_being_split(tmp_path: Path, monkeypatch) -> None:
+    """Splitting ran on the event loop: a 10 MB note took 6 s, and /health and /recall
+    waited for it. Here the split is held until /health has answered beside it."""
+    from trilium_recall.sync import syncer as syncer_module
+
+    splitting, answered = threading.Event(), threading.Event()
+    real_prepare = syncer_module.prepare
+
+    def held_prepare(note, record, content):
+        if note.note_id == "bigNote00001":
+            splitting.set()
+            answered.wait(60)
+        return real_prepare(note, record, content)
+
+    monkeypatch.setattr(syncer_module, "prepare", held_prepare)
+    trilium = FakeTrilium(token="build_token")
+    trilium.add_note("bigNote00001", "Huge manual", content="<p>every command</p>")
+    trilium.start()
+    instance = Instance("default", trilium.url(), SecretStr("build_token"))
+    settings = make_settings(tmp_path, instances={"default": instance})
+    try:
+        with serve_in_thread(create_app(Engine(settings, HashEmbedder()))) as url:
+            assert splitting.wait(60), "the note was never split"
+            health = httpx.get(f"{url}/health", timeout=30).json()
+            answered.set()
+            assert health["status"] in ("starting", "building")
+            health_once(url, lambda h: h["status"] == "ok", "the build finish")
+    finally:
+        answered.set()
+        trilium.stop()
