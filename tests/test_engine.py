@@ -3,18 +3,24 @@
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import AsyncIterator, Iterator
 
+import httpx
 from pydantic import SecretStr
 
 from conftest import OPEN, HashEmbedder, add_note, health_when, make_settings
+from engine_process import serve_in_thread
+from faults import wait_until
 from standin_edits import EditableTrilium
 from trilium_recall.config import Instance, Settings
+from trilium_recall.demo.standin import FakeTrilium
 from trilium_recall.index.store import Store
 from trilium_recall.index.vectors import VectorIndex
 from trilium_recall.search.answers import RecallRequest
 from trilium_recall.search.candidates import Reference
-from trilium_recall.server.engine import Engine
+from trilium_recall.server.app import create_app
+from trilium_recall.server.engine import SEARCH_THREADS, Engine
 
 
 def _trilium(token: str, title: str, text: str) -> EditableTrilium:
@@ -156,3 +162,61 @@ async def test_a_restart_reads_the_reference_points_the_last_calibration_kept(tm
 def _has(engine: Engine, words: str) -> bool:
     rows = engine.store.keyword_search(" AND ".join(f'"{w}"' for w in words.split()), 1)
     return bool(rows)
+
+
+class QueryHeldEmbedder(HashEmbedder):
+    """Embeds passages at once; each prompt's query waits for `release` (set until cleared)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.release = threading.Event()
+        self.release.set()
+        self.held = 0
+
+    def query(self, text: str):
+        self.held += 1
+        self.release.wait(120)
+        return super().query(text)
+
+
+def test_prompts_past_the_line_are_answered_late_at_once(tmp_path) -> None:
+    """50 clients at once each waited out its budget in an unbounded line: 94 % late."""
+    trilium = FakeTrilium(token="line_token")
+    trilium.add_note("resticNote01", "Restic", content="<p>restore a restic backup</p>")
+    trilium.start()
+    instance = Instance("default", trilium.url(), SecretStr("line_token"))
+    embedder = QueryHeldEmbedder()
+    engine = Engine(make_settings(tmp_path, instances={"default": instance}), embedder, OPEN)
+    answers: list[dict] = []
+    try:
+        with serve_in_thread(create_app(engine)) as url:
+            wait_until(
+                "the notes indexed", lambda: httpx.get(f"{url}/health").json()["status"] == "ok", 60
+            )
+            embedder.release.clear()
+            embedder.held = 0
+            body = {"prompt": "how do I restore a restic backup"}
+            admitted = [
+                threading.Thread(
+                    target=lambda: answers.append(
+                        httpx.post(f"{url}/recall", json=body, timeout=120).json()
+                    )
+                )
+                for _ in range(engine.line.limit)
+            ]
+            for thread in admitted:
+                thread.start()
+            wait_until("the line full", lambda: engine.line.waiting == engine.line.limit, 60)
+            turned_away = httpx.post(f"{url}/recall", json=body, timeout=60).json()
+            assert turned_away["status"] == "late" and turned_away["passages"] == []
+            assert embedder.held == SEARCH_THREADS  # the rest wait for a thread, not the model
+            embedder.release.set()
+            for thread in admitted:
+                thread.join(120)
+            assert engine.line.waiting == 0
+            again = httpx.post(f"{url}/recall", json=body, timeout=60).json()
+    finally:
+        embedder.release.set()
+        trilium.stop()
+    assert [a["status"] for a in answers] == ["sent"] * engine.line.limit
+    assert again["status"] == "sent"

@@ -36,6 +36,7 @@ from ..sync.removed import drop_instances
 from ..sync.schedule import run_forever
 from ..sync.syncer import RunReport, Syncer, SyncStatus
 from ..trilium.client import TriliumClient
+from .admission import SearchLine
 from .bank import measured_bank, read_bank
 from .health import instance_health, overall_health
 from .index_file import IndexFile
@@ -46,6 +47,7 @@ T = TypeVar("T")
 # Two search threads: while one waits for the model (its own thread, queries first), the other
 # runs keyword search, vector scoring and the gate (bench/RESULTS.md, concurrent clients).
 SEARCH_THREADS = 2
+WAITING_SEARCHES = 10  # beside them: ~0.5 s of searches at ~20 a second (admission.py)
 WARM_SEARCHES_PER_THREAD = 2
 # The answer may take this long past the budget before it is dropped as late (thread hand-off).
 BUDGET_GRACE_S = 0.1
@@ -101,6 +103,7 @@ class Engine:
         self._local = threading.local()
         self._readers: list[Store] = []
         self._pool = ThreadPoolExecutor(SEARCH_THREADS, thread_name_prefix="recall")
+        self.line = SearchLine(SEARCH_THREADS + WAITING_SEARCHES)
         self._tasks: list[asyncio.Task[None]] = []
         # Awaited after each full sync (app.py: the MCP instructions from the index).
         self.after_full: list[Callable[[], Awaitable[None]]] = []
@@ -301,19 +304,15 @@ class Engine:
         generic = self.generic
         if generic is None:
             return RecallResult("starting", skipped="starting")
+        if not self.line.admit():
+            return RecallResult("late")  # its budget would run out in the line
+        search = functools.partial(recall, deadline=deadline, gate=self.gate)
         loop = asyncio.get_running_loop()
         future = loop.run_in_executor(
             self._pool,
-            lambda: recall(
-                self._reader(),
-                self.embedder,
-                generic,
-                self.settings,
-                request,
-                deadline=deadline,
-                gate=self.gate,
-            ),
+            lambda: search(self._reader(), self.embedder, generic, self.settings, request),
         )
+        future.add_done_callback(self.line.leave)  # when its thread is free, not at the budget
         # Asked of one instance, its own first build: "silent" would say its notes hold nothing
         # about the prompt. (Once built, the state is read from memory.)
         asked = [request.instance] if request.instance in self.syncers else list(self.syncers)
