@@ -1,6 +1,7 @@
 """How query embeddings should share the two cores: one model thread whose OpenMP team has 2
-threads (the product today, embed.E5Embedder), or two model threads with a team of 1 each
-(two queries in parallel, each on one core).
+threads, or two model threads with a team of 1 each (two queries in parallel, each on one
+core). The product since measured: one model thread (embed.E5Embedder) whose queries run on a
+team of QUERY_THREADS = 1 and whose build batches on the full team.
 
     python bench/bench_threads.py [--seconds 8] [--callers 1,2,4,8] [--rounds 2] [--oversubscribed]
 

@@ -31,6 +31,7 @@ class Samples:
     """Per-request numbers of one latency run, all in ms."""
 
     wall: list[float] = field(default_factory=list)
+    answered_wall: list[float] = field(default_factory=list)  # of the answers not "late"
     took: list[float] = field(default_factory=list)
     embed: list[float] = field(default_factory=list)
     search: list[float] = field(default_factory=list)
@@ -46,6 +47,7 @@ class Samples:
         if answer.get("timed_out"):
             self.timed_out += 1
             return
+        self.answered_wall.append(wall_ms)
         self.took.append(float(answer["took_ms"]))
         self.passages += len(answer["passages"])
         self.skipped += answer["skipped"] is not None
@@ -60,7 +62,7 @@ class Samples:
             self.search.append(float(trace["search_ms"]))
 
     def merge(self, other: Samples) -> None:
-        for name in ("wall", "took", "embed", "search"):
+        for name in ("wall", "answered_wall", "took", "embed", "search"):
             getattr(self, name).extend(getattr(other, name))
         self.passages += other.passages
         self.skipped += other.skipped

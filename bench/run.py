@@ -52,6 +52,7 @@ from engine_bench import (  # noqa: E402
 from engine_steps import demo_engine  # noqa: E402
 from plan import EXPORT_TOKEN, FULL, QUICK, TARGET_50K_P99_MS, TARGET_BUILD_RATIO, Plan  # noqa: E402
 from report import Report, load_average, load_row, machine, p50_p99, wait_for_quiet  # noqa: E402
+from synth_material import missing_indexes  # noqa: E402
 from synth_notebook import write_index  # noqa: E402
 from tables import (  # noqa: E402
     build_rows,
@@ -233,6 +234,8 @@ def main() -> None:
     plan = QUICK if args.quick else FULL
     if args.sizes is not None:
         plan = replace(plan, sizes=tuple(int(s) for s in args.sizes.split(",") if s.strip()))
+    if plan.sizes and (why := missing_indexes()):  # said now, not after the other steps
+        sys.exit(f"bench: the synthetic sizes need the eval indexes: {why}; or --sizes ''")
     waited = 0.0
     if args.wait_quiet is not None:
         _, waited = wait_for_quiet(args.wait_quiet, args.wait_max)

@@ -44,14 +44,21 @@ class Material:
     snippets: int
 
 
+def missing_indexes(index_dir: Path = REAL_INDEXES) -> str | None:
+    """Why no synthetic notebook can be made here, or None: the eval indexes it draws on."""
+    absent = [c for c in CORPORA if not (index_dir / c / "recall.sqlite3").is_file()]
+    if not absent:
+        return None
+    return (
+        f"no eval index for {', '.join(absent)} in {index_dir}: build them with "
+        "`python eval/evaluate.py` (needs ../shared or SHARED_DIR, about an hour)"
+    )
+
+
 def load_material(index_dir: Path = REAL_INDEXES) -> Material:
     """Every real section and snippet vector of the seven eval indexes (opened read-only)."""
-    absent = [c for c in CORPORA if not (index_dir / c / "recall.sqlite3").is_file()]
-    if absent:
-        sys.exit(
-            f"synth_notebook: no eval index for {', '.join(absent)} in {index_dir}: build them "
-            "with `python eval/evaluate.py` (needs ../shared or SHARED_DIR) or pass --real"
-        )
+    if why := missing_indexes(index_dir):
+        sys.exit(f"synth_notebook: {why}, or pass --real")
     notes: list[RealNote] = []
     rows: list[np.ndarray] = []
     sections = snippets = 0

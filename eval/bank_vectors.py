@@ -1,6 +1,6 @@
 """Write the generic-prompt bank's vectors beside it, made by the bundled model.
 
-    python eval/bank_vectors.py      # after editing src/trilium_recall/generic_prompts.txt
+    python eval/bank_vectors.py      # after editing src/trilium_recall/search/generic_prompts.txt
 
 The engine uses them only while their key (model name + every prompt) matches; a test checks
 that the shipped file is current and equals what the model makes now.
@@ -8,6 +8,7 @@ that the shipped file is current and equals what the model makes now.
 
 from __future__ import annotations
 
+import argparse
 from importlib import resources
 
 import numpy as np
@@ -17,6 +18,7 @@ from trilium_recall.search.null_bank import VECTORS_FILE, bank_key, bank_prompts
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
     embedder = E5Embedder()
     prompts = bank_prompts()
     vectors = embedder.queries(prompts)

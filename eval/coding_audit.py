@@ -14,6 +14,7 @@ corpus and kind, how many sent an expected note and how many were silent.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import shutil
@@ -38,6 +39,7 @@ def searched(data_dir: Path, prompt: str) -> list[str]:
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
     corpora = json.loads(SET.read_text(encoding="utf-8"))["corpora"]
     with tempfile.TemporaryDirectory() as scratch:
         for name, items in corpora.items():

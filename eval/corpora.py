@@ -27,7 +27,7 @@ import asyncio
 import json
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import gitdocs
@@ -51,14 +51,13 @@ SHARED = SHARED_DIR / "trilium"
 CORPORA_DIR = SHARED_DIR / "corpora"
 OTHER_DOMAINS = ("gnucash", "gimp", "handbook", "skycultures")
 # One file standing for each documentation package, with the command that puts it there.
+_UNPACK = (
+    "mkdir -p eval/.index && cd eval/.index && apt-get download {0} && dpkg-deb -x {0}_*.deb {0}"
+)
 PACKAGES = {
     pydocs.DOC / "library" / "os.html": "apt-get install python3.11-doc",
-    nodedocs.DOC / "fs.md.gz": (
-        "apt-get download nodejs-doc && dpkg-deb -x nodejs-doc_*.deb eval/.index/nodejs-doc"
-    ),
-    gitdocs.DOC / "git-commit.html": (
-        "apt-get download git-doc && dpkg-deb -x git-doc_*.deb eval/.index/git-doc"
-    ),
+    nodedocs.DOC / "fs.md.gz": _UNPACK.format("nodejs-doc"),
+    gitdocs.DOC / "git-commit.html": _UNPACK.format("git-doc"),
 }
 TOKEN = "eval_token"
 INSTANCE = "eval"
@@ -87,15 +86,26 @@ LOADERS: dict[str, Callable[[FakeTrilium], None]] = {
 CORPORA = tuple(LOADERS)
 
 
-def missing() -> list[str]:
-    """The files the eval needs that are not there (empty when it can run); a package's file
-    comes with the command that installs it."""
-    needed = [SHARED / "demo.zip", SHARED / "devdocs.zip"]
-    for name in OTHER_DOMAINS:
-        needed += [CORPORA_DIR / name / "notebook.json", CORPORA_DIR / name / "prompts.jsonl"]
-    absent = [str(path) for path in needed if not path.is_file()]
-    absent += [f"{page} ({command})" for page, command in PACKAGES.items() if not page.is_file()]
-    return absent
+def needs(name: str) -> list[Path]:
+    """The files one corpus is read from (none for the demo notebook, which ships inside)."""
+    shared = {"demo_zip": [SHARED / "demo.zip"], "devdocs": [SHARED / "devdocs.zip"]}
+    shared |= {n: [CORPORA_DIR / n / "notebook.json", CORPORA_DIR / n / "prompts.jsonl"]
+               for n in OTHER_DOMAINS}  # fmt: skip
+    packages = {"pydocs": pydocs.DOC, "nodedocs": nodedocs.DOC, "gitdocs": gitdocs.DOC}
+    if name in packages:
+        return [page for page in PACKAGES if page.is_relative_to(packages[name])]
+    return shared.get(name, [])
+
+
+def missing(names: Sequence[str] = ()) -> list[str]:
+    """The files the eval of `names` (default: every corpus) needs that are not there (empty
+    when it can run); a package's file comes with the command that installs it."""
+    needed = [path for name in names or CORPORA for path in needs(name)]
+    return [
+        f"{path} ({PACKAGES[path]})" if path in PACKAGES else str(path)
+        for path in dict.fromkeys(needed)
+        if not path.is_file()
+    ]
 
 
 def corpus_settings(data_dir: Path, url: str = "http://eval.invalid") -> Settings:

@@ -454,7 +454,9 @@ EMBEDDER: CachedEmbedder
 def load_all(names: Sequence[str] = CORPORA) -> dict[str, Corpus]:
     """The real model (once per run), every corpus's index and every prompt searched once."""
     global EMBEDDER
-    absent = missing()
+    if unknown := [name for name in names if name not in CORPORA]:
+        sys.exit(f"eval: no corpus {', '.join(unknown)} (the corpora: {', '.join(CORPORA)})")
+    absent = missing(names)
     if absent:
         sys.exit(f"eval skipped: its inputs are not there ({', '.join(absent)})")
     model = E5Embedder()

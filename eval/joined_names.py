@@ -14,6 +14,7 @@ each with the names concerned. Every other prompt would search the same words as
 
 from __future__ import annotations
 
+import argparse
 import re
 
 import apsw
@@ -63,6 +64,7 @@ def split_apart(prompt: str, note: str) -> set[str]:
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
     total = touched = 0
     for corpus in CORPORA:
         if not (HERE / ".index" / corpus / "recall.sqlite3").is_file():

@@ -7,6 +7,7 @@ sections of MIN_SPLIT_WORDS or more cut out as child notes.
 
 from __future__ import annotations
 
+import argparse
 import html
 import json
 import re
@@ -91,5 +92,7 @@ def build_from_argv(
     argv: list[str], default: Path, write: Callable[[Path], list[tuple[dict, str, int]]]
 ) -> None:
     """A builder's command line: write the notebook to the folder named, or `default`."""
-    target = Path(argv[0]) if argv else default
+    parser = argparse.ArgumentParser(description=f"Write the notebook folder (default {default}).")
+    parser.add_argument("folder", nargs="?", type=Path, default=default, help="where to write it")
+    target = parser.parse_args(argv).folder
     report(write(target), target)

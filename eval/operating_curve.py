@@ -9,6 +9,7 @@ scored on the held-out corpus. "open" passes every prompt: the ranking's own cei
 
 from __future__ import annotations
 
+import argparse
 from dataclasses import replace
 
 from evaluate import fit, labelled_signals, load_all, opened, product, score
@@ -18,6 +19,7 @@ TRAIN_SILENCES = (0.85, 0.90, 0.93, 0.95, 0.97, 0.99)
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
     corpora = load_all()
     print("| held out | train silence | hit@3 | silence | near-miss silence |")
     print("|---|---|---|---|---|")
