@@ -143,6 +143,10 @@ def test_the_question_after_a_long_trace_is_what_the_keywords_read() -> None:
         # A terminal's colours, with the escape or with it lost in the copy.
         ("\x1b[31mCalledProcessError\x1b[0m: exit 1", "CalledProcessError : exit 1"),
         ("[1;31mFAILED[0m tests/test_io.py", "FAILED tests/test_io.py"),
+        (  # syslog's process id
+            "Dec  7 10:00:01 nas restic[2001]: Fatal: unable to open config file",
+            "Dec 7 nas restic : Fatal: unable to open config file",
+        ),
     ],
 )
 def test_ids_a_machine_wrote_are_left_out(prompt: str, cleaned: str) -> None:
@@ -224,6 +228,16 @@ def test_what_is_first_already_or_short_or_all_prose_stays_in_place() -> None:
     short = "2024-03-01 INFO pid 4121 served\nwhy is the pid here?"
     assert len(short) < QUESTION_FIRST_CHARS and question_first(short) == short
     essay = "I wonder why the build is slow on my laptop and fast on the server. " * 30
-    assert question_first(essay) == essay  # nothing but prose: no paste to move it past
+    assert question_first(essay) == essay  # one paragraph of prose: no paste to move it past
     trace_only = LOG + "\nERROR [worker-1] pid 4121 crashed"
     assert question_first(trace_only) == trace_only
+
+
+def test_a_question_under_a_long_pasted_text_is_read_first() -> None:
+    """A pasted article or mail is prose too: the short last paragraph after it is the
+    person's question."""
+    article = ("The backup runs every night and copies the photos to the NAS. " * 20 + "\n") * 5
+    question = "how do I restore my restic backup?"
+    asked = question_first(article + "\n" + question)
+    assert asked.startswith(question + "\n\n")
+    assert asked.split() == (question + " " + article).split()

@@ -56,6 +56,7 @@ _INLINE_FRAME = re.compile(r"\bat (?:async )?(?:new )?[\w.$<>\[\]/]+ \([^()\s]+:
 # commit's id ("commit 9c98333", "could not apply 732a385", "HEAD is now at bcae398").
 _MACHINE = re.compile(
     r"""(?P<noise>\(node:\d+\)
+      | (?<=[a-z])\[\d+\](?=:)  # syslog's process id: "restic[2001]: Fatal: ..."
       | (?:\x1b|\^\[)\[[0-9;]{0,12}m  # colours, as a terminal wrote them
       | (?<!\\033)(?<!\\x1b)(?<!\\e)(?<!\\u001b)\[[0-9;]{0,12}m(?![\]:,\d])  # escape lost
       | \b0x(?![0-9a-f]{8}\b)[0-9a-f]+\b
@@ -111,6 +112,9 @@ def question_first(prompt: str) -> str:
     start = len(lines)
     while start > 0 and (not lines[start - 1].strip() or _prose(lines[start - 1])):
         start -= 1
+    if start == 0:  # all prose (an article, a mail): the person's last paragraph, if short
+        paragraphs = re.split(r"\n\s*\n", prompt.rstrip())
+        start = len(lines) - len(paragraphs[-1].splitlines()) if len(paragraphs) > 1 else 0
     closing = "\n".join(lines[start:]).strip()
     if not closing or start == 0 or len(closing) > QUESTION_FIRST_CHARS // 2:
         return prompt
