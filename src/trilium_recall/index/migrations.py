@@ -14,6 +14,7 @@ import numpy as np
 
 from ..notes.records import text_hash
 from ..notes.snippets import snippet_prefix, snippet_text
+from .terms import cjk_pairs
 from .vectors import quantise
 
 # Snippets m014 hashes at a time: rows read by id ranges, so memory stays flat at any size.
@@ -329,10 +330,8 @@ def m015_stemmed_keywords(db: apsw.Connection) -> None:
 
 
 def m016_notes_changes(db: apsw.Connection) -> None:
-    """A count of writes to the notes table: what is read from the notes for every search (the
-    notes filed by date, Store.filed_notes) is read again when it moves, not after every sync
-    tick's bookkeeping commit. Made to run again harmlessly, as on an index whose recorded
-    version was set back."""
+    """A count of writes to the notes table: the notes filed by date (Store.filed_notes) are
+    read again when it moves, not after every tick. Made to run again harmlessly."""
     db.execute(
         "CREATE TABLE IF NOT EXISTS notes_changes "
         "(id INTEGER PRIMARY KEY CHECK (id = 1), count INTEGER NOT NULL)"
@@ -378,10 +377,24 @@ def m020_read_again_for_new_text(db: apsw.Connection) -> None:
     m013_resplit_snippets(db)
 
 
+def m021_cjk_pairs(db: apsw.Connection) -> None:
+    """CJK text in the keyword index as pairs of characters (terms.cjk_pairs), where it is."""
+    db.create_scalar_function("cjk_pairs", _sql_pairs, 1, deterministic=True)
+    db.execute(
+        "UPDATE sections_fts SET title = cjk_pairs(title), heading = cjk_pairs(heading), "
+        "body = cjk_pairs(body) WHERE rowid IN (SELECT rowid FROM sections_fts WHERE "
+        "cjk_pairs(title) != title OR cjk_pairs(heading) != heading OR cjk_pairs(body) != body)"
+    )
+
+
+def _sql_pairs(*value: apsw.SQLiteValue) -> apsw.SQLiteValue:
+    return cjk_pairs(value[0]) if isinstance(value[0], str) else value[0]
+
+
 MIGRATIONS: list[Callable[[apsw.Connection], None]] = [
     m001_index, m002_oauth, m003_term_stats, m004_password_check, m005_spent_credentials,
     m006_snippets, m007_activity, m008_note_errors, m009_server_features, m010_vector_blobs,
     m011_vector_codes, m012_reference_points, m013_resplit_snippets, m014_snippet_hashes,
     m015_stemmed_keywords, m016_notes_changes, m017_note_calendar, m018_resplit_with_whole_lines,
-    m019_snippet_hubness, m020_read_again_for_new_text,
+    m019_snippet_hubness, m020_read_again_for_new_text, m021_cjk_pairs,
 ]  # fmt: skip

@@ -25,7 +25,7 @@ from . import note_stats, vector_rows
 from .file import ensure_vector_table, index_errors, open_db, own_errors
 from .hubness import HUB_WEIGHT
 from .instance_rows import InstanceRows
-from .terms import index_term
+from .terms import cjk_pairs, index_term
 from .transactions import write_transaction
 from .vector_rows import Added
 from .vectors import Match, VectorIndex
@@ -210,7 +210,7 @@ class Store(InstanceRows):
         section_id = self.db.last_insert_rowid()
         self.db.execute(
             "INSERT INTO sections_fts (rowid, title, heading, body) VALUES (?, ?, ?, ?)",
-            (section_id, note.title, section.heading, section.text),
+            (section_id, *map(cjk_pairs, (note.title, section.heading, section.text))),
         )
         return vector_rows.insert_snippets(self.db, section_id, section.snippets, self._vectors)
 
@@ -237,7 +237,7 @@ class Store(InstanceRows):
         self.db.execute(
             "UPDATE sections_fts SET title = ? WHERE rowid IN "
             "(SELECT id FROM sections WHERE instance = ? AND note_id = ?)",
-            (note.title, note.instance, note.note_id),
+            (cjk_pairs(note.title), note.instance, note.note_id),
         )
 
     # -- counts ------------------------------------------------------------------------------

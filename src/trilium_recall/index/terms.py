@@ -67,6 +67,11 @@ STOP_WORDS = frozenset(
 )
 
 _local = threading.local()
+# Chinese, Japanese and Korean write a phrase's words together: unicode61 keeps a whole run as
+# one token, so "冰糖" in a prompt never matched a note's "加冰糖炒色". Both sides, the index and
+# the prompt, read such a run as its overlapping pairs of characters (the usual bigram indexing
+# of CJK text): "加冰 冰糖 糖炒 炒色". Other text is read as it is.
+_CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]{2,}")
 
 
 def tokenize_option(which: tuple[str, tuple[str, ...]]) -> str:
@@ -99,6 +104,26 @@ def _stem(word: str) -> str:
     return stems[0] if stems else word
 
 
+def cjk_pairs(text: str) -> str:
+    """The text as the keyword index reads it: each run of CJK characters as its overlapping
+    pairs (a pair stays a pair: reading the index's own text again changes nothing)."""
+    if not _CJK_RUN.search(text):
+        return text
+    return _CJK_RUN.sub(_spaced_pairs, text)
+
+
+def _spaced_pairs(run: re.Match[str]) -> str:
+    """A run's pairs, apart from any word written against it ("Python的列表")."""
+    text, start, end = run.string, run.start(), run.end()
+    before = " " if start and not text[start - 1].isspace() else ""
+    after = " " if end < len(text) and not text[end].isspace() else ""
+    return before + " ".join(run[0][i : i + 2] for i in range(len(run[0]) - 1)) + after
+
+
+def is_cjk_pair(term: str) -> bool:
+    return len(term) == 2 and _CJK_RUN.fullmatch(term) is not None
+
+
 def _split(which: tuple[str, tuple[str, ...]], text: str) -> list[str]:
     tokenizers = getattr(_local, "tokenizers", None)
     if tokenizers is None:
@@ -109,7 +134,7 @@ def _split(which: tuple[str, tuple[str, ...]], text: str) -> list[str]:
     if which not in tokenizers:
         name, args = which
         tokenizers[which] = _local.db.fts5_tokenizer(name, list(args))
-    data = text.encode("utf-8", "replace")
+    data = cjk_pairs(text).encode("utf-8", "replace")
     return tokenizers[which](
         data, apsw.FTS5_TOKENIZE_DOCUMENT, None, include_offsets=False, include_colocated=False
     )

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..index.hubness import HUB_WEIGHT
 from ..index.store import Store
-from ..index.terms import code_phrases, fts_query, idf, prompt_terms
+from ..index.terms import code_phrases, fts_query, idf, is_cjk_pair, prompt_terms
 from ..index.vectors import Neighbours
 from ..notes.records import SectionHit
 from .candidates import NO_KEYWORDS, KeywordHits
@@ -48,7 +48,9 @@ def keyword_hits(
     phrases = code_phrases(prompt) if with_phrases else []
     phrase_hits = store.keyword_search(" OR ".join(phrases), PHRASE_K) if phrases else []
     absent = [t for t in terms if not counts[t]]
-    unknown = without_phrasing(absent, prompt)
+    # A pair of CJK characters no note holds is most often no word: it spans two ("肉怎" of
+    # "红烧肉怎么做"), and counted unknown it made every such prompt look off-topic.
+    unknown = [t for t in without_phrasing(absent, prompt) if not is_cjk_pair(t)]
     uncounted = [t for t in absent if t not in unknown]
     hits = store.keyword_search(query, k)
     return KeywordHits(
@@ -96,9 +98,10 @@ def distinctive_terms(terms: Sequence[str], counts: dict[str, int], total: int) 
     most of the index (measured 18 ms → 1.6 ms at 50k sections). With fewer rare ones, the
     rarest few the index holds: a word no section holds matches nothing, and as "rarest" it
     took the place of the prompt's topic ("a transaction in May 2024" searched "2024" OR
-    "may")."""
+    "may"). Rare ones that are all words no section holds match nothing: "红烧肉怎么做" in a
+    notebook of eight notes searched only pairs that span two words ("肉怎" OR "么做")."""
     rare = [t for t in terms if counts[t] <= COMMON_TERM_SHARE * total]
-    if len(rare) >= MIN_QUERY_TERMS:
+    if len(rare) >= MIN_QUERY_TERMS and any(counts[t] for t in rare):
         return rare
     held = [t for t in terms if counts[t]] or list(terms)
     return sorted(held, key=counts.__getitem__)[:MIN_QUERY_TERMS]
