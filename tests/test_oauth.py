@@ -3,6 +3,7 @@ when a code or refresh token is misused."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from pathlib import Path
@@ -29,8 +30,13 @@ from trilium_recall.access.client_metadata import (
     MAX_URI_CHARS,
 )
 from trilium_recall.access.oauth import MAX_CLIENTS
+from trilium_recall.access.oauth_routes import _LimitRegistration
 from trilium_recall.access.pending_authorizations import MAX_PENDING
-from trilium_recall.access.rate_limits import REGISTER_OVERALL, REGISTER_PER_SOURCE
+from trilium_recall.access.rate_limits import (
+    REGISTER_OVERALL,
+    REGISTER_PER_SOURCE,
+    registration_limit,
+)
 from trilium_recall.body_limits import FORM_BODY_BYTES, PROMPT_BODY_BYTES, REGISTRATION_BODY_BYTES
 
 
@@ -336,3 +342,48 @@ def test_spent_credentials_are_forgotten_with_their_grant(engine: Engine):
         assert client.http.post(f"{engine.url}/revoke", data=data).status_code == 200
         client.tokens()  # any later write purges what belonged to the revoked grant
     assert row_count(engine.data_dir, "oauth_spent") == 1  # the new grant's code
+
+
+async def test_registrations_sent_at_once_cannot_all_pass_the_limit() -> None:
+    """Counted only once stored, registrations whose bodies were still arriving all passed the
+    check: 100 at once from one source were 100 clients. Each is counted as it arrives."""
+
+    async def stored(scope, receive, send) -> None:  # the SDK's /register, as far as it matters
+        await receive()
+        await send({"type": "http.response.start", "status": 201, "headers": []})
+        await send({"type": "http.response.body", "body": b"{}"})
+
+    guard, sent = _LimitRegistration(stored, registration_limit()), 100
+    statuses: list[int] = []
+    reading = answered = 0
+    every_one_in = asyncio.Event()  # each request waiting for its body, or already answered
+
+    def check() -> None:
+        if reading + answered == sent:
+            every_one_in.set()
+
+    async def body() -> dict:
+        nonlocal reading
+        reading += 1
+        check()
+        await every_one_in.wait()
+        return {"type": "http.request", "body": b"{}", "more_body": False}
+
+    async def one() -> None:
+        nonlocal answered
+        scope = {"type": "http", "method": "POST", "client": ("203.0.113.9", 1),
+                 "headers": [(b"content-type", b"application/json")]}  # fmt: skip
+
+        async def send(message: dict) -> None:
+            if message["type"] == "http.response.start":
+                statuses.append(message["status"])
+
+        try:
+            await guard(scope, body, send)
+        finally:
+            answered += 1
+            check()
+
+    await asyncio.wait_for(asyncio.gather(*(one() for _ in range(sent))), 60)
+    assert statuses.count(201) == REGISTER_PER_SOURCE.burst
+    assert statuses.count(429) == sent - REGISTER_PER_SOURCE.burst

@@ -171,6 +171,8 @@ class _LimitRegistration:
             headers = {"Retry-After": str(wait)}
             await JSONResponse(answer, 429, headers=headers)(scope, receive, send)
             return
+        # Counted now, with no await since the check: registrations sent at once all count.
+        self._limit.add(source)
         body = await read_at_most(Headers(scope=scope), receive, REGISTRATION_BODY_BYTES)
         if body is None:
             answer = {
@@ -181,9 +183,9 @@ class _LimitRegistration:
             return
 
         async def counted(message: Message) -> None:
-            # Only a client stored counts: one fixing a bad redirect URI is not locked out.
-            if message["type"] == "http.response.start" and message["status"] < 300:
-                self._limit.add(source)
+            # Only a client stored stays counted: one fixing a bad redirect URI is not locked out.
+            if message["type"] == "http.response.start" and message["status"] >= 300:
+                self._limit.remove(source)
             await send(message)
 
         await self.app(scope, _replay(body, receive), counted)

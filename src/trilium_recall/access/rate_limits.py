@@ -27,8 +27,9 @@ budget) are limited so that the owner still gets in:
   password while throttled would let the guesser test passwords at full speed. Name the proxy.
 
 Registration is open by design (RFC 7591, claude.ai registers itself), so it counts every
-client stored: 10 an hour per source, 30 an hour in all. A refused registration stores nothing
-and is not counted: someone fixing a bad redirect URI is not locked out for an hour.
+registration: 10 an hour per source, 30 an hour in all, counted as each arrives (so requests sent
+at once cannot all pass the check) and given back when it is refused: a refused registration
+stores nothing, and someone fixing a bad redirect URI is not locked out for an hour.
 """
 
 from __future__ import annotations
@@ -104,6 +105,12 @@ class Bucket:
             self._forget_drained(now)
         self._levels[key] = (level, now)
 
+    def remove(self, key: str) -> None:
+        """Take back one mark `add` made (a request that, refused, stored nothing)."""
+        now = self._clock()
+        if key in self._levels:
+            self._levels[key] = (max(0.0, self._level(key, now) - 1), now)
+
     def _level(self, key: str, now: float) -> float:
         level, when = self._levels.get(key, (0.0, now))
         return max(0.0, level - (now - when) / self.limit.drain_seconds)
@@ -129,6 +136,10 @@ class SourceLimit:
     def add(self, source: str) -> None:
         self._per_source.add(source)
         self._overall.add(_ALL)
+
+    def remove(self, source: str) -> None:
+        self._per_source.remove(source)
+        self._overall.remove(_ALL)
 
 
 @dataclass(frozen=True)
