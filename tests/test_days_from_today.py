@@ -36,6 +36,7 @@ from trilium_recall.search.dates.prompt import (
         ("l'altro ieri", Date(2026, 10, 20), "altro ieri"),
         ("avant-hier", Date(2026, 10, 20), "avant hier"),
         ("qu'est-ce que j'ai fait hier ?", Date(2026, 10, 21), "hier"),  # French, so yesterday
+        ("qu'est-ce que j'ai fait avant-hier ?", Date(2026, 10, 20), "avant hier"),
         ("übermorgen", Date(2026, 10, 24), "ubermorgen"),
         ("was habe ich letzten Freitag gemacht", Date(2026, 10, 16), "letzten freitag"),
         ("qu'ai-je fait vendredi dernier ?", Date(2026, 10, 16), "vendredi dernier"),

@@ -220,3 +220,31 @@ def test_prompts_past_the_line_are_answered_late_at_once(tmp_path) -> None:
         trilium.stop()
     assert [a["status"] for a in answers] == ["sent"] * engine.line.limit
     assert again["status"] == "sent"
+
+
+def test_a_search_past_its_budget_keeps_its_place_in_the_line_until_its_thread_is_free(
+    tmp_path,
+) -> None:
+    """The place was given back when the caller stopped waiting, while the search went on
+    taking a thread: the line let in more than the threads could take."""
+    trilium = FakeTrilium(token="line_token")
+    trilium.add_note("resticNote01", "Restic", content="<p>restore a restic backup</p>")
+    trilium.start()
+    instance = Instance("default", trilium.url(), SecretStr("line_token"))
+    embedder = QueryHeldEmbedder()
+    settings = make_settings(tmp_path, instances={"default": instance}, time_budget_ms=300.0)
+    engine = Engine(settings, embedder, OPEN)
+    try:
+        with serve_in_thread(create_app(engine)) as url:
+            wait_until(
+                "the notes indexed", lambda: httpx.get(f"{url}/health").json()["status"] == "ok", 60
+            )
+            embedder.release.clear()
+            late = httpx.post(f"{url}/recall", json={"prompt": "restic restore"}, timeout=60)
+            assert late.json()["status"] == "late"
+            assert engine.line.waiting == 1  # its search still holds a thread
+            embedder.release.set()
+            wait_until("the search ended", lambda: engine.line.waiting == 0, 60)
+    finally:
+        embedder.release.set()
+        trilium.stop()

@@ -13,6 +13,7 @@ from trilium_recall.search.triage import Triage, skip_reason, triage
         ("/compact", "slash command"),
         ("/clear", "slash command"),
         ("/review src/parser.py", "slash command"),
+        ("/review https://github.com/a/b/pull/3?w=1", "slash command"),  # a URL's query
         ("  /model opus", "slash command"),
         ("ok", "acknowledgement"),
         ("OK.", "acknowledgement"),

@@ -71,6 +71,7 @@ _MARK = re.compile(r"\s*[,!.;—–-]+\s")
 # "ok so how …", "thanks, but …", "merci, et …", "danke, aber …"
 _GOES_ON = frozenset("but so now and then et mais alors donc und aber dann pero".split())
 _SLASH = re.compile(r"^/([A-Za-z][\w:.-]*)(\s|$)")
+_QUESTION_MARK = re.compile(r"\?(?:\s|$)")  # one that ends a question, not a URL's query
 # A path's first directory is no command: "/boot is full, how do I remove old kernels" reaches
 # the model (Claude Code sends an undefined command on as text, anthropics/claude-code#67007).
 _ROOT_DIRECTORIES = frozenset(
@@ -184,7 +185,11 @@ def _is_slash_command(prompt: str) -> bool:
     Code sends an undefined command on as text, so "/health says degraded, what does that
     mean?" is a person asking."""
     command = _SLASH.match(prompt.strip())
-    return command is not None and command[1].lower() not in _ROOT_DIRECTORIES and "?" not in prompt
+    return (
+        command is not None
+        and command[1].lower() not in _ROOT_DIRECTORIES
+        and not _QUESTION_MARK.search(prompt)
+    )
 
 
 def _is_acknowledgement(prompt: str) -> bool:

@@ -10,8 +10,12 @@ time, and the line stays short enough for them to be.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import time
+from concurrent.futures import Future
+from typing import Any
 
 log = logging.getLogger(__name__)
 
@@ -35,5 +39,15 @@ class SearchLine:
             log.warning("%d prompts already searching or waiting: more answered late", self.limit)
         return False
 
-    def leave(self, *_: object) -> None:
+    def leave(self) -> None:
         self.waiting -= 1
+
+    def leave_when_done(self, task: Future[Any], loop: asyncio.AbstractEventLoop) -> None:
+        """`leave` once `task` has run on its thread (or was cancelled before it began): not
+        when its caller stopped waiting at the budget, as the search goes on taking a thread."""
+
+        def done(_: Future[Any]) -> None:
+            with contextlib.suppress(RuntimeError):  # the loop is closed: the line went with it
+                loop.call_soon_threadsafe(self.leave)
+
+        task.add_done_callback(done)

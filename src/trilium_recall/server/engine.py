@@ -307,12 +307,11 @@ class Engine:
         if not self.line.admit():
             return RecallResult("late")  # its budget would run out in the line
         search = functools.partial(recall, deadline=deadline, gate=self.gate)
-        loop = asyncio.get_running_loop()
-        future = loop.run_in_executor(
-            self._pool,
-            lambda: search(self._reader(), self.embedder, generic, self.settings, request),
+        task = self._pool.submit(  # (a shut pool raises: the engine and its line are done)
+            lambda: search(self._reader(), self.embedder, generic, self.settings, request)
         )
-        future.add_done_callback(self.line.leave)  # when its thread is free, not at the budget
+        self.line.leave_when_done(task, asyncio.get_running_loop())
+        future = asyncio.wrap_future(task)
         # Asked of one instance, its own first build: "silent" would say its notes hold nothing
         # about the prompt. (Once built, the state is read from memory.)
         asked = [request.instance] if request.instance in self.syncers else list(self.syncers)

@@ -313,8 +313,8 @@ class WebUI:
         if engine.generic is None:
             return "The engine is starting: it answers in a moment."
         if engine.building:
-            done = sum(s.status.done for s in engine.syncers.values())
-            total = sum(s.status.total for s in engine.syncers.values())
+            unbuilt = [s for s in engine.syncers.values() if not s.build_complete]
+            done, total = sum(s.status.done for s in unbuilt), sum(s.status.total for s in unbuilt)
             return (
                 f"The first build is still running ({done} of {total} notes indexed): "
                 "answers may miss notes that are not indexed yet."

@@ -181,9 +181,11 @@ def _further(tokens: Sequence[str], i: int) -> int | None:
 
 def _offset(tokens: Sequence[str], i: int) -> int | None:
     """The days from today the word at `i` names: "yesterday", "gestern"; French "hier" only
-    in a French prompt (German's "here": "hier ist der Fehler")."""
+    in a French prompt or after "avant" (German's "here": "hier ist der Fehler")."""
     word = tokens[i]
-    if word == "hier" and prompt_language(" ".join(tokens)) == "fr":
+    if word == "hier" and (
+        (i and tokens[i - 1] == "avant") or prompt_language(" ".join(tokens)) == "fr"
+    ):
         return -1
     return RELATIVE.get(word)
 

@@ -125,7 +125,7 @@ PARTS_OF_DAYS = {
 # yesterday's deploy" is yesterday).
 FURTHER = {
     ("before", "yesterday"): -1, ("after", "tomorrow"): 1, ("apres", "demain"): 1,
-    ("altro", "ieri"): -1, ("pasado", "manana"): 2, ("avant", "hier"): -2,
+    ("altro", "ieri"): -1, ("pasado", "manana"): 2, ("avant", "hier"): -1,
 }  # fmt: skip
 
 # Which weekday, week or month a word beside it means: the last one before today, the next one
