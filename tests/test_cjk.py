@@ -25,7 +25,8 @@ def test_a_run_of_cjk_characters_is_read_as_its_pairs_and_other_text_as_it_is() 
     assert words("冰糖 and rock sugar") == ["冰糖", "and", "rock", "sugar"]
     assert cjk_pairs(cjk_pairs(BRAISED_TEXT)) == cjk_pairs(BRAISED_TEXT)  # pairs stay pairs
     assert cjk_pairs("restore a restic backup") == "restore a restic backup"
-    assert prompt_terms("红烧肉怎么做？") == ["红烧", "烧肉", "肉怎", "怎么", "么做"]
+    assert prompt_terms("红烧肉怎么做？") == ["红烧", "烧肉", "肉怎", "么做"]  # no "怎么": how
+    assert prompt_terms("味噌汁の作り方は？") == ["味噌", "噌汁"]  # no hiragana: grammar
 
 
 def _notebook(store: Store, embedder: HashEmbedder) -> None:

@@ -71,6 +71,11 @@ _local = threading.local()
 # one token, so "冰糖" in a prompt never matched a note's "加冰糖炒色". Both sides, the index and
 # the prompt, read such a run as its overlapping pairs of characters (the usual bigram indexing
 # of CJK text): "加冰 冰糖 糖炒 炒色". Other text is read as it is.
+# A prompt's pairs that carry its grammar, not its topic (terms._grammar).
+_HIRAGANA = re.compile(r"[\u3040-\u309f]")
+_CJK_FUNCTION_PAIRS = frozenset(
+    "怎么 什么 为什 如何 可以 需要 一下 这个 那个 哪个 是否 没有".split()
+)
 _CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]{2,}")
 
 
@@ -147,11 +152,18 @@ def prompt_terms(prompt: str) -> list[str]:
     terms: dict[str, str] = {}
     code = {token for tokens, prose in _code_tokens(prompt) if not prose for token in tokens}
     for word in words(prompt):
-        if len(word) > 1 and (word not in STOP_WORDS or word in code):
+        if len(word) > 1 and (word not in STOP_WORDS or word in code) and not _grammar(word):
             terms.setdefault(index_term(word), word)
             if len(terms) == MAX_TERMS:  # a pasted log's later words are not stemmed at all
                 break
     return list(terms.values())
+
+
+def _grammar(word: str) -> bool:
+    """A pair of CJK characters that carries a sentence's grammar, not a topic a note holds:
+    one with Japanese hiragana ("する", "を逆": particles and endings; the topic is in its kanji
+    and katakana) or a Chinese question word ("怎么", "什么")."""
+    return is_cjk_pair(word) and (_HIRAGANA.search(word) is not None or word in _CJK_FUNCTION_PAIRS)
 
 
 def idf(total: int, count: int) -> float:
