@@ -447,6 +447,8 @@ def test_a_word_no_section_holds_never_takes_the_topic_s_place_in_the_keyword_qu
     assert distinctive_terms(list(rare), rare, 100) == ["hotel", "kyoto"]
     none_held = {"肉怎": 0, "么做": 0, "红烧": 1, "烧肉": 1}  # of 8 sections: all held "common"
     assert distinctive_terms(list(none_held), none_held, 8) == ["红烧", "烧肉"]
+    typos = {"teh": 0, "brwoser": 0, "electron": 30, "build": 40}  # not pairs: as they are
+    assert distinctive_terms(list(typos), typos, 100) == ["teh", "brwoser"]
 
 
 def test_the_calendar_is_no_word_a_note_need_hold() -> None:

@@ -98,10 +98,11 @@ def distinctive_terms(terms: Sequence[str], counts: dict[str, int], total: int) 
     most of the index (measured 18 ms → 1.6 ms at 50k sections). With fewer rare ones, the
     rarest few the index holds: a word no section holds matches nothing, and as "rarest" it
     took the place of the prompt's topic ("a transaction in May 2024" searched "2024" OR
-    "may"). Rare ones that are all words no section holds match nothing: "红烧肉怎么做" in a
-    notebook of eight notes searched only pairs that span two words ("肉怎" OR "么做")."""
+    "may"). Rare ones that are all CJK pairs no section holds are most often no words: "红烧肉
+    怎么做" in a notebook of eight notes searched only pairs that span two ("肉怎" OR "么做").
+    (Any rare words no section holds, in every language, also lost 11 answers held out.)"""
     rare = [t for t in terms if counts[t] <= COMMON_TERM_SHARE * total]
-    if len(rare) >= MIN_QUERY_TERMS and any(counts[t] for t in rare):
+    if len(rare) >= MIN_QUERY_TERMS and not all(is_cjk_pair(t) and not counts[t] for t in rare):
         return rare
     held = [t for t in terms if counts[t]] or list(terms)
     return sorted(held, key=counts.__getitem__)[:MIN_QUERY_TERMS]
