@@ -100,7 +100,7 @@ def distinctive_terms(terms: Sequence[str], counts: dict[str, int], total: int) 
     took the place of the prompt's topic ("a transaction in May 2024" searched "2024" OR
     "may"). Rare ones that are all CJK pairs no section holds are most often no words: "红烧肉
     怎么做" in a notebook of eight notes searched only pairs that span two ("肉怎" OR "么做").
-    (Any rare words no section holds, in every language, also lost 11 answers held out.)"""
+    (The same for rare words of any language: held out, 5 answers gained and 12 lost.)"""
     rare = [t for t in terms if counts[t] <= COMMON_TERM_SHARE * total]
     if len(rare) >= MIN_QUERY_TERMS and not all(is_cjk_pair(t) and not counts[t] for t in rare):
         return rare
