@@ -11,16 +11,13 @@ from one stand-in Trilium; each round is a closed loop of `--clients` threads (e
 from __future__ import annotations
 
 import argparse
-import tempfile
-from pathlib import Path
 
 from corpus import PROMPTS
-from engine_bench import Samples, closed_loop, percentile, start_engine
-from old_engine import start_old
+from engine_bench import Samples, closed_loop, percentile
+from old_engine import demo_engines
 from report import load_average
 
 from trilium_recall.claude_settings import HOOK_ANSWER_S
-from trilium_recall.demo.mode import DEMO_TOKEN, start_demo_trilium
 
 HOOK_WINDOW_MS = 1400.0  # the hook gives up 1.4 s after it started (hook.py)
 
@@ -45,30 +42,16 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args()
-    fake = start_demo_trilium()
     sides = {"before": Samples(), "now": Samples()}
-    with tempfile.TemporaryDirectory(prefix="recall-overload-") as work:
-        new_dir = Path(work) / "new"
-        new_dir.mkdir()
-        try:
-            old = start_old(Path(work), fake.url(), DEMO_TOKEN, args.commit)
-            try:
-                new = start_engine(new_dir, fake.url(), DEMO_TOKEN, ("ok",))
-                try:
-                    load = load_average()
-                    for number in range(args.rounds):
-                        order = [("before", old.engine), ("now", new.engine)]
-                        for name, engine in order[:: 1 if number % 2 == 0 else -1]:
-                            run = closed_loop(engine, PROMPTS, args.clients, args.seconds)
-                            seconds = sides[name].seconds + run.seconds
-                            sides[name].merge(run)
-                            sides[name].seconds = seconds
-                finally:
-                    new.engine.stop()
-            finally:
-                old.engine.stop()
-        finally:
-            fake.stop()
+    with demo_engines(args.commit) as (old, new):
+        load = load_average()
+        for number in range(args.rounds):
+            order = [("before", old), ("now", new)]
+            for name, engine in order[:: 1 if number % 2 == 0 else -1]:
+                run = closed_loop(engine, PROMPTS, args.clients, args.seconds)
+                seconds = sides[name].seconds + run.seconds
+                sides[name].merge(run)
+                sides[name].seconds = seconds
     rows = {name: row(samples) for name, samples in sides.items()}
     print(
         f"{args.clients} clients, {args.rounds} rounds × {args.seconds:.0f} s a side; "

@@ -11,17 +11,14 @@ answered are compared too, prompt by prompt.
 from __future__ import annotations
 
 import argparse
-import tempfile
-from pathlib import Path
 
 import httpx
 from corpus import PROMPTS
-from engine_bench import PASSWORD, percentile, start_engine
-from old_engine import compare, start_old
+from engine_bench import PASSWORD, percentile
+from old_engine import compare, demo_engines
 from report import load_average
 
 from engine_process import EngineProcess
-from trilium_recall.demo.mode import DEMO_TOKEN, start_demo_trilium
 
 
 def answers(engine: EngineProcess) -> list[list[str]]:
@@ -43,25 +40,11 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=4)
     parser.add_argument("--requests", type=int, default=100)
     args = parser.parse_args()
-    fake = start_demo_trilium()
-    with tempfile.TemporaryDirectory(prefix="recall-compare-") as work:
-        new_dir = Path(work) / "new"
-        new_dir.mkdir()  # the engine's log goes there before the engine makes it
-        try:
-            old = start_old(Path(work), fake.url(), DEMO_TOKEN, args.commit)
-            try:
-                new = start_engine(new_dir, fake.url(), DEMO_TOKEN, ("ok",))
-                try:
-                    load = load_average()
-                    pairs = zip(answers(old.engine), answers(new.engine), strict=True)
-                    changed = sum(before != now for before, now in pairs)
-                    found = compare(old.engine, new.engine, PROMPTS, args.rounds, args.requests)
-                finally:
-                    new.engine.stop()
-            finally:
-                old.engine.stop()  # also when the new engine fails to start
-        finally:
-            fake.stop()
+    with demo_engines(args.commit) as (old, new):
+        load = load_average()
+        pairs = zip(answers(old), answers(new), strict=True)
+        changed = sum(before != now for before, now in pairs)
+        found = compare(old, new, PROMPTS, args.rounds, args.requests)
     print(f"| | {args.commit} | now |\n|---|---|---|")
     for q in (50, 99):
         print(

@@ -9,10 +9,12 @@ own index directory (its schema differs), as eval/old_gate.py runs the old searc
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
 import tarfile
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,6 +27,7 @@ from engine_bench import (
 )
 
 from engine_process import EngineProcess
+from trilium_recall.demo.mode import DEMO_TOKEN, start_demo_trilium
 
 OLD_COMMIT = "15ec4b2"
 REPO = Path(__file__).resolve().parents[1]
@@ -64,6 +67,28 @@ def start_old(work: Path, trilium_url: str, token: str, commit: str = OLD_COMMIT
     data = work / "old-index"
     data.mkdir(parents=True, exist_ok=True)
     return start_engine(data, trilium_url, token, ("ok",), extra_env={"PYTHONPATH": str(source)})
+
+
+@contextlib.contextmanager
+def demo_engines(commit: str) -> Iterator[tuple[EngineProcess, EngineProcess]]:
+    """The engine at `commit` and the engine as it is now, each with an index of its own built
+    from one demo stand-in Trilium; all three stopped on the way out."""
+    fake = start_demo_trilium()
+    with tempfile.TemporaryDirectory(prefix="recall-commits-") as work:
+        new_dir = Path(work) / "new"
+        new_dir.mkdir()  # the engine's log goes there before the engine makes it
+        try:
+            old = start_old(Path(work), fake.url(), DEMO_TOKEN, commit)
+            try:
+                new = start_engine(new_dir, fake.url(), DEMO_TOKEN, ("ok",))
+                try:
+                    yield old.engine, new.engine
+                finally:
+                    new.engine.stop()
+            finally:
+                old.engine.stop()  # also when the new engine fails to start
+        finally:
+            fake.stop()
 
 
 @dataclass
