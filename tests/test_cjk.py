@@ -8,10 +8,12 @@ from pathlib import Path
 
 import apsw
 
-from conftest import HashEmbedder, add_note
+from conftest import OPEN, HashEmbedder, add_note, make_settings
 from trilium_recall.index.store import Store
 from trilium_recall.index.terms import cjk_pairs, prompt_terms, words
 from trilium_recall.index.vectors import VectorIndex
+from trilium_recall.search.hybrid import search
+from trilium_recall.search.null_bank import GenericPrompts
 from trilium_recall.search.rankings import keyword_hits
 
 BRAISED = "红烧肉"
@@ -45,10 +47,29 @@ def test_a_word_inside_a_cjk_sentence_is_found_and_pairs_no_note_holds_are_not_u
     assert asked.hits and all(
         store.section_hits([sid])[sid].note_id == "moving000001" for sid, _ in asked.hits
     )
-    # "肉怎" and "么做" span two words: no note holds them, and they say nothing off-topic
     dish = keyword_hits(store, "红烧肉怎么做？")
-    assert dish.unknown == [] and {"肉怎", "么做"} <= set(dish.uncounted)
     assert dish.hits  # the query is made of the pairs the notes hold, not of those none holds
+
+
+def test_pairs_no_note_holds_are_not_unknown_in_notes_of_their_language(
+    store: Store, embedder: HashEmbedder, tmp_path: Path
+) -> None:
+    """ "肉怎" and "么做" span two words: counted unknown they made the question look off-topic.
+    Among English notes they count, as any foreign word does."""
+    _notebook(store, embedder)
+    generic = GenericPrompts(["how do I sort a list"], embedder.queries(["how do I sort a list"]))
+    settings = make_settings(tmp_path)
+    dish = search(store, embedder, generic, settings, "红烧肉怎么做？", gate=OPEN).trace
+    assert dish.closest_language == "cjk" and not dish.foreign
+    assert dish.keyword.unknown == [] and {"肉怎", "么做"} <= set(dish.keyword.uncounted)
+    english = Store(tmp_path / "english.sqlite3", VectorIndex(HashEmbedder.dim))
+    try:
+        text = "The road tyres of the bike are at 5.5 bar, and the spare is in the shed with it."
+        add_note(english, embedder, "bikeTyres001", "Bike tyres", [("", text)])
+        asked = search(english, embedder, generic, settings, "红烧肉怎么做？", gate=OPEN).trace
+    finally:
+        english.close()
+    assert asked.foreign and {"肉怎", "么做"} <= set(asked.keyword.unknown)
 
 
 def test_an_index_written_before_reads_its_cjk_text_as_pairs_once_migrated(

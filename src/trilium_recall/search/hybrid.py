@@ -19,7 +19,7 @@ from ..config import Settings
 from ..index.embed import Embedder
 from ..index.hubness import HUB_WEIGHT
 from ..index.store import Store
-from ..index.terms import prompt_terms, stems, terms_in
+from ..index.terms import is_cjk_pair, prompt_terms, stems, terms_in
 from ..index.vectors import Match, Neighbours
 from ..notes.records import SectionHit
 from .candidates import (
@@ -170,7 +170,19 @@ def gather(
     trace.foreign = in_another_language(
         trace.language, generic.reference.languages, trace.closest_language
     )
+    if not trace.foreign:  # among notes in its own language, a CJK pair none holds spans two
+        trace.keyword = _spanning_pairs_uncounted(trace.keyword)
     return Gathered(best_per_note(sections), sections, trace, query_vector, started)
+
+
+def _spanning_pairs_uncounted(keyword: KeywordHits) -> KeywordHits:
+    """A pair of CJK characters no note holds is most often no word ("肉怎" of "红烧肉怎么做"):
+    counted unknown, it made a question to a Chinese notebook look off-topic. In another
+    language's notebook it stays counted, as any foreign word (the foreign-language term of the
+    gate was fitted with those counted)."""
+    spanning = [t for t in keyword.unknown if is_cjk_pair(t)]
+    unknown = [t for t in keyword.unknown if t not in spanning]
+    return replace(keyword, unknown=unknown, uncounted=[*keyword.uncounted, *spanning])
 
 
 def decide(

@@ -48,9 +48,7 @@ def keyword_hits(
     phrases = code_phrases(prompt) if with_phrases else []
     phrase_hits = store.keyword_search(" OR ".join(phrases), PHRASE_K) if phrases else []
     absent = [t for t in terms if not counts[t]]
-    # A pair of CJK characters no note holds is most often no word: it spans two ("肉怎" of
-    # "红烧肉怎么做"), and counted unknown it made every such prompt look off-topic.
-    unknown = [t for t in without_phrasing(absent, prompt) if not is_cjk_pair(t)]
+    unknown = without_phrasing(absent, prompt)
     uncounted = [t for t in absent if t not in unknown]
     hits = store.keyword_search(query, k)
     return KeywordHits(
