@@ -319,6 +319,10 @@ def test_a_month_named_alone_gets_its_days_notes(index) -> None:
     month = titles(index.ask("what did I do last month?", today=november))
     assert {"21 - Wednesday", "14 - Wednesday"} <= set(month)
     assert index.ask("when is the october half-term holiday in the uk?").passages == []
+    # Beside a topic the month's notes go only when on it: the sync's day, not the latest days.
+    asked = "what did I write in my journal about the architecture sync in October"
+    synced = titles(index.ask(asked, today=november))
+    assert "07 - Wednesday" in synced and "21 - Wednesday" not in synced, synced
 
 
 def test_more_days_named_from_today_reach_the_journal(index) -> None:

@@ -238,7 +238,9 @@ def spoken_dates(
             span, date = found
             used.update(span)
             said = tuple(tokens[j] for j in span)
-            mentions.append(DateMention(date, said, " ".join(said)))
+            # a month named alone is many days: its notes go along only when on the topic
+            loose = date.day is None and date.month is not None
+            mentions.append(DateMention(date, said, " ".join(said), loose=loose))
     for i, word in enumerate(tokens):
         if i not in used and (day := _bare_day(tokens, i)) is not None:
             mentions.append(DateMention(Date(day=day), (word,), word))
