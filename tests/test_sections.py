@@ -3,6 +3,7 @@ from __future__ import annotations
 import itertools
 import time
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -119,28 +120,28 @@ def test_tiny_note_is_kept_whole():
     assert html(content, "T") == [Section(0, "T › Two › Three", "One\na\nTwo\nb")]
 
 
-def test_a_table_s_caption_is_kept_above_its_rows():
-    content = (
-        '<figure class="table"><table><caption>Rack inventory of the Frankfurt colo</caption>'
-        "<tbody><tr><td>db1</td><td>R740</td></tr></tbody></table></figure>"
-    )
-    assert html(content, "T") == [
-        Section(0, "T", "Rack inventory of the Frankfurt colo\ndb1 | R740")
-    ]
-
-
-def test_an_image_named_by_its_file_adds_nothing():
-    content = '<p>Before <img src="a.png" alt="Screenshot 2024-05-01 at 10.02.33.png"> after</p>'
-    assert html(content, "T") == [Section(0, "T", "Before after")]
-
-
-def test_an_image_inside_a_picture_is_its_alt_text():
-    """A web clip's responsive image: <picture> holds <source>s and the <img> with the alt."""
-    content = (
-        '<p>Before <picture><source srcset="wide.webp" media="(min-width: 800px)">'
-        '<img src="narrow.jpg" alt="Wiring of the relay board"></picture> after</p>'
-    )
-    assert html(content, "T") == [Section(0, "T", "Before Wiring of the relay board after")]
+@pytest.mark.parametrize(
+    ("content", "text"),
+    [
+        (  # a table's caption, above its rows
+            '<figure class="table"><table><caption>Rack inventory of the Frankfurt colo'
+            "</caption><tbody><tr><td>db1</td><td>R740</td></tr></tbody></table></figure>",
+            "Rack inventory of the Frankfurt colo\ndb1 | R740",
+        ),
+        (  # an image named by its file adds nothing
+            '<p>Before <img src="a.png" alt="Screenshot 2024-05-01 at 10.02.33.png"> after</p>',
+            "Before after",
+        ),
+        (  # a web clip's responsive image: <picture> holds <source>s and the <img> with the alt
+            '<p>Before <picture><source srcset="wide.webp" media="(min-width: 800px)">'
+            '<img src="narrow.jpg" alt="Wiring of the relay board"></picture> after</p>',
+            "Before Wiring of the relay board after",
+        ),
+    ],
+    ids=["table-caption", "image-file-name", "picture-alt"],
+)
+def test_what_markup_says_in_words_is_read(content: str, text: str) -> None:
+    assert html(content, "T") == [Section(0, "T", text)]
 
 
 def test_invisible_characters_inside_words_are_dropped():

@@ -67,15 +67,15 @@ STOP_WORDS = frozenset(
 )
 
 _local = threading.local()
-# Chinese, Japanese and Korean write a phrase's words together: unicode61 keeps a whole run as
-# one token, so "冰糖" in a prompt never matched a note's "加冰糖炒色". Both sides, the index and
-# the prompt, read such a run as its overlapping pairs of characters (the usual bigram indexing
-# of CJK text): "加冰 冰糖 糖炒 炒色". Other text is read as it is.
-# A prompt's pairs that carry its grammar, not its topic (terms._grammar).
+# A prompt's pairs that carry its grammar, not its topic (_grammar).
 _HIRAGANA = re.compile(r"[\u3040-\u309f]")
 _CJK_FUNCTION_PAIRS = frozenset(
     "怎么 什么 为什 如何 可以 需要 一下 这个 那个 哪个 是否 没有".split()
 )
+# Chinese, Japanese and Korean write a phrase's words together: unicode61 keeps a whole run as
+# one token, so "冰糖" in a prompt never matched a note's "加冰糖炒色". Both sides, the index and
+# the prompt, read such a run as its overlapping pairs of characters (the usual bigram indexing
+# of CJK text): "加冰 冰糖 糖炒 炒色". Other text is read as it is.
 _CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]{2,}")
 
 

@@ -181,6 +181,8 @@ def _spanning_pairs_uncounted(keyword: KeywordHits) -> KeywordHits:
     language's notebook it stays counted, as any foreign word (the foreign-language term of the
     gate was fitted with those counted)."""
     spanning = [t for t in keyword.unknown if is_cjk_pair(t)]
+    if not spanning:
+        return keyword
     unknown = [t for t in keyword.unknown if t not in spanning]
     return replace(keyword, unknown=unknown, uncounted=[*keyword.uncounted, *spanning])
 

@@ -146,9 +146,8 @@ def filed_on(
     days = [m.date for m in mentions if m.date.day]
     # "what did I write in october": a month named alone files its days' notes
     months = [m.date for m in mentions if m.date.month and not m.date.day]
-    keys = {(d.month, d.day or 0) for d in days} | {
-        (d.month, n) for d in months for n in range(1, 32)
-    }
+    keys = {(d.month, d.day) for d in days if d.day}
+    keys |= {(d.month, n) for d in months for n in range(1, 32)}
     if not keys:
         return []
     wanted = set(instances)
