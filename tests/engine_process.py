@@ -127,7 +127,8 @@ def app_over_trilium(
 ) -> Iterator[str]:
     """The app over a real Engine (fake embedder) syncing `trilium` (started here, with the
     ETAPI `token` it was made with), under uvicorn in a thread; yields the app's URL. A delay
-    set on `trilium` is cleared on the way out, so stopping it waits for nothing."""
+    or held contents set on `trilium` are cleared on the way out, so stopping it waits for
+    nothing."""
     trilium.start()
     try:
         instance = Instance("default", trilium.url(), SecretStr(token))
@@ -136,4 +137,5 @@ def app_over_trilium(
             yield url
     finally:
         trilium.delay = 0
+        trilium.contents_open.set()
         trilium.stop()

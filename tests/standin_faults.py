@@ -35,6 +35,8 @@ class FaultyTrilium(EditableTrilium):
         self.app_version = str(APP_INFO[self.version]["appVersion"])  # app-info's appVersion
         self.requests: list[tuple[str, str]] = []
         self.holding = 0  # requests waiting out `delay` right now
+        self.contents_open = threading.Event()  # cleared: content reads wait (a build held)
+        self.contents_open.set()
         self._blobless: set[str] = set()
         self._log_lock = threading.Lock()
         self._stopping = threading.Event()
@@ -56,6 +58,8 @@ class FaultyTrilium(EditableTrilium):
             self.requests.append((method, target))
         if self.delay and self._held(self.delay):
             return None
+        if target.endswith("/content") and not self._contents_wait():
+            return None
         if self.fail_status is not None:
             return error_reply(self.fail_status, "FAKE_FAILURE", "Injected failure.")
         if self.malformed:
@@ -75,6 +79,13 @@ class FaultyTrilium(EditableTrilium):
         finally:
             with self._log_lock:
                 self.holding -= 1
+
+    def _contents_wait(self) -> bool:
+        """Wait until content reads are open; False when stop() came first."""
+        while not self.contents_open.wait(0.05):
+            if self._stopping.is_set():
+                return False
+        return True
 
     def _app_info(self) -> dict[str, Any]:
         return {**super()._app_info(), "appVersion": self.app_version}

@@ -653,3 +653,38 @@ async def test_a_tree_thousands_of_levels_deep_is_indexed(tmp_path) -> None:
     crumbs = path.split(" › ")
     assert crumbs[:3] == ["Deep 0", "Deep 1", "…"] and crumbs[-1] == f"Deep {depth - 2}"
     assert len(crumbs) == 16 and len(path) < 16 * 210
+
+
+async def test_a_round_the_disk_could_not_take_is_not_embedded_again(tmp_path, monkeypatch) -> None:
+    """A full disk failed each retry after the round was embedded: every minute the same
+    passages went through the model again. Kept until written, they are embedded once."""
+    import apsw
+
+    fake = FaultyTrilium(token=TOKEN)
+    for n in range(2 * NOTES_PER_ROUND):
+        fake.add_note(f"note{n:08d}", f"Note {n}", content=f"<p>Body {n} of a note.</p>")
+    with fake:
+        harness = Harness(fake, tmp_path, HashEmbedder())
+        real_save = harness.store.save_note
+        full_disk = {"note00000020"}  # in the second round: the first is written
+
+        def save_unless_full(record, *args, **kwargs):
+            if record.note_id in full_disk:
+                raise apsw.FullError("database or disk is full")
+            return real_save(record, *args, **kwargs)
+
+        monkeypatch.setattr(harness.store, "save_note", save_unless_full)
+        try:
+            with pytest.raises(apsw.FullError):
+                await harness.syncer.full()
+            assert "disk is full" in str(harness.syncer.status.error)  # as /health shows it
+            embedded_once = list(harness.embedder.passage_calls)
+            full_disk.clear()
+            await harness.syncer.full()
+            counts = harness.store.counts("default")
+        finally:
+            await harness.close()
+    calls = harness.embedder.passage_calls
+    assert embedded_once and calls[: len(embedded_once)] == embedded_once
+    assert len(set(calls)) == len(calls)  # the retry embedded only what was never embedded
+    assert counts["notes"] == 2 * NOTES_PER_ROUND and not harness.syncer._unwritten

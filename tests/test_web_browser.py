@@ -21,6 +21,7 @@ from playwright.sync_api import Browser, Page, expect
 from chromium import NEEDS_CHROMIUM
 from conftest import OPEN
 from engine_process import app_over_trilium
+from standin_faults import FaultyTrilium
 from trilium_recall.demo.standin import FakeTrilium
 from trilium_recall.search.gate import FITTED
 from trilium_recall.search.rankings import RRF_K
@@ -248,3 +249,29 @@ def test_markup_in_titles_and_prompts_is_shown_never_run(hostile_engine, browser
     # Not even tried: a blocked inline handler would show as a CSP violation.
     assert watched.errors == [] and watched.csp_violations() == []
     watched.context.close()
+
+
+def test_during_a_first_build_the_page_names_the_version_and_waits_for_the_features(
+    browser, tmp_path
+) -> None:
+    """The card said "Trilium: not yet asked" through a whole first build (minutes to hours):
+    the version is known from the first request, the sync features only once it is over."""
+    trilium = FaultyTrilium(token="build_token")
+    trilium.add_note("heldNote0001", "Held note", content="<p>restic backup restore steps</p>")
+    trilium.contents_open.clear()  # the build lists the notes, then waits for their contents
+    settings = {"login_password": "build-test-Pw-1"}
+    with app_over_trilium(trilium, "build_token", tmp_path, OPEN, **settings) as url:
+        watched = Watched(browser)
+        page = watched.page
+        sign_in(page, url, "build-test-Pw-1")
+        card = page.locator("#instances")
+        expect(card).to_contain_text(
+            f"{trilium.app_version} · sync features known after the first full run"
+        )
+        expect(page.locator("#overall")).not_to_have_text("ok")
+        trilium.contents_open.set()
+        expect(page.locator("#overall")).to_have_text("ok", timeout=60_000)
+        expect(card).to_contain_text(f"{trilium.app_version} · blobId")  # 0.93: no history
+        expect(card).not_to_contain_text("known after")
+        assert watched.errors == []
+        watched.context.close()

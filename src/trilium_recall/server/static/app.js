@@ -102,8 +102,9 @@ async function loadStatus() {
 }
 
 // The version app-info gave and the sync features detected at the last full comparison.
-function trilium(info) {
+function trilium(info, built) {
   if (!info || !info.version) return "not yet asked";
+  if (!built) return `${info.version} · sync features known after the first full run`;
   const features = info.features.length ? info.features.join(", ") : "no recent changes, no blobId";
   return `${info.version} · ${features}`;
 }
@@ -117,7 +118,7 @@ function instanceCard(name, data) {
     el("dt", {}, "By area"), el("dd", {}, areaBar(data.areas || {})),
     el("dt", {}, "Skipped"), el("dd", {}, skipped || "none"),
     el("dt", {}, "Failed"), el("dd", {}, failedList(data.failed || [])),
-    el("dt", {}, "Trilium"), el("dd", {}, trilium(data.trilium)),
+    el("dt", {}, "Trilium"), el("dd", {}, trilium(data.trilium, data.last_full)),
     el("dt", {}, "Last tick"), el("dd", {}, when(data.last_sync)),
     el("dt", {}, "Last full comparison"), el("dd", {}, when(data.last_full)),
   );
