@@ -97,8 +97,8 @@ def test_no_location_is_built_from_the_host_header(engine: Engine, path: str, ho
 def test_bearer_guessing_is_rate_limited(engine: Engine):
     started = time.time()
     with httpx.Client() as http:
-        for _ in range(PASSWORD_PER_SOURCE.burst):
-            assert recall(engine.url, "guess", http).status_code == 401
+        for n in range(PASSWORD_PER_SOURCE.burst):  # each a new guess: repeats do not count
+            assert recall(engine.url, f"guess-{n}", http).status_code == 401
         limited = recall(engine.url, PASSWORD, http)  # throttled: not even compared
     assert limited.status_code == 429
     assert limited.json()["error"] == "too_many_requests"
@@ -262,8 +262,8 @@ def test_login_attempts_are_rate_limited(engine: Engine, client: OAuthClient, ca
     caplog.set_level(logging.WARNING)
     _, fields = client.login_form()
     started = time.time()
-    for _ in range(PASSWORD_PER_SOURCE.burst):
-        assert client.submit(fields, password="wrong").status_code == 403
+    for n in range(PASSWORD_PER_SOURCE.burst):  # each a new guess: repeats do not count
+        assert client.submit(fields, password=f"wrong-{n}").status_code == 403
     limited = client.submit(fields)  # even the right password waits
     assert limited.status_code == 429
     assert retry_after_fits(limited, 60, started), limited.headers["retry-after"]

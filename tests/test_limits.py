@@ -7,6 +7,7 @@ part of what is tested.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -26,6 +27,7 @@ from trilium_recall.access.rate_limits import (
     PASSWORD_OVERALL,
     PASSWORD_PER_SOURCE,
     PROVEN_SOURCE_SECONDS,
+    Attempt,
     Bucket,
     Limit,
     PasswordGuard,
@@ -52,6 +54,14 @@ def wrong() -> bool:
     return False
 
 
+_guesses = itertools.count()
+
+
+def guess() -> str:
+    """A wrong password never tried before: only new guesses count."""
+    return f"guess-{next(_guesses)}"
+
+
 def guesser(n: int) -> str:
     """The n-th of the rotating sources, each used up to its own limit."""
     return f"10.0.{n // PER_SOURCE}.{n % PER_SOURCE}"
@@ -59,7 +69,7 @@ def guesser(n: int) -> str:
 
 def fill_the_ceiling(guard: PasswordGuard) -> None:
     for n in range(OVERALL):
-        assert guard.attempt(guesser(n), wrong).retry_after == 0
+        assert guard.attempt(guesser(n), guess(), wrong).retry_after == 0
 
 
 # -- the limiter alone ---------------------------------------------------------------------
@@ -84,11 +94,11 @@ def test_only_failures_count_and_a_success_forgives_none() -> None:
     clock = FakeClock()
     guard = PasswordGuard(clock)
     for _ in range(PER_SOURCE - 1):
-        assert guard.attempt("10.0.0.1", wrong).ok is False
+        assert guard.attempt("10.0.0.1", guess(), wrong).ok is False
     for _ in range(50):  # the owner's hook on a shared address, every prompt
-        assert guard.attempt("10.0.0.1", right).ok is True
-    assert guard.attempt("10.0.0.1", wrong).retry_after == 0  # the 10th failure is answered
-    throttled = guard.attempt("10.0.0.1", right)
+        assert guard.attempt("10.0.0.1", PASSWORD, right).ok is True
+    assert guard.attempt("10.0.0.1", guess(), wrong).retry_after == 0  # the 10th is answered
+    throttled = guard.attempt("10.0.0.1", PASSWORD, right)
     assert (throttled.ok, throttled.retry_after) == (False, 60)
 
 
@@ -101,30 +111,49 @@ def test_throttled_attempts_are_not_compared() -> None:
         return False
 
     for _ in range(PER_SOURCE + 5):
-        guard.attempt("10.0.0.1", check)
+        guard.attempt("10.0.0.1", guess(), check)
     assert len(compared) == PER_SOURCE
+
+
+def test_a_password_refused_before_is_refused_again_uncounted() -> None:
+    """A client left with an old password repeats it every prompt: counted, it filled its
+    address's bucket, and the owner's right password from there waited (HTTP 429)."""
+    guard = PasswordGuard(FakeClock())
+    compared: list[str] = []
+
+    def stale() -> bool:
+        compared.append("x")
+        return False
+
+    for _ in range(5 * PER_SOURCE):
+        assert guard.attempt("127.0.0.1", "the-old-password", stale) == Attempt(ok=False)
+    assert len(compared) == 1  # known wrong: not even compared again
+    assert guard.attempt("127.0.0.1", PASSWORD, right).ok  # the owner, same address
+    for _ in range(PER_SOURCE - 1):  # new guesses count as before (the old one counted once)
+        assert guard.attempt("127.0.0.1", guess(), wrong).retry_after == 0
+    assert guard.attempt("127.0.0.1", guess(), wrong).retry_after == 60
 
 
 def test_rotating_sources_share_one_ceiling_but_a_proven_source_is_exempt() -> None:
     clock = FakeClock()
     guard = PasswordGuard(clock)
-    assert guard.attempt("192.0.2.1", right).ok  # the owner, before the attack
+    assert guard.attempt("192.0.2.1", PASSWORD, right).ok  # the owner, before the attack
     fill_the_ceiling(guard)
-    fresh = guard.attempt("10.9.9.9", right)
+    fresh = guard.attempt("10.9.9.9", PASSWORD, right)
     assert (fresh.ok, fresh.retry_after) == (False, 60)  # the ceiling holds for new sources...
-    assert guard.attempt("192.0.2.1", right).ok  # ...never for the owner's proven address
+    assert guard.attempt("192.0.2.1", PASSWORD, right).ok  # ...never for the owner's proven address
     clock.now += 60
-    assert guard.attempt("10.9.9.9", right).ok
+    assert guard.attempt("10.9.9.9", PASSWORD, right).ok
 
 
 def test_a_proof_lasts_thirty_days() -> None:
     clock = FakeClock()
     guard = PasswordGuard(clock)
-    assert guard.attempt("192.0.2.1", right).ok
+    assert guard.attempt("192.0.2.1", PASSWORD, right).ok
     clock.now += PROVEN_SOURCE_SECONDS + 1
     fill_the_ceiling(guard)
     assert PROVEN_SOURCE_SECONDS == 30 * 24 * 3600
-    assert guard.attempt("192.0.2.1", right).retry_after == 60
+    assert guard.attempt("192.0.2.1", PASSWORD, right).retry_after == 60
 
 
 @pytest.mark.parametrize(
@@ -162,7 +191,7 @@ def behind_proxy(tmp_path: Path) -> Iterator[Engine]:
 
 
 def test_a_rotating_forwarded_for_is_ignored_without_a_trusted_proxy(engine: Engine):
-    statuses = [bearer(engine.url, "guess", f"10.0.0.{n}") for n in range(40)]
+    statuses = [bearer(engine.url, guess(), f"10.0.0.{n}") for n in range(40)]
     assert statuses == [401] * PER_SOURCE + [429] * (40 - PER_SOURCE)
 
 
@@ -170,7 +199,7 @@ def test_a_rotating_forwarded_for_does_not_open_the_login_page(client: OAuthClie
     _, fields = client.login_form()
     statuses = []
     for n in range(28):
-        data = {**fields, "password": "wrong"}
+        data = {**fields, "password": guess()}
         response = client.http.post(
             f"{client.url}/login", data=data, headers=forwarded(f"10.{n}.0.1")
         )
@@ -184,12 +213,20 @@ def test_a_rotating_forwarded_for_does_not_open_the_login_page(client: OAuthClie
 
 def test_the_forwarded_address_counts_when_the_proxy_is_trusted(behind_proxy: Engine):
     url = behind_proxy.url
-    assert [bearer(url, "guess", "203.0.113.7") for _ in range(PER_SOURCE + 1)][-2:] == [401, 429]
+    assert [bearer(url, guess(), "203.0.113.7") for _ in range(PER_SOURCE + 1)][-2:] == [401, 429]
     # A client cannot prepend its way out: the proxy appends the address it saw, and uvicorn
     # takes the last address that is not a trusted proxy.
-    assert bearer(url, "guess", "198.51.100.1, 203.0.113.7") == 429
+    assert bearer(url, guess(), "198.51.100.1, 203.0.113.7") == 429
     assert bearer(url, PASSWORD, "198.51.100.2") == 200  # another client behind the proxy
     assert bearer(url, PASSWORD) == 200  # the proxy itself, no header: its own address
+
+
+def test_a_client_stuck_on_an_old_password_does_not_lock_out_the_owner(engine: Engine):
+    """Claude Code sessions started before the password changed send the old one with every
+    prompt, from this same machine: refused each time, never throttling the right one."""
+    for _ in range(3 * PER_SOURCE):
+        assert bearer(engine.url, "the-password-before-the-change") == 401
+    assert bearer(engine.url, PASSWORD) == 200
 
 
 def test_the_owners_oauth_token_works_while_a_guesser_is_throttled(
@@ -197,8 +234,8 @@ def test_the_owners_oauth_token_works_while_a_guesser_is_throttled(
 ):
     access = client.tokens()["access_token"]
     for _ in range(PER_SOURCE):
-        assert bearer(engine.url, "guess") == 401
-    assert bearer(engine.url, "guess") == 429
+        assert bearer(engine.url, guess()) == 401
+    assert bearer(engine.url, guess()) == 429
     assert bearer(engine.url, access) == 200  # same address as the guesser, still 200
     assert recall(engine.url, access).status_code == 200
     # The password from the guesser's own address waits: there, only the credential tells
@@ -214,7 +251,7 @@ async def test_the_owners_oauth_token_opens_mcp_while_the_ceiling_is_full(
     with registered_client(behind_proxy.url) as oauth:
         access = oauth.tokens()["access_token"]
     for n in range(OVERALL):
-        assert bearer(behind_proxy.url, "guess", guesser(n)) == 401
+        assert bearer(behind_proxy.url, guess(), guesser(n)) == 401
     assert bearer(behind_proxy.url, PASSWORD, "10.200.0.1") == 429  # the ceiling is full
     assert await mcp_tools(behind_proxy.url, access) == ["recall"]
 
@@ -224,7 +261,7 @@ def test_rotating_sources_cannot_lock_out_the_owners_usual_address(behind_proxy:
     owner = "192.0.2.10"
     assert bearer(url, PASSWORD, owner) == 200  # the owner's hook, before the attack
     for n in range(OVERALL + 20):
-        status = bearer(url, "guess", guesser(n))
+        status = bearer(url, guess(), guesser(n))
         assert status == (401 if n < OVERALL else 429), n
     assert bearer(url, PASSWORD, "10.77.0.1") == 429  # an unproven source waits for the ceiling
     for _ in range(5):

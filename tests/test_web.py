@@ -187,8 +187,8 @@ def test_the_password_as_a_bearer_header_works_for_scripts(engine) -> None:
 
 def test_sign_in_failures_share_the_one_password_budget(engine) -> None:
     with httpx.Client(timeout=10) as http:
-        for _ in range(PASSWORD_PER_SOURCE.burst):
-            assert sign_in(http, engine.url, "guess").status_code == 403
+        for n in range(PASSWORD_PER_SOURCE.burst):  # each a new guess: repeats do not count
+            assert sign_in(http, engine.url, f"guess-{n}").status_code == 403
         throttled = sign_in(http, engine.url)  # even the right one: nothing is compared
         assert throttled.status_code == 429 and "Too many wrong passwords" in throttled.text
         bearer = {"Authorization": f"Bearer {PASSWORD}"}

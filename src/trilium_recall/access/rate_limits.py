@@ -8,9 +8,14 @@ addresses is not a new source each time.
 Password guesses (the login password as a Bearer token, and the login page; one password, one
 budget) are limited so that the owner still gets in:
 
-- Only failures count. A correct password costs nothing, and an OAuth access token (256 random
-  bits, unguessable) is checked before any limit, so a guesser never blocks a signed-in client.
-  An expired token counts as a failure, but a client refreshes after one 401: one an hour.
+- Only failures count, and only new ones: a password this source was refused before is refused
+  again at once, uncounted. A client left with an old password (a Claude Code session started
+  before the password changed, an MCP entry holding it) repeats it with every prompt; counted,
+  it filled its address's bucket and locked out every other client there, the owner's included.
+  A guesser gains nothing from a repeat, and each new guess counts. A correct password costs
+  nothing, and an OAuth access token (256 random bits, unguessable) is checked before any
+  limit, so a guesser never blocks a signed-in client. An expired token counts as a failure
+  once.
 - Per source: 10 failures at once, then one more a minute (the bucket drains by one each
   minute). The owner's typos never reach 10; a guesser gets at most ~1,440 tries a day.
 - All sources together: 100 failures at once, then one a minute, so rotating sources guess no
@@ -34,8 +39,11 @@ stores nothing, and someone fixing a bad redirect URI is not locked out for an h
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import ipaddress
 import math
+import secrets
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -54,6 +62,7 @@ PASSWORD_PER_SOURCE = Limit(burst=10, drain_seconds=60.0)
 PASSWORD_OVERALL = Limit(burst=100, drain_seconds=60.0)
 PROVEN_SOURCE_SECONDS = 30 * 24 * 3600.0  # one claude.ai login a month keeps an address proven
 MAX_PROVEN_SOURCES = 64  # the owner's own addresses; only a correct password adds one
+REMEMBERED_REFUSALS = 8  # per source: a stale client repeats one or two old passwords
 REGISTER_PER_SOURCE = Limit(burst=10, drain_seconds=360.0)
 REGISTER_OVERALL = Limit(burst=30, drain_seconds=120.0)
 # Memory bound. Marks come only from failures (or registrations), which the overall limits cap,
@@ -157,17 +166,32 @@ class PasswordGuard:
         self._clock = clock
         self._failures = SourceLimit(PASSWORD_PER_SOURCE, PASSWORD_OVERALL, clock)
         self._proven: dict[str, float] = {}  # source -> when its proof expires, oldest first
+        # source -> keyed digests of the passwords it was refused, least recent source first
+        self._refused: dict[str, tuple[bytes, ...]] = {}
+        self._key = secrets.token_bytes(32)  # the digests mean nothing outside this process
 
-    def attempt(self, source: str, check: Callable[[], bool]) -> Attempt:
-        """Run `check` (the password comparison) unless `source` must wait; count a failure."""
+    def attempt(self, source: str, presented: str, check: Callable[[], bool]) -> Attempt:
+        """Run `check` (the comparison of the `presented` password) unless `source` must wait;
+        count a failure, unless `source` was refused this same password before."""
+        digest = hmac.new(self._key, presented.encode("utf-8", "surrogatepass"), hashlib.sha256)
+        mark = digest.digest()
+        if mark in self._refused.get(source, ()):
+            return Attempt(ok=False)  # a repeat, not a guess: nothing new to learn from it
         wait = self._failures.wait(source, overall=not self._is_proven(source))
         if wait:
             return Attempt(ok=False, retry_after=wait)
         if not check():
             self._failures.add(source)
+            self._remember_refusal(source, mark)
             return Attempt(ok=False)
         self._prove(source)
         return Attempt(ok=True)
+
+    def _remember_refusal(self, source: str, mark: bytes) -> None:
+        marks = self._refused.pop(source, ())
+        while len(self._refused) >= MAX_TRACKED_SOURCES:
+            del self._refused[next(iter(self._refused))]
+        self._refused[source] = (*marks, mark)[-REMEMBERED_REFUSALS:]
 
     def _prove(self, source: str) -> None:
         self._proven.pop(source, None)

@@ -98,7 +98,7 @@ class Authenticator:
 
     def try_password(self, candidate: str, source: str) -> Attempt:
         """The password compared, unless `source` must wait first (limits.PasswordGuard)."""
-        return self._guard.attempt(source, lambda: self.check_password(candidate))
+        return self._guard.attempt(source, candidate, lambda: self.check_password(candidate))
 
     async def oauth_access(self, token: str) -> AccessToken | None:
         """A live OAuth access token issued for this server; never rate limited: 256 random bits
