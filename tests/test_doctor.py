@@ -220,3 +220,37 @@ def test_the_summary_line_counts_failures_and_warnings() -> None:
     assert render([warn, warn])[-1] == "all checks passed, 2 warnings"
     assert render([ok, fail])[-1] == "1 check failed"
     assert render([fail, fail, warn])[-1] == "2 checks failed"
+
+
+def test_a_hook_the_engine_refuses_is_named_with_the_fix(tmp_path: Path) -> None:
+    """A hook run where Claude Code's environment lacks the password is refused at every
+    prompt, and the prompt goes through without passages: doctor said the last hook request
+    (an older success) was ok."""
+    with served(notebook(), tmp_path / "data", login_password=PASSWORD) as (url, _):
+        wait_ok(url)
+        assert "Sourdough starter" in hook(url, RECALL_LOGIN_PASSWORD=PASSWORD).stdout
+        assert hook(url).stdout == ""  # no password where this hook runs: refused
+        code, refused = doctor(url, tmp_path, RECALL_LOGIN_PASSWORD=PASSWORD)
+        assert hook(url, RECALL_LOGIN_PASSWORD=PASSWORD).returncode == 0
+        _, working = doctor(url, tmp_path, RECALL_LOGIN_PASSWORD=PASSWORD)
+    check = refused["last hook request"]
+    assert code == 1 and check["status"] == "fail", check
+    assert check["detail"].endswith(": refused (no password sent)"), check
+    assert "has no RECALL_LOGIN_PASSWORD, or an old one" in check["fix"]
+    assert working["last hook request"]["status"] == "ok"  # the newer success counts again
+
+
+def test_an_invalid_variable_stops_the_checks_that_read_the_configuration(
+    tmp_path: Path,
+) -> None:
+    """With one bad variable, doctor checked the default address and told the user to point
+    a working hook there."""
+    with served(notebook(), tmp_path / "data") as (url, _):
+        wait_ok(url)
+        assert install(url, tmp_path).returncode == 0
+        code, checks = doctor(url, tmp_path, RECALL_TICK_SECONDS="abc")
+    assert code == 1
+    assert checks["configuration"]["status"] == "fail"
+    assert "RECALL_TICK_SECONDS" in checks["configuration"]["detail"]
+    assert list(checks) == ["configuration", "other checks"]
+    assert checks["other checks"]["detail"] == "not run: the configuration above is invalid"

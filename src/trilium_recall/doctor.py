@@ -51,7 +51,10 @@ def diagnose(env: Mapping[str, str]) -> list[Check]:
     try:
         settings = load_settings(env, quiet=True)
     except ConfigError:
-        settings = load_settings({})  # the defaults: where the engine usually is
+        # Every other check reads this configuration (where the engine is, its password, the
+        # index): run on the defaults, they blamed a working engine and hook.
+        skipped = Check("other checks", "warn", "not run: the configuration above is invalid")
+        return [configuration(env), skipped]
     url = settings.engine_url
     health = engine_health(url)
     # With the engine up this shell is only its client; down, its Trilium is checked here.

@@ -18,6 +18,7 @@ import hmac
 import logging
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 
 from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
@@ -71,6 +72,10 @@ class Authenticator:
         self._base_url = settings.base_url
         self._guard = PasswordGuard(clock)  # Bearer and login page: one password, one budget
         self._registrations = registration_limit(clock)
+        # The last refused POST /recall (when, why), until one is let through: a hook whose
+        # Claude Code lacks the password, or holds an old one, is refused at every prompt, and
+        # only `doctor` can say so.
+        self.refused_hook: tuple[str, str] | None = None
         self._provider: OAuthProvider | None = None
         self._store: Store | None = None
         if self._password and self._base_url:
@@ -167,6 +172,7 @@ class Authenticator:
                 return
             token = bearer_token(scope)
             if token is None:
+                self._note_refusal(path, "no password sent")
                 await self.deny(path, "authentication required", None)(scope, receive, send)
                 return
             access = await self.oauth_access(token)
@@ -174,15 +180,23 @@ class Authenticator:
                 source = source_of(scope)
                 attempt = self.try_password(token, source)
                 if not attempt.ok:
+                    why = "throttled: too many wrong passwords" if attempt.retry_after else ""
+                    self._note_refusal(path, why or "a wrong password")
                     await self.refuse(path, source, attempt)(scope, receive, send)
                     return
                 access = AccessToken(token="", client_id=PASSWORD_CLIENT_ID, scopes=[])
+            if path == "/recall":
+                self.refused_hook = None
             user = AuthenticatedUser(access)
             await with_context(
                 {**scope, "user": user, "auth": AuthCredentials(access.scopes)}, receive, send
             )
 
         return guarded
+
+    def _note_refusal(self, path: str, why: str) -> None:
+        if path == "/recall":
+            self.refused_hook = (datetime.now(UTC).isoformat(timespec="seconds"), why)
 
     def refuse(self, path: str, source: str, attempt: Attempt) -> JSONResponse:
         if attempt.retry_after:

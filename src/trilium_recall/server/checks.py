@@ -216,8 +216,24 @@ def hook_installed(
     return Check("hook", "ok", f"installed, sends to {engine_url}", None, tuple(lines))
 
 
-def last_hook_request(entries: Sequence[Mapping[str, Any]], log_enabled: bool = True) -> Check:
-    """The newest hook call in the activity log (entries newest first, as `recent` gives)."""
+# A hook the engine refuses fails at every prompt, silently: the prompt goes through as is.
+REFUSED_HOOK_FIX = (
+    "the Claude Code that sent it has no RECALL_LOGIN_PASSWORD, or an old one (it keeps the "
+    "environment it started with): start it again from a shell that has the engine's, or "
+    "install the hook with RECALL_PASSWORD_FILE set (trilium-recall install-hook)"
+)
+
+
+def last_hook_request(
+    entries: Sequence[Mapping[str, Any]],
+    log_enabled: bool = True,
+    refused: tuple[str, str] | None = None,
+) -> Check:
+    """The newest hook call in the activity log (entries newest first, as `recent` gives), or
+    the POST /recall the engine refused since the last it let through (`refused`: when, why)."""
+    if refused is not None:
+        detail = f"{refused[0]}: refused ({refused[1]})"
+        return Check("last hook request", "fail", detail, REFUSED_HOOK_FIX)
     if not log_enabled:
         fix = "set RECALL_ACTIVITY_MAX_ROWS above 0 to see hook requests"
         return Check("last hook request", "warn", "the activity log is off", fix)

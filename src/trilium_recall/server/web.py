@@ -354,7 +354,9 @@ class WebUI:
             *moved_aside(engine.moved_aside),
             *index_checks(state, progress),
             hook_installed(settings.engine_url),
-            last_hook_request([e.to_json() for e in entries], self._activity.enabled),
+            last_hook_request(
+                [e.to_json() for e in entries], self._activity.enabled, self._auth.refused_hook
+            ),
             await self._test_recall(),
         ]
         return _json({"checks": [check.to_json() for check in checks]})
