@@ -11,11 +11,17 @@ from pathlib import Path
 
 
 def scrubbed_env(**extra: str) -> dict[str, str]:
-    """This process's environment without any RECALL_/TRILIUM_ setting, plus extra.
+    """This process's environment without any RECALL_/TRILIUM_ setting or CLAUDE_CONFIG_DIR,
+    plus extra.
 
-    A developer's own engine URL, password or Trilium must never reach a command under test.
+    A developer's own engine URL, password, Trilium or Claude Code settings must never reach a
+    command under test.
     """
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("RECALL_", "TRILIUM_"))}
+    base = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("RECALL_", "TRILIUM_")) and k != "CLAUDE_CONFIG_DIR"
+    }
     return base | extra
 
 

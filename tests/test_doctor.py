@@ -17,14 +17,18 @@ from trilium_recall.doctor import render
 from trilium_recall.server.checks import Check
 
 
-def doctor(url: str, home: Path, **env: str) -> tuple[int, dict[str, dict]]:
-    done = cli("doctor", "--json", env={"RECALL_URL": url, "HOME": str(home), **env})
+def doctor(
+    url: str, home: Path, cwd: Path | None = None, **env: str
+) -> tuple[int, dict[str, dict]]:
+    done = cli("doctor", "--json", env={"RECALL_URL": url, "HOME": str(home), **env}, cwd=cwd)
     assert "Traceback" not in done.stderr, done.stderr
     return done.returncode, {c["name"]: c for c in json.loads(done.stdout)}
 
 
-def install(url: str, home: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    return cli("install-hook", "--url", url, env={"HOME": str(home), **env})
+def install(
+    url: str, home: Path, *flags: str, cwd: Path | None = None, **env: str
+) -> subprocess.CompletedProcess[str]:
+    return cli("install-hook", "--url", url, *flags, env={"HOME": str(home), **env}, cwd=cwd)
 
 
 @pytest.mark.parametrize("version", ["0.93", "0.105"])
@@ -254,3 +258,80 @@ def test_an_invalid_variable_stops_the_checks_that_read_the_configuration(
     assert "RECALL_TICK_SECONDS" in checks["configuration"]["detail"]
     assert list(checks) == ["configuration", "other checks"]
     assert checks["other checks"]["detail"] == "not run: the configuration above is invalid"
+
+
+def test_the_hook_goes_where_claude_config_dir_says(tmp_path: Path) -> None:
+    """Claude Code reads $CLAUDE_CONFIG_DIR/settings.json when that is set: a hook written to
+    ~/.claude never ran, and doctor said it was installed."""
+    config = tmp_path / "claude-config"
+    url = closed_port_url()
+    done = install(url, tmp_path, CLAUDE_CONFIG_DIR=str(config))
+    assert done.returncode == 0, done.stderr
+    assert f"in {config / 'settings.json'}" in done.stdout
+    assert not (tmp_path / ".claude").exists()
+    _, checks = doctor(url, tmp_path, CLAUDE_CONFIG_DIR=str(config))
+    assert checks["hook"]["lines"] == [f"command hook in {config / 'settings.json'} → {url}"]
+    _, elsewhere = doctor(url, tmp_path)  # without it: ~/.claude, which holds none
+    assert elsewhere["hook"]["detail"] == "no trilium-recall hook in Claude Code's settings"
+
+
+def test_settings_with_a_byte_order_mark_are_read_as_claude_code_reads_them(
+    tmp_path: Path,
+) -> None:
+    project = tmp_path / "project"
+    (project / ".claude").mkdir(parents=True)
+    settings = project / ".claude" / "settings.json"
+    settings.write_bytes(b"\xef\xbb\xbf" + json.dumps({"model": "x"}).encode())
+    url = closed_port_url()
+    done = install(url, tmp_path, "--project", cwd=project)
+    assert done.returncode == 0, done.stderr
+    written = json.loads(settings.read_text(encoding="utf-8"))
+    assert written["model"] == "x" and written["hooks"]["UserPromptSubmit"]
+    _, checks = doctor(url, tmp_path, cwd=project)
+    assert checks["hook"]["lines"] == [f"command hook in {settings} → {url}"]
+
+
+def test_a_broken_project_file_does_not_hide_the_user_s_hook(tmp_path: Path) -> None:
+    """Claude Code skips a settings file it cannot read and runs the user's hook: doctor
+    failed the hook check on the broken file alone."""
+    url = closed_port_url()
+    assert install(url, tmp_path).returncode == 0  # the user's
+    project = tmp_path / "project"
+    (project / ".claude").mkdir(parents=True)
+    broken = project / ".claude" / "settings.json"
+    broken.write_text('{"permissions": {} // a comment\n}', encoding="utf-8")
+    _, checks = doctor(url, tmp_path, cwd=project)
+    hook_check = checks["hook"]
+    assert hook_check["status"] == "warn", hook_check
+    assert hook_check["detail"] == f"installed, sends to {url}; Claude Code skips {broken}"
+    assert hook_check["fix"] == f"fix {broken} (or move it away)"
+
+
+def test_disable_all_hooks_fails_the_hook_check_naming_the_file(tmp_path: Path) -> None:
+    url = closed_port_url()
+    assert install(url, tmp_path).returncode == 0
+    project = tmp_path / "project"
+    (project / ".claude").mkdir(parents=True)
+    local = project / ".claude" / "settings.local.json"
+    local.write_text(json.dumps({"disableAllHooks": True}), encoding="utf-8")
+    code, checks = doctor(url, tmp_path, cwd=project)
+    assert code == 1 and checks["hook"]["detail"] == f"{local} turns every hook off"
+    assert checks["hook"]["fix"] == f'take "disableAllHooks" out of {local}, or set it to false'
+    _, at_home = doctor(url, tmp_path)  # another project: the hook runs
+    assert at_home["hook"]["detail"] == f"installed, sends to {url}"
+
+
+def test_our_hook_in_two_forms_is_a_warning(tmp_path: Path) -> None:
+    """Claude Code runs each distinct hook: a command hook for the user and an http one in a
+    project asked every prompt twice."""
+    url = closed_port_url()
+    assert install(url, tmp_path).returncode == 0
+    project = tmp_path / "project"
+    project.mkdir()
+    assert install(url, tmp_path, "--project", "--http", cwd=project).returncode == 0
+    _, checks = doctor(url, tmp_path, cwd=project)
+    assert checks["hook"]["status"] == "warn"
+    assert checks["hook"]["detail"] == "installed twice, in two forms"
+    assert len(checks["hook"]["lines"]) == 2
+    _, one = doctor(url, tmp_path)  # outside that project: one hook
+    assert one["hook"]["detail"] == f"installed, sends to {url}"

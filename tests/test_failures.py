@@ -105,12 +105,15 @@ def wait_ok(url: str) -> dict:
     return health
 
 
-def cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    """The CLI with `env`, run in HOME (or /) so no project's .claude/settings.json is read."""
+def cli(
+    *args: str, env: dict[str, str], cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """The CLI with `env`, run in `cwd`, else in HOME (or /) so no project's
+    .claude/settings.json is read."""
     return subprocess.run(
         [sys.executable, "-m", "trilium_recall.cli", *args],
         env=scrubbed_env(**env),
-        cwd=env.get("HOME", "/"),
+        cwd=cwd or env.get("HOME", "/"),
         capture_output=True,
         text=True,
         timeout=120,

@@ -89,10 +89,35 @@ def uninstall_hook(
 
 def settings_path(scope: str, *, project_dir: Path | None = None, home: Path | None = None) -> Path:
     if scope == "user":
-        return (home or Path.home()) / ".claude" / "settings.json"
+        return user_config_dir(home) / "settings.json"
     if scope == "project":
         return (project_dir or Path.cwd()) / ".claude" / "settings.json"
     raise ValueError(f"scope must be 'user' or 'project', not {scope!r}")
+
+
+def user_config_dir(home: Path | None = None) -> Path:
+    """Where Claude Code keeps a user's settings: $CLAUDE_CONFIG_DIR when set (a hook written
+    to ~/.claude then never ran), else ~/.claude. An explicit `home` is that home's."""
+    if home is None and (configured := os.environ.get("CLAUDE_CONFIG_DIR")):
+        return Path(configured).expanduser()
+    return (home or Path.home()) / ".claude"
+
+
+def hooks_disabled_by(*, project_dir: Path | None = None, home: Path | None = None) -> Path | None:
+    """The settings file whose `"disableAllHooks": true` Claude Code obeys, if one does: the
+    project's local file over the project's over the user's. Unreadable files say nothing."""
+    project = (project_dir or Path.cwd()) / ".claude"
+    layers = (user_config_dir(home) / "settings.json", project / "settings.json",
+              project / "settings.local.json")  # fmt: skip
+    disabled_by = None
+    for path in layers:
+        try:
+            value = _load(path).get("disableAllHooks")
+        except (ValueError, OSError):
+            continue
+        if isinstance(value, bool):
+            disabled_by = path if value else None
+    return disabled_by
 
 
 def command_entry(
@@ -228,7 +253,7 @@ def _load(path: Path) -> dict[str, Any]:
     if not path.exists():
         return {}
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # Claude Code reads a BOM'd file too
     except (OSError, UnicodeDecodeError) as exc:  # a directory, unreadable, not UTF-8
         why = exc.strerror if isinstance(exc, OSError) else "not UTF-8"
         raise ValueError(f"{path} cannot be read ({why})") from None

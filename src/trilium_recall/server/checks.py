@@ -8,12 +8,13 @@ a test recall) for the page and for `doctor`, which adds what only a client can 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from ..claude_settings import hook_url, installed_hooks, settings_path
+from ..claude_settings import hook_url, hooks_disabled_by, installed_hooks, settings_path
 from ..config import DEFAULT_INSTANCE, Instance, load_settings, shown_url, unknown_variables
 from ..engine_address import named_engine, same_engine
 from ..errors import ConfigError, TriliumAuthError, TriliumError, TriliumUnavailable
@@ -187,32 +188,48 @@ def moved_aside(moved: tuple[Path, str] | None) -> list[Check]:
     return [Check("index file", "warn", detail, None, (reason,))]
 
 
+INSTALL = "trilium-recall install-hook"
+
+
 def hook_installed(
     engine_url: str, home: Path | None = None, project_dir: Path | None = None
 ) -> Check:
     """Our hook in the user's or this project's Claude Code settings, and whether it sends to
     `engine_url`."""
     paths = {settings_path(s, home=home, project_dir=project_dir) for s in ("user", "project")}
-    found = []
+    found, unreadable = [], []
     for path in sorted(paths):
         try:
             found += [(path, hook) for hook in installed_hooks(path)]
-        except ValueError as exc:  # Claude Code cannot read it either: no hook of any kind runs
-            fix = f"fix {path} (or move it away), then trilium-recall install-hook"
-            return Check("hook", "fail", str(exc), fix)
+        except ValueError as exc:  # Claude Code skips that file; the other may hold our hook
+            unreadable.append((path, str(exc)))
+    if disabled_by := hooks_disabled_by(home=home, project_dir=project_dir):
+        fix = f'take "disableAllHooks" out of {disabled_by}, or set it to false'
+        return Check("hook", "fail", f"{disabled_by} turns every hook off", fix)
+    if unreadable and not found:
+        path, why = unreadable[0]
+        return Check("hook", "fail", why, f"fix {path} (or move it away), then {INSTALL}")
     if not found:
-        fix = "trilium-recall install-hook (not needed if you use the MCP server only)"
+        fix = f"{INSTALL} (not needed if you use the MCP server only)"
         return Check("hook", "warn", "no trilium-recall hook in Claude Code's settings", fix)
-    lines, wrong = [], []
-    for path, hook in found:
-        url = named_engine(hook_url(hook))
-        lines.append(f"{hook['type']} hook in {path} → {url}")
-        if not same_engine(url, engine_url):
-            wrong.append(url)
-    if wrong:
-        fix = f"trilium-recall install-hook with RECALL_URL={engine_url} (it replaces ours)"
+    lines = [
+        f"{hook['type']} hook in {path} → {named_engine(hook_url(hook))}" for path, hook in found
+    ]
+    lines += [f"skipped by Claude Code: {why}" for _, why in unreadable]
+    if wrong := [
+        u for _, h in found if not same_engine(u := named_engine(hook_url(h)), engine_url)
+    ]:
+        fix = f"{INSTALL} with RECALL_URL={engine_url} (it replaces ours)"
         detail = f"the hook sends to {wrong[0]}, but the engine is at {engine_url}"
         return Check("hook", "fail", detail, fix, tuple(lines), {"urls": wrong})
+    if unreadable:
+        path, _ = unreadable[0]
+        detail = f"installed, sends to {engine_url}; Claude Code skips {path}"
+        return Check("hook", "warn", detail, f"fix {path} (or move it away)", tuple(lines))
+    if len({json.dumps(hook, sort_keys=True) for _, hook in found}) > 1:
+        # Claude Code runs each distinct hook: every prompt is asked, and answered, twice.
+        fix = "keep one: trilium-recall uninstall-hook (or --project) removes ours from a file"
+        return Check("hook", "warn", "installed twice, in two forms", fix, tuple(lines))
     return Check("hook", "ok", f"installed, sends to {engine_url}", None, tuple(lines))
 
 
