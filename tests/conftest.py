@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import os
 import re
 import time
@@ -183,7 +184,7 @@ def add_note(
         (path,),
         parents,
         "blob-" + note_id,
-        None,
+        text_hash(json.dumps(list(sections))),  # as the syncer hashes the content it read
         "2026-01-01 00:00:00.000Z",
         "fp",
     )

@@ -93,6 +93,19 @@ class EditableTrilium(FakeTrilium):
             attribute = SeedAttribute("relation", name, target_id, inheritable)
             self._add_attribute(note, attribute, self._stamp())
 
+    def remove_relation(self, note_id: str, name: str) -> None:
+        with self._lock:
+            note = self._require(note_id)
+            note.attributes = [
+                a for a in note.attributes if not (a.type == "relation" and a.name == name)
+            ]
+
+    def set_type(self, note_id: str, note_type: str, mime: str) -> None:
+        """A type or code language change: dated now, its blobId stays (the text is the same)."""
+        with self._lock:
+            note = self._require(note_id)
+            note.type, note.mime, note.modified = note_type, mime, self._stamp()
+
     def move(self, note_id: str, old_parent_id: str, new_parent_id: str) -> None:
         """Re-parent one placement. Only the branch is stamped, not the note."""
         with self._lock:

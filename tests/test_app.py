@@ -20,6 +20,7 @@ from conftest import (
 )
 from engine_process import serve_in_thread
 from trilium_recall.claude_settings import HOOK_ANSWER_S
+from trilium_recall.index import sent_marks
 from trilium_recall.index.activity_log import recent
 from trilium_recall.index.store import Store
 from trilium_recall.search.answers import RecallRequest
@@ -286,8 +287,8 @@ async def test_time_budget_overrun_answers_nothing_and_on_time(tmp_path) -> None
     await engine.stop()  # ...and stop() waits for its thread to end
     store = Store(settings.db_path)
     try:  # it found n1, but answered late, so nothing counts as sent
-        assert store.already_sent("s", 3600) == set()
-        assert store.already_sent("other", 3600) == {("default", "n1")}
+        assert sent_marks.already_sent(store, "s", 3600) == set()
+        assert sent_marks.already_sent(store, "other", 3600) == {("default", "n1")}
     finally:
         store.close()
 

@@ -12,6 +12,7 @@ import pytest
 
 from conftest import OPEN, add_note, make_settings
 from trilium_recall.errors import UnknownInstance
+from trilium_recall.index import sent_marks
 from trilium_recall.notes.records import SectionHit
 from trilium_recall.search.answers import RecallRequest, RecallResult, silence_reason
 from trilium_recall.search.candidates import FOLDERS_ONLY, Candidate
@@ -334,7 +335,7 @@ def test_deadline_passed_returns_nothing_and_marks_nothing(
     asked = RecallRequest("restic backup", session_id="s")
     late = recall(store, embedder, generic, settings, asked, deadline=0.0)
     assert (late.passages, late.context) == ([], "")
-    assert store.already_sent("s", 3600) == set()
+    assert sent_marks.already_sent(store, "s", 3600) == set()
 
 
 def test_a_section_holding_the_prompt_s_code_phrase_ranks_first_and_explain_says_so(

@@ -11,7 +11,7 @@ import pytest
 
 from conftest import add_note, reopened_at_schema, undo_m014, undo_m019
 from trilium_recall.errors import IndexInUse, IndexUnusable, StoreError
-from trilium_recall.index import vector_rows
+from trilium_recall.index import sent_marks, vector_rows
 from trilium_recall.index.file import hold_index
 from trilium_recall.index.migrations import MIGRATIONS, m018_resplit_with_whole_lines
 from trilium_recall.index.store import Store
@@ -150,16 +150,38 @@ def test_load_vectors_in_chunks_restores_every_vector(tmp_path, embedder, monkey
 
 
 def test_sent_notes_expire_after_the_session_ttl(store) -> None:
-    store.mark_sent("s1", [("default", "a"), ("default", "b")], ttl=3600, wait_s=5)
-    assert store.already_sent("s1", 3600) == {("default", "a"), ("default", "b")}
+    sent_marks.claim(store, "s1", [("default", "a"), ("default", "b")], 3600, wait_s=5)
+    assert sent_marks.already_sent(store, "s1", 3600) == {("default", "a"), ("default", "b")}
     store.db.execute("UPDATE sent SET sent_at = sent_at - 7200 WHERE note_id = 'a'")
-    assert store.already_sent("s1", 3600) == {("default", "b")}
-    store.mark_sent("s2", [("default", "c")], ttl=3600, wait_s=5)  # writing prunes expired rows
+    assert sent_marks.already_sent(store, "s1", 3600) == {("default", "b")}
+    sent_marks.claim(store, "s2", [("default", "c")], 3600, wait_s=5)  # writing prunes expired
     assert store.db.execute("SELECT note_id FROM sent ORDER BY note_id").fetchall() == [
         ("b",),
         ("c",),
     ]
-    assert store.already_sent("other", 3600) == set()
+    assert sent_marks.already_sent(store, "other", 3600) == set()
+
+
+def test_a_note_is_claimed_once_a_session_whoever_asks_first(store) -> None:
+    """Two requests of one session at once (our hook installed in two forms) both found the
+    note unsent, and both sent it."""
+    notes = [("default", "a"), ("default", "b")]
+    assert sent_marks.claim(store, "s1", notes, 3600, wait_s=5) == notes
+    assert sent_marks.claim(store, "s1", [("default", "b"), ("default", "c")], 3600, 5) == [
+        ("default", "c")
+    ]
+    assert sent_marks.claim(store, "s2", notes, 3600, wait_s=5) == notes  # another session
+
+
+def test_a_note_whose_text_changed_may_be_sent_again(store, embedder) -> None:
+    """A session that had a note kept its old text: the edit never reached the assistant."""
+    add_note(store, embedder, "n1", "Ingress", [("Ingress", "proxy-read-timeout is 300 s")])
+    add_note(store, embedder, "n2", "Other", [("Other", "unrelated")])
+    sent_marks.claim(store, "s1", [("default", "n1"), ("default", "n2")], 3600, wait_s=5)
+    store.save_note(store.known_notes("default")["n2"], None)  # a move, a label: same text
+    assert sent_marks.already_sent(store, "s1", 3600) == {("default", "n1"), ("default", "n2")}
+    add_note(store, embedder, "n1", "Ingress", [("Ingress", "proxy-read-timeout is 900 s")])
+    assert sent_marks.already_sent(store, "s1", 3600) == {("default", "n2")}
 
 
 def _mode(path: Path) -> int:

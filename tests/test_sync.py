@@ -688,3 +688,41 @@ async def test_a_round_the_disk_could_not_take_is_not_embedded_again(tmp_path, m
     assert embedded_once and calls[: len(embedded_once)] == embedded_once
     assert len(set(calls)) == len(calls)  # the retry embedded only what was never embedded
     assert counts["notes"] == 2 * NOTES_PER_ROUND and not harness.syncer._unwritten
+
+
+def _links_from(harness: Harness, note_id: str) -> set[tuple[str, str]]:
+    rows = harness.store.db.execute(
+        "SELECT target_id, kind FROM links WHERE source_id = ?", (note_id,)
+    )
+    return {(target, kind) for target, kind in rows}
+
+
+async def test_a_relation_added_or_removed_alone_reaches_the_links(harness, trilium) -> None:
+    """A summary tied to its source after it was written never stood in for it: the relation
+    changed the note's attributes, not its text, and only a text change rewrote the links."""
+    await harness.syncer.full()
+    relation = ("resticAAAAAA", "derivedFrom")
+    assert relation not in _links_from(harness, "summaryAAAAA")
+    text_links = _links_from(harness, "summaryAAAAA") - {("rawNoteAAAAA", "derivedFrom")}
+    trilium.add_relation("summaryAAAAA", "derivedFrom", "resticAAAAAA")
+    await harness.syncer.full()
+    assert relation in _links_from(harness, "summaryAAAAA")
+    assert text_links <= _links_from(harness, "summaryAAAAA")  # the text's links stay
+    trilium.remove_relation("summaryAAAAA", "derivedFrom")
+    await harness.syncer.full()
+    assert not {k for _, k in _links_from(harness, "summaryAAAAA")} & {"derivedFrom"}
+
+
+async def test_a_note_s_new_type_or_language_splits_it_again(harness, trilium) -> None:
+    trilium.add_note(
+        "codeNoteAAAA", "Setup notes", type="code", mime="text/plain",
+        content="# Setup\nInstall the agent.\n# Usage\nRun it nightly.",
+    )  # fmt: skip
+    await harness.syncer.full()
+    texts = "SELECT text FROM sections WHERE note_id = 'codeNoteAAAA' ORDER BY ordinal"
+    [(plain,)] = harness.store.db.execute(texts).fetchall()
+    assert "# Setup" in plain  # plain text: the marks are words of it
+    trilium.set_type("codeNoteAAAA", "code", "text/x-markdown")
+    await harness.syncer.tick()
+    markdown = " ".join(text for (text,) in harness.store.db.execute(texts))
+    assert "#" not in markdown and "Setup" in markdown  # read as markdown: headings now

@@ -21,6 +21,7 @@ import numpy as np
 
 from ..errors import StoreError
 from ..notes.records import FiledNote, NoteRecord, SectionHit, SectionInput
+from ..notes.sections import TEXT_LINK_KINDS
 from . import note_stats, vector_rows
 from .file import ensure_vector_table, index_errors, open_db, own_errors
 from .hubness import HUB_WEIGHT
@@ -132,11 +133,16 @@ class Store(InstanceRows):
         links: Iterable[tuple[str, str]] = (),
         failure: str | None = None,
     ) -> None:
-        """Write a note in one transaction. `sections=None` keeps the stored sections; a
-        `failure` says why a note skipped for "error" failed (overview.failed_notes)."""
+        """Write a note in one transaction. `sections=None` keeps the stored sections and the
+        links its text makes, and `links` are then its named relations; a `failure` says why a
+        note skipped for "error" failed (overview.failed_notes)."""
         removed: list[int] = []
         added: list[Added] = []
         with self.atomic() as db:
+            before = db.execute(
+                "SELECT content_hash FROM notes WHERE instance = ? AND note_id = ?",
+                (note.instance, note.note_id),
+            ).fetchone()
             paths, parents = json.dumps(note.paths, ensure_ascii=False), json.dumps(note.parents)
             values = {**dataclasses.asdict(note), "paths": paths, "parents": parents}
             marks = ",".join("?" * len(values))
@@ -156,17 +162,30 @@ class Store(InstanceRows):
                 removed = self._delete_sections(note.instance, note.note_id)
                 for section in sections:
                     added += self._insert_section(note, section)
-                db.execute(
-                    "DELETE FROM links WHERE instance = ? AND source_id = ?",
-                    (note.instance, note.note_id),
-                )
-                db.executemany(
-                    "INSERT OR IGNORE INTO links VALUES (?, ?, ?, ?)",
-                    [(note.instance, note.note_id, target, kind) for target, kind in links],
-                )
+                if before is None or note.content_hash != before[0]:  # sent_marks.py
+                    db.execute(  # a session that had the old text is sent the new one
+                        "DELETE FROM sent WHERE instance = ? AND note_id = ?",
+                        (note.instance, note.note_id),
+                    )
             else:
                 self._retitle_fts(note)
+            self._replace_links(note, links, text_read=sections is not None)
         self._mirror(removed, added)
+
+    def _replace_links(
+        self, note: NoteRecord, links: Iterable[tuple[str, str]], text_read: bool
+    ) -> None:
+        """Its links anew; with its text unread, those the text makes stay as they were."""
+        kept = [] if text_read else sorted(TEXT_LINK_KINDS)
+        self.db.execute(
+            "DELETE FROM links WHERE instance = ? AND source_id = ? "
+            "AND kind NOT IN (SELECT value FROM json_each(?))",
+            (note.instance, note.note_id, json.dumps(kept)),
+        )
+        self.db.executemany(
+            "INSERT OR IGNORE INTO links VALUES (?, ?, ?, ?)",
+            [(note.instance, note.note_id, target, kind) for target, kind in links],
+        )
 
     def _mirror(self, removed: list[int], added: list[Added]) -> None:
         """Bring the vector mirror in step with what was just committed."""
@@ -370,26 +389,3 @@ class Store(InstanceRows):
             ):
                 found.setdefault(target, []).append(source)
         return found
-
-    # -- sessions ----------------------------------------------------------------------------
-
-    def already_sent(self, session_id: str, ttl_seconds: float) -> set[tuple[str, str]]:
-        cutoff = time.time() - ttl_seconds
-        return {
-            (row[0], row[1])
-            for row in self.db.execute(
-                "SELECT instance, note_id FROM sent WHERE session_id = ? AND sent_at >= ?",
-                (session_id, cutoff),
-            )
-        }
-
-    def mark_sent(
-        self, session_id: str, notes: Iterable[tuple[str, str]], ttl: float, wait_s: float
-    ) -> None:
-        now = time.time()
-        with self.atomic(wait_s) as db:
-            db.execute("DELETE FROM sent WHERE sent_at < ?", (now - ttl,))
-            db.executemany(
-                "INSERT OR REPLACE INTO sent VALUES (?, ?, ?, ?)",
-                [(session_id, instance, note_id, now) for instance, note_id in notes],
-            )

@@ -336,6 +336,9 @@ def _markdown_links(text: str) -> list[Link]:
 
 # --- HTML links ---
 
+# The kinds of link a note's text makes; its relations bear their own names (plan.py).
+TEXT_LINK_KINDS = frozenset({"link", "include"})
+
 
 def _html_links(html: str) -> list[Link]:
     links = []

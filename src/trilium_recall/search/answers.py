@@ -80,6 +80,10 @@ class Passage:
     score: float
     url: str
 
+    @property
+    def key(self) -> tuple[str, str]:
+        return self.instance, self.note_id
+
     def to_json(self) -> dict[str, object]:
         return asdict(self)
 

@@ -13,6 +13,7 @@ import time
 
 from ..config import Settings
 from ..errors import StoreError, UnknownInstance
+from ..index import sent_marks
 from ..index.embed import Embedder
 from ..index.store import Store
 from ..index.transactions import BUSY_TIMEOUT_MS
@@ -54,7 +55,7 @@ def recall(
             return RecallResult("skipped", skipped=decided.skip, took_ms=_since(started))
         prompt = decided.text
     ttl = settings.session_ttl_hours * 3600
-    sent = frozenset(store.already_sent(session_id, ttl)) if session_id else frozenset()
+    sent = frozenset(sent_marks.already_sent(store, session_id, ttl)) if session_id else frozenset()
     result = search(
         store,
         embedder,
@@ -73,7 +74,7 @@ def recall(
         return RecallResult("late", took_ms=_since(started), trace=result.trace)
     passages, result.trace.second_sections = passages_of(result, settings)
     if session_id and passages:
-        _remember(store, session_id, passages, ttl, deadline)
+        passages = _claim(store, session_id, passages, ttl, deadline)
     status: Status = "sent" if passages else "silent"
     return RecallResult(status, passages, took_ms=_since(started), trace=result.trace)
 
@@ -113,17 +114,19 @@ def _passage(c: Candidate, heading: str, text: str, settings: Settings) -> Passa
     )
 
 
-def _remember(
+def _claim(
     store: Store, session_id: str, passages: list[Passage], ttl: float, deadline: float | None
-) -> None:
-    """Mark the passages sent in this session. A write that cannot happen (another process holds
-    the lock past the budget, a full disk) costs only that memory, never the answer (the note
-    may come again in this session)."""
+) -> list[Passage]:
+    """The passages no other request of this session has sent, marked sent. A write that
+    cannot happen (another process holds the lock past the budget, a full disk) costs only
+    that memory, never the answer (the note may come again in this session)."""
     wait_s = SESSION_WAIT_S if deadline is None else max(0.001, deadline - time.monotonic())
     try:
-        store.mark_sent(session_id, [(p.instance, p.note_id) for p in passages], ttl, wait_s)
+        fresh = set(sent_marks.claim(store, session_id, [p.key for p in passages], ttl, wait_s))
     except StoreError as exc:
         log.warning("%s: this answer is not remembered for session %.12s", exc, session_id)
+        return passages
+    return [p for p in passages if p.key in fresh]
 
 
 def _since(started: float) -> float:

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..notes.classify import Rules, Verdict, attribute_fingerprint, classify
 from ..notes.records import NoteRecord, SectionInput, SnippetInput, text_hash
-from ..notes.sections import Section, extract_links, split_note
+from ..notes.sections import TEXT_LINK_KINDS, Section, extract_links, split_note
 from ..notes.snippets import Snippet, split_snippets
 from ..trilium.records import Note
 
@@ -31,7 +31,8 @@ class Plan:
 
     skipped: list[NoteRecord] = field(default_factory=list)  # changed, now (or still) skipped
     unchanged_skips: int = 0
-    metadata: list[NoteRecord] = field(default_factory=list)  # sections stay as stored
+    # Sections stay as stored; the note's named relations (derivedFrom…) are written anew.
+    metadata: list[tuple[NoteRecord, list[tuple[str, str]]]] = field(default_factory=list)
     to_read: list[tuple[Note, NoteRecord]] = field(default_factory=list)
     kept: int = 0  # indexed notes whose sections stay: as stored, or with new metadata
 
@@ -86,7 +87,7 @@ def plan(
         else:
             decided.kept += 1
             if previous != record:
-                decided.metadata.append(record)
+                decided.metadata.append((record, named_relations(note)))
     in_build_order(decided.to_read)
     return decided
 
@@ -120,7 +121,10 @@ def note_record(
 
 
 def needs_content(previous: NoteRecord | None, record: NoteRecord) -> bool:
-    if previous is None or previous.skip_reason is not None or previous.title != record.title:
+    if previous is None or previous.skip_reason is not None:
+        return True
+    # The same text splits otherwise as another type or language (markdown headings in code).
+    if (previous.title, previous.type, previous.mime) != (record.title, record.type, record.mime):
         return True
     if record.blob_id is not None:
         return previous.blob_id != record.blob_id
@@ -150,6 +154,12 @@ def _prepared_section(title: str, section: Section) -> PreparedSection:
         snippets,
         tuple(text_hash(snippet.text) for snippet in snippets),
     )
+
+
+def named_relations(note: Note) -> list[tuple[str, str]]:
+    """Its relations that no text makes: a summary's derivedFrom, a source's… (internal links
+    and includes mirror the text, and change with it)."""
+    return [(target, kind) for target, kind in relation_links(note) if kind not in TEXT_LINK_KINDS]
 
 
 def relation_links(note: Note) -> list[tuple[str, str]]:

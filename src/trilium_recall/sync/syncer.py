@@ -267,8 +267,8 @@ class Syncer:
                 message = f"{self._where}: note {record.note_id} has unknown type {record.type!r}"
                 self._once.warn(f"type:{record.type}", message + ": skipped")
             self.store.save_note(record, [])
-        for record in decided.metadata:
-            self.store.save_note(record, None)
+        for record, relations in decided.metadata:
+            self.store.save_note(record, None, relations)
         report.skipped += len(decided.skipped) + decided.unchanged_skips
         report.updated += len(decided.metadata)
         to_read = decided.to_read
