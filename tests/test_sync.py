@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
+import time
 import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -23,7 +27,8 @@ from trilium_recall.notes.sections import Section
 from trilium_recall.notes.snippets import split_snippets
 from trilium_recall.search.dates.filed import filed_on
 from trilium_recall.search.dates.prompt import prompt_dates
-from trilium_recall.sync.syncer import NOTES_PER_ROUND, Syncer
+from trilium_recall.sync.schedule import run_forever
+from trilium_recall.sync.syncer import NOTES_PER_ROUND, Syncer, SyncStatus
 from trilium_recall.trilium.client import TriliumClient
 
 TOKEN = "syncTest_secret"
@@ -726,3 +731,55 @@ async def test_a_note_s_new_type_or_language_splits_it_again(harness, trilium) -
     await harness.syncer.tick()
     markdown = " ".join(text for (text,) in harness.store.db.execute(texts))
     assert "#" not in markdown and "Setup" in markdown  # read as markdown: headings now
+
+
+async def test_a_note_dated_ahead_does_not_hold_back_the_minute_tick(harness, trilium) -> None:
+    """One note dated hours ahead (a device's fast clock) set the tick's mark there: every
+    edit waited for the full comparison, and after the date was set right, for ever."""
+    await harness.syncer.full()
+    ahead = datetime.now(UTC) + timedelta(hours=3)
+    trilium.backdate("rawNoteAAAAA", ahead)
+    await harness.syncer.tick()
+    mark = str(harness.store.instance_state("default")["watermark"])
+    assert mark <= datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + "Z"
+    trilium.set_content("resticAAAAAA", "<p>restic now runs hourly</p>")
+    report = await harness.syncer.tick()
+    assert report.indexed == 1 and "hourly" in _section_text(harness, "resticAAAAAA")
+    trilium.backdate("rawNoteAAAAA", datetime.now(UTC) - timedelta(days=1))  # set right
+    harness.store.update_instance("default", watermark="2099-01-01 00:00:00.000Z")  # old files
+    await harness.syncer.full()
+    assert str(harness.store.instance_state("default")["watermark"]) < "2099"  # back down
+
+
+def _section_text(harness: Harness, note_id: str) -> str:
+    rows = harness.store.db.execute("SELECT text FROM sections WHERE note_id = ?", (note_id,))
+    return " ".join(text for (text,) in rows)
+
+
+async def test_each_run_that_changed_the_index_is_logged(harness, trilium, caplog) -> None:
+    """The README says `serve` logs the sync's results; only the foreground build printed them."""
+    caplog.set_level(logging.INFO, logger="trilium_recall.sync.schedule")
+    running = asyncio.ensure_future(run_forever(harness.syncer, 0.05, 3600.0))
+    try:
+        deadline = time.monotonic() + 60
+        while not any("full comparison" in r.getMessage() for r in caplog.records):
+            assert time.monotonic() < deadline, "no run was logged"
+            await asyncio.sleep(0.05)
+        trilium.set_content("resticAAAAAA", "<p>restic now runs hourly</p>")
+        while not any(": tick: 1 read" in r.getMessage() for r in caplog.records):
+            assert time.monotonic() < deadline, [r.getMessage() for r in caplog.records]
+            await asyncio.sleep(0.05)
+    finally:
+        running.cancel()
+    [first] = [r.getMessage() for r in caplog.records if "full comparison" in r.getMessage()]
+    assert first.startswith("default: full comparison: ") and " read, " in first
+    assert len([r for r in caplog.records if ": tick:" in r.getMessage()]) == 1  # quiet ones: no
+
+
+def test_no_time_left_is_told_while_the_build_fails() -> None:
+    """Trilium down mid-build: the page said "48 of 79 · about 50 s left", the time growing
+    while nothing happened."""
+    status = SyncStatus(done=48, total=79, kept=0, started=time.monotonic() - 30)
+    assert status.eta_seconds() is not None
+    status.error = "Trilium at http://127.0.0.1:9 does not answer"
+    assert status.eta_seconds() is None

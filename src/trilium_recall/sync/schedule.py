@@ -13,7 +13,7 @@ import apsw
 
 from ..errors import IndexDamaged, StoreError, TriliumError
 from ..index.file import store_error
-from .syncer import Syncer
+from .syncer import RunReport, Syncer
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +39,8 @@ async def run_forever(
             was_complete = syncer.build_complete
             full = started >= next_full or not was_complete
             report = await (syncer.full() if full else syncer.tick())
+            if report.changed or report.failed:  # README: the log has the sync's results
+                log.info("%s", _described(syncer.instance.name, report))
             if report.full:  # also a tick that compared in full (over 500 recent changes)
                 next_full = started + full_seconds
                 ended = syncer.build_complete and not was_complete
@@ -52,6 +54,13 @@ async def run_forever(
             log.exception("sync of %s crashed; retrying next tick", syncer.instance.name)
             syncer.status.error = "internal error during sync (see log)"
         await asyncio.sleep(max(0.0, tick_seconds - (time.monotonic() - started)))
+
+
+def _described(instance: str, report: RunReport) -> str:
+    run = "full comparison" if report.full else "tick"
+    counts = f"{report.indexed} read, {report.updated} updated, {report.deleted} deleted"
+    failed = f", {len(report.failed)} failed (trilium-recall status)" if report.failed else ""
+    return f"{instance}: {run}: {counts}{failed}"
 
 
 def _damage(exc: Exception, path: Path) -> IndexDamaged | None:

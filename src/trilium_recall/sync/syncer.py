@@ -15,7 +15,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 import apsw
 import numpy as np
@@ -32,6 +32,7 @@ from ..trilium.records import Note
 from .collector import collector_paused, to_thread_paused
 from .contents import read_contents
 from .plan import PreparedNote, length_sorted_batches, plan, prepare, section_inputs
+from .watermark import listed_since, moved_mark
 
 log = logging.getLogger(__name__)
 
@@ -43,8 +44,6 @@ NOTES_PER_ROUND = 16
 # up to this many (~30 MB): embedding is the build's whole cost, and a disk that stays full
 # re-embedded the same round every minute.
 UNWRITTEN_VECTORS = 20_000
-TICK_OVERLAP = timedelta(seconds=10)  # re-list a little before the watermark: late commits
-TIMESTAMP = "%Y-%m-%d %H:%M:%S.%f"
 
 
 @dataclass
@@ -60,8 +59,9 @@ class SyncStatus:
     started: float = 0.0  # time.monotonic() when the current run began reading notes
 
     def eta_seconds(self) -> float | None:
-        """Seconds left at this run's rate so far; None before its first round is written."""
-        if self.done == self.kept:
+        """Seconds left at this run's rate so far; None before its first round is written, and
+        while runs fail (the rate of a stalled build tells nothing)."""
+        if self.done == self.kept or self.error is not None:
             return None
         if self.done >= self.total:
             return 0.0
@@ -172,7 +172,7 @@ class Syncer:
                 message = f"{self._where}: note {note.note_id} is listed without a blobId"
                 self._once.warn(f"blob:{note.note_id}", message + "; re-read at each full run")
         await self._apply(notes, known, report, full=True)
-        self._advance_watermark(notes)
+        self._advance_watermark(notes, full=True)
         features = Features(version, changes is not None, any(n.blob_id for n in notes))
         self.store.update_instance(
             self.instance.name,
@@ -182,7 +182,9 @@ class Syncer:
         return report
 
     async def _tick(self) -> RunReport:
-        since = self._watermark_with_overlap()
+        since = listed_since(
+            str(self.store.instance_state(self.instance.name).get("watermark") or "")
+        )
         changed = await self.client.changed_since(since) if since else await self.client.all_notes()
         news = await self._news()
         if news is not None and news.truncated:
@@ -365,18 +367,12 @@ class Syncer:
                 pending.extend(child.child_note_ids)
         return list(found.values())
 
-    def _advance_watermark(self, notes: Iterable[Note]) -> None:
-        newest = max((n.utc_date_modified for n in notes), default="")
-        current = str(self.store.instance_state(self.instance.name).get("watermark") or "")
-        if newest > current:
-            self.store.update_instance(self.instance.name, watermark=newest)
+    def _mark(self) -> str:
+        return str(self.store.instance_state(self.instance.name).get("watermark") or "")
 
-    def _watermark_with_overlap(self) -> str | None:
-        mark = self.store.instance_state(self.instance.name).get("watermark")
-        if not mark:
-            return None
-        moment = datetime.strptime(str(mark).rstrip("Z"), TIMESTAMP) - TICK_OVERLAP
-        return moment.strftime(TIMESTAMP)[:-3] + "Z"
+    def _advance_watermark(self, notes: Iterable[Note], *, full: bool = False) -> None:
+        if (mark := moved_mark(notes, self._mark(), full=full)) is not None:
+            self.store.update_instance(self.instance.name, watermark=mark)
 
     def _progress(self) -> None:
         if self.on_progress:
