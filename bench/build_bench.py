@@ -24,7 +24,8 @@ from trilium_recall.notes.classify import Rules
 from trilium_recall.search.hybrid import KEYWORD_WEIGHT, MEANING_WEIGHT, search
 from trilium_recall.search.null_bank import GenericPrompts
 from trilium_recall.search.rankings import KEYWORD_K, MEANING_K, keyword_hits, meaning_hits, rrf
-from trilium_recall.sync.syncer import EMBED_BATCH, RunReport, Syncer
+from trilium_recall.sync.run_status import RunReport
+from trilium_recall.sync.syncer import EMBED_BATCH, Syncer
 from trilium_recall.trilium.client import TriliumClient
 
 T = TypeVar("T")

@@ -27,8 +27,10 @@ from trilium_recall.notes.sections import Section
 from trilium_recall.notes.snippets import split_snippets
 from trilium_recall.search.dates.filed import filed_on
 from trilium_recall.search.dates.prompt import prompt_dates
+from trilium_recall.server.overview import failed_notes
+from trilium_recall.sync.run_status import SyncStatus
 from trilium_recall.sync.schedule import run_forever
-from trilium_recall.sync.syncer import NOTES_PER_ROUND, Syncer, SyncStatus
+from trilium_recall.sync.syncer import NOTES_PER_ROUND, Syncer
 from trilium_recall.trilium.client import TriliumClient
 
 TOKEN = "syncTest_secret"
@@ -783,3 +785,33 @@ def test_no_time_left_is_told_while_the_build_fails() -> None:
     assert status.eta_seconds() is not None
     status.error = "Trilium at http://127.0.0.1:9 does not answer"
     assert status.eta_seconds() is None
+
+
+async def test_a_failed_read_of_an_edited_note_keeps_its_last_version(
+    harness, trilium, monkeypatch
+) -> None:
+    """One bad answer for an edited note's content took it out of search until it was read
+    again; now the last version keeps serving, listed as failed, and is read at the next
+    full comparison."""
+    from trilium_recall.errors import TriliumBadResponse
+
+    await harness.syncer.full()
+    trilium.set_content("resticAAAAAA", "<p>restic now runs hourly</p>")
+    real_content = harness.client.content
+
+    async def broken_for_restic(note_id: str) -> str:
+        if note_id == "resticAAAAAA":
+            raise TriliumBadResponse("Trilium answers HTTP 500 for its content")
+        return await real_content(note_id)
+
+    monkeypatch.setattr(harness.client, "content", broken_for_restic)
+    report = await harness.syncer.tick()
+    assert report.failed == ["resticAAAAAA: Trilium answers HTTP 500 for its content"]
+    assert "nightly at 02:00" in _section_text(harness, "resticAAAAAA")  # still searchable
+    assert harness.notes()["resticAAAAAA"] == ("other", None)
+    [failed] = failed_notes(harness.store, "default")
+    assert failed["reason"] == "its last version is kept: Trilium answers HTTP 500 for its content"
+    monkeypatch.setattr(harness.client, "content", real_content)
+    await harness.syncer.full()
+    assert "hourly" in _section_text(harness, "resticAAAAAA")
+    assert failed_notes(harness.store, "default") == []

@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from rich.console import Console
 from rich.progress import Progress
 
-from .sync.syncer import SyncStatus
+from .sync.run_status import SyncStatus
 
 PLAIN_EVERY_S = 10.0  # a line at most this often when stderr is not a terminal
 

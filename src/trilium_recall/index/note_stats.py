@@ -1,5 +1,5 @@
 """Questions about the indexed notes as a whole, answered in SQL: how many per area, per
-top-level breadcrumb, which failed, and a title with its longest section's heading per note.
+top-level breadcrumb, and a title with its longest section's heading per note.
 Asked by the status page and the MCP instructions (server/overview.py) and by calibration, on
 a `Store`'s connection; and which notes have notes under them (`Store.has_children`)."""
 
@@ -24,17 +24,6 @@ def parents(db: apsw.Connection) -> frozenset[tuple[str, str]]:
             "WHERE n.skip_reason IS NULL"
         )
     )
-
-
-def failed(db: apsw.Connection, instance: str, limit: int) -> list[Row]:
-    """(note_id, title, reason, at) of notes whose row says "error", by title; the reason is
-    None when none was kept."""
-    return db.execute(
-        "SELECT n.note_id, n.title, e.reason, e.at FROM notes n LEFT JOIN note_errors e "
-        "USING (instance, note_id) WHERE n.instance = ? AND n.skip_reason = 'error' "
-        "ORDER BY n.title LIMIT ?",
-        (instance, limit),
-    ).fetchall()
 
 
 def per_area(db: apsw.Connection, instance: str) -> dict[str, int]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -22,7 +21,7 @@ import numpy as np
 from ..errors import StoreError
 from ..notes.records import FiledNote, NoteRecord, SectionHit, SectionInput
 from ..notes.sections import TEXT_LINK_KINDS
-from . import note_stats, vector_rows
+from . import note_failures, note_stats, vector_rows
 from .file import ensure_vector_table, index_errors, open_db, own_errors
 from .hubness import HUB_WEIGHT
 from .instance_rows import InstanceRows
@@ -151,10 +150,9 @@ class Store(InstanceRows):
                 tuple(values.values()),
             )
             if failure is not None:
-                db.execute(
-                    "INSERT OR REPLACE INTO note_errors VALUES (?, ?, ?, ?)",
-                    (note.instance, note.note_id, failure, time.strftime("%FT%TZ", time.gmtime())),
-                )
+                note_failures.record(db, note.instance, note.note_id, failure)
+            elif sections is not None:  # read and written whole: what failed before is over
+                note_failures.clear(db, note.instance, note.note_id)
             if note.skip_reason is not None:
                 sections = []
                 links = ()
@@ -199,6 +197,11 @@ class Store(InstanceRows):
     def measure_hubness(self, vectors: VectorIndex, reference: np.ndarray, bank: str) -> int:
         """This file's snippets' hubness against `reference`, measured and kept (vector_rows)."""
         return vector_rows.measure_hubness(self.db, self.atomic, vectors, reference, bank)
+
+    def note_failed(self, instance: str, note_id: str, why: str) -> None:
+        """Its new text could not be read: its last version keeps serving, the failure shown."""
+        with self.atomic() as db:
+            note_failures.record(db, instance, note_id, note_failures.KEPT + why)
 
     def delete_note(self, instance: str, note_id: str) -> None:
         with self.atomic() as db:

@@ -33,8 +33,9 @@ from ..search.hybrid import gate_thresholds
 from ..search.null_bank import GenericPrompts
 from ..search.recall import recall
 from ..sync.removed import drop_instances
+from ..sync.run_status import RunReport, SyncStatus
 from ..sync.schedule import run_forever
-from ..sync.syncer import RunReport, Syncer, SyncStatus
+from ..sync.syncer import Syncer
 from ..trilium.client import TriliumClient
 from .admission import SearchLine
 from .bank import measured_bank, read_bank

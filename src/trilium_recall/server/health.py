@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from ..config import Settings
-from ..sync.syncer import SyncStatus
+from ..sync.run_status import SyncStatus
 from ..trilium.features import Features
 
 # A URL as an error message quotes it, up to the punctuation that ends its sentence.

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from ..areas import AREAS
 from ..config import Settings
-from ..index import note_stats
+from ..index import note_failures, note_stats
 from ..index.file import index_errors
 from ..index.store import Store
 
@@ -61,7 +61,7 @@ def failed_notes(store: Store, instance: str) -> list[dict[str, object]]:
     """Each note that failed to index, with the reason, by title; a reason left from a note
     that has indexed since is not shown (the note's own row must still say "error")."""
     with index_errors(store.path):
-        rows = note_stats.failed(store.db, instance, FAILED_NOTES_SHOWN)
+        rows = note_failures.failed(store.db, instance, FAILED_NOTES_SHOWN)
     return [
         {"note_id": row[0], "title": row[1], "reason": row[2] or "(no reason kept)", "at": row[3]}
         for row in rows

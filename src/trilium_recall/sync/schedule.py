@@ -13,7 +13,8 @@ import apsw
 
 from ..errors import IndexDamaged, StoreError, TriliumError
 from ..index.file import store_error
-from .syncer import RunReport, Syncer
+from .run_status import RunReport
+from .syncer import Syncer
 
 log = logging.getLogger(__name__)
 

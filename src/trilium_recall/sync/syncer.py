@@ -14,7 +14,7 @@ import json
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import apsw
@@ -32,6 +32,7 @@ from ..trilium.records import Note
 from .collector import collector_paused, to_thread_paused
 from .contents import read_contents
 from .plan import PreparedNote, length_sorted_batches, plan, prepare, section_inputs
+from .run_status import RunReport, SyncStatus
 from .watermark import listed_since, moved_mark
 
 log = logging.getLogger(__name__)
@@ -44,45 +45,6 @@ NOTES_PER_ROUND = 16
 # up to this many (~30 MB): embedding is the build's whole cost, and a disk that stays full
 # re-embedded the same round every minute.
 UNWRITTEN_VECTORS = 20_000
-
-
-@dataclass
-class SyncStatus:
-    """What /health shows about one instance; updated in place by the syncer."""
-
-    done: int = 0  # indexed notes of the run: those kept as stored, then those read
-    total: int = 0
-    kept: int = 0  # of done, those kept: a resumed build counts what the last run built
-    error: str | None = None
-    running: str | None = None  # "full" | "tick" while a run is under way
-    embedded: int = 0  # passages sent to the embedder since start
-    started: float = 0.0  # time.monotonic() when the current run began reading notes
-
-    def eta_seconds(self) -> float | None:
-        """Seconds left at this run's rate so far; None before its first round is written, and
-        while runs fail (the rate of a stalled build tells nothing)."""
-        if self.done == self.kept or self.error is not None:
-            return None
-        if self.done >= self.total:
-            return 0.0
-        elapsed = time.monotonic() - self.started
-        return round(elapsed / (self.done - self.kept) * (self.total - self.done), 1)
-
-
-@dataclass
-class RunReport:
-    listed: int = 0
-    indexed: int = 0
-    updated: int = 0
-    deleted: int = 0
-    skipped: int = 0
-    failed: list[str] = field(default_factory=list)
-    full: bool = False  # a full comparison (also one a tick ran when recent changes overflowed)
-
-    @property
-    def changed(self) -> bool:
-        """Whether the run changed the index (what the listeners of a full run describe)."""
-        return bool(self.indexed or self.updated or self.deleted)
 
 
 class Syncer:
@@ -281,11 +243,13 @@ class Syncer:
         rounds = [to_read[i : i + NOTES_PER_ROUND] for i in range(0, len(to_read), NOTES_PER_ROUND)]
         if not rounds:
             return
-        upcoming = asyncio.ensure_future(self._read_round(rounds[0], report))
+        upcoming = asyncio.ensure_future(self._read_round(rounds[0], known, report))
         for number in range(len(rounds)):
             prepared = await upcoming
             if number + 1 < len(rounds):
-                upcoming = asyncio.ensure_future(self._read_round(rounds[number + 1], report))
+                upcoming = asyncio.ensure_future(
+                    self._read_round(rounds[number + 1], known, report)
+                )
             try:
                 await self._write_round(prepared, report)
             except BaseException:
@@ -297,7 +261,7 @@ class Syncer:
         self._unwritten.clear()  # every round written: the store holds what is still used
 
     async def _read_round(
-        self, batch: list[tuple[Note, NoteRecord]], report: RunReport
+        self, batch: list[tuple[Note, NoteRecord]], known: dict[str, NoteRecord], report: RunReport
     ) -> list[PreparedNote]:
         """Fetch a round's contents and prepare them; per-note failures are written here."""
         contents = await read_contents(self.client, [note.note_id for note, _ in batch])
@@ -316,7 +280,7 @@ class Syncer:
                 self.store.save_note(replace(record, skip_reason="protected"), [])
                 report.skipped += 1
             elif isinstance(content, TriliumBadResponse):  # also a server error of its own
-                self._skip_as_error(record, report, str(content))
+                self._failed(record, known.get(note.note_id), report, str(content))
             elif isinstance(ready := next(split), PreparedNote):
                 prepared.append(ready)
             else:  # a splitter bug must not stall the whole sync
@@ -334,6 +298,21 @@ class Syncer:
             report.indexed += 1
         for text_hash in texts:
             self._unwritten.pop(text_hash, None)
+
+    def _failed(
+        self, record: NoteRecord, before: NoteRecord | None, report: RunReport, why: str
+    ) -> None:
+        """A note's new text could not be read: an indexed note keeps serving its last version
+        (one bad answer took it out of search), and its stored row, so the next full comparison
+        reads it again; a new one is skipped for "error"."""
+        if before is None or before.skip_reason is not None:
+            self._skip_as_error(record, report, why)
+            return
+        self.store.note_failed(record.instance, record.note_id, why)
+        report.failed.append(f"{record.note_id}: {why}")
+        log.warning(
+            "kept the last version of note %s of %s: %s", record.note_id, self.instance.name, why
+        )
 
     def _skip_as_error(self, record: NoteRecord, report: RunReport, why: str) -> None:
         """Counted as skipped for "error"; the next full comparison tries the note again."""
