@@ -191,7 +191,7 @@ NOT_A_PROMPT = "'hook_event_name' must be UserPromptSubmit: only prompts are ans
         (b'{"prompt": 42}', "'prompt' is required and must be a string"),
         (b'{"prompt": "x", "session_id": 5}', "'session_id' must be a string"),
         (b'{"prompt": "x", "instance": ["a"]}', "'instance' must be a string"),
-        (b'{"prompt": "restic", "instance": "nope"}', "unknown instance 'nope'"),
+        (b'{"prompt": "restic", "instance": "nope"}', "unknown instance 'nope' (known: default)"),
         (b"\xff\xfe", "body is not valid JSON"),
         (b'{"prompt": "x", "today": "22.10.2026"}', BAD_DAY),
         (b'{"prompt": "x", "today": "2026-02-30"}', BAD_DAY),
@@ -338,3 +338,11 @@ def test_recall_refuses_foreign_host_and_origin(demo_engine, headers, status) ->
     )
     assert answer.status_code == status
     assert "passages" not in answer.json() and answer.json()["error"].startswith("Invalid")
+
+
+def test_an_instance_is_named_in_any_case(demo_engine) -> None:
+    """RECALL_INSTANCES=Work names the instance "work"; asking for "Work" was refused."""
+    body = {"prompt": "how do i restore my restic backup", "instance": "DEFAULT"}
+    answer = httpx.post(f"{demo_engine.url}/recall", json=body, headers=demo_engine.headers)
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["passages"], answer.text

@@ -190,6 +190,21 @@ def test_recall_asked_of_an_instance_whose_build_failed_names_the_failure(
             "list each instance once",
         ),
         ({"RECALL_INSTANCES": "work,Work"}, "RECALL_INSTANCES names 'work' twice"),
+        (  # one Trilium by this machine's two names: indexed twice, with no word said
+            {"RECALL_INSTANCES": "a,b", "TRILIUM_URL_A": "http://127.0.0.1:8080",
+             "TRILIUM_ETAPI_TOKEN_A": "x", "TRILIUM_URL_B": "http://LOCALHOST:8080/etapi",
+             "TRILIUM_ETAPI_TOKEN_B": "y"},
+            "TRILIUM_URL_B is the same Trilium as TRILIUM_URL_A (http://LOCALHOST:8080): "
+            "list each instance once",
+        ),
+        (  # the OverflowError came from the activity log's thread, after start
+            {"RECALL_ACTIVITY_MAX_ROWS": "100000000000000000000"},
+            "RECALL_ACTIVITY_MAX_ROWS: Input should be less than or equal to 1000000",
+        ),
+        (
+            {"RECALL_ACTIVITY_MAX_DAYS": "inf"},
+            "RECALL_ACTIVITY_MAX_DAYS: Input should be a finite number",
+        ),
         (
             {"TRILIUM_URL": "notes.example:8080", "TRILIUM_ETAPI_TOKEN": "t"},
             "TRILIUM_URL must be an http(s) URL such as http://localhost:8080",
@@ -384,3 +399,30 @@ def test_port_and_url_decide_where_clients_look(tmp_path: Path) -> None:
     assert f"FAIL  engine  {elsewhere} does not answer (connection refused)" in done.stdout
     installed = "The hook is installed anyway: it adds nothing until trilium-recall answers at"
     assert f"{installed} {elsewhere}." in done.stdout
+
+
+def test_an_etapi_url_is_read_as_the_trilium_it_belongs_to() -> None:
+    """The client stripped /etapi, so syncing worked, but every passage linked to
+    http://…/etapi/#root/…, which answers 401."""
+    env = {"TRILIUM_URL": "http://127.0.0.1:18471/etapi/", "TRILIUM_ETAPI_TOKEN": "t"}
+    instance = load_settings(env).instances["default"]
+    assert instance.url == "http://127.0.0.1:18471"
+    assert instance.note_url("abc") == "http://127.0.0.1:18471/#root/abc"
+
+
+def test_an_empty_secret_beside_its_file_is_left_out(tmp_path: Path) -> None:
+    """compose.yaml passes TRILIUM_ETAPI_TOKEN: ${TRILIUM_ETAPI_TOKEN:-} whatever the user
+    chose: the token file given beside it was refused as "set but empty"."""
+    token, password = tmp_path / "token", tmp_path / "password"
+    token.write_text("file_token\n")
+    password.write_text("file-password\n")
+    env = {
+        "TRILIUM_URL": "http://trilium:8080", "TRILIUM_ETAPI_TOKEN": "",
+        "TRILIUM_ETAPI_TOKEN_FILE": str(token),
+        "RECALL_LOGIN_PASSWORD": "", "RECALL_PASSWORD_FILE": str(password),
+    }  # fmt: skip
+    settings = load_settings(env)
+    assert settings.instances["default"].token.get_secret_value() == "file_token"
+    assert settings.login_password is not None
+    assert settings.login_password.get_secret_value() == "file-password"
+    assert settings.password_source == "RECALL_PASSWORD_FILE"

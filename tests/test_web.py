@@ -231,7 +231,7 @@ def test_sessions_expire_and_are_bounded() -> None:
 def test_bad_input_is_a_clear_400(engine) -> None:
     with signed_in(engine.url) as (http, csrf):
         for body, error in [
-            ({"prompt": "x", "instance": "nope"}, "unknown instance 'nope'"),
+            ({"prompt": "x", "instance": "nope"}, "unknown instance 'nope' (known: none)"),
             ({"prompt": "x", "path": "elsewhere"}, '\'path\' must be "hook" or "mcp"'),
             ({"prompt": "   "}, "type a prompt first"),
             ({"prompt": 5}, "'prompt' is required and must be a string"),

@@ -22,9 +22,9 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from .areas import DEFAULT_WEIGHTS, parse_weights
-from .engine_address import engine_base, is_http_url, is_loopback_name
+from .engine_address import engine_base, is_http_url, is_loopback_name, server_key
 from .errors import ConfigError
-from .secret_files import read_secret_file, refuse_both, token_given
+from .secret_files import read_secret_file, refuse_both, token_given, without_empty_twins
 
 log = logging.getLogger(__name__)
 
@@ -120,8 +120,8 @@ class Settings(BaseModel):
     # The activity log (server/activity.py; its table: index/activity_log.py): what each /recall
     # and MCP call sent, bounded both ways.
     log_prompts: bool = True  # RECALL_LOG_PROMPTS=0: not even the first words of a prompt
-    activity_max_rows: int = Field(default=10_000, ge=0)  # 0 turns the log off
-    activity_max_days: float = Field(default=30.0, gt=0)
+    activity_max_rows: int = Field(default=10_000, ge=0, le=1_000_000)  # 0 turns the log off
+    activity_max_days: float = Field(default=30.0, gt=0, le=3660, allow_inf_nan=False)
 
     # Not RECALL_<FIELD> variables: filled in by load_settings from the variables named.
     instances: dict[str, Instance] = Field(default_factory=dict, exclude=True)
@@ -256,7 +256,7 @@ def load_settings(
 ) -> Settings:
     """Read and validate everything; raise ConfigError naming the first bad variable. Unknown
     variables are logged as warnings (`quiet`: not; `doctor` shows them as a check)."""
-    env = os.environ if env is None else env
+    env = without_empty_twins(os.environ if env is None else env, {PASSWORD_VAR: PASSWORD_FILE_VAR})
     for name, value in env.items():
         ours = name in ENGINE_VARIABLES or name.startswith(("TRILIUM_URL", "TRILIUM_ETAPI"))
         if ours and not value.strip():
@@ -338,6 +338,8 @@ def _read_instance(env: Mapping[str, str], name: str, suffix: str, listed: str |
         raise ConfigError(f"{url_var} is not set{because or f': {given} needs a Trilium URL'}")
     if not is_http_url(url):
         raise ConfigError(f"{url_var} must be an http(s) URL such as http://localhost:8080")
+    # The address the browser opens; ETAPI's own path was accepted, and broke every link.
+    url = re.sub(r"/etapi/?$", "", url.rstrip("/"), flags=re.IGNORECASE)
     refuse_both(env, token_var, f"{token_var}_FILE")
     if token_var in env:
         token = env[token_var].strip()
@@ -353,9 +355,9 @@ def _read_instance(env: Mapping[str, str], name: str, suffix: str, listed: str |
 
 
 def _check_distinct_urls(instances: dict[str, Instance]) -> None:
-    seen: dict[str, str] = {}
+    seen: dict[tuple[str, str, int | None, str], str] = {}
     for instance in instances.values():
-        key = instance.url.lower()
+        key = server_key(instance.url)
         if key in seen:
             raise ConfigError(
                 f"TRILIUM_URL_{instance.name.upper()} is the same Trilium as "

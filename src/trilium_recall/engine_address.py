@@ -45,11 +45,13 @@ def is_http_url(value: str) -> bool:
 def same_engine(one: str, other: str) -> bool:
     """Whether two engine URLs reach the same engine: this machine counts once by any of its
     names (a hook sending to localhost reaches an engine bound to 127.0.0.1)."""
+    return server_key(engine_base(one)) == server_key(engine_base(other))
 
-    def where(url: str) -> tuple[str, str, int | None, str]:
-        parsed = urlsplit(engine_base(url))
-        host = (parsed.hostname or "").lower()
-        port = parsed.port or {"http": 80, "https": 443}.get(parsed.scheme)
-        return parsed.scheme, "loopback" if is_loopback_name(host) else host, port, parsed.path
 
-    return where(one) == where(other)
+def server_key(url: str) -> tuple[str, str, int | None, str]:
+    """One server whatever its URL's spelling: case, a default port, this machine's names."""
+    parsed = urlsplit(url)
+    host = (parsed.hostname or "").lower()
+    port = parsed.port or {"http": 80, "https": 443}.get(parsed.scheme)
+    path = parsed.path.rstrip("/")
+    return parsed.scheme, "loopback" if is_loopback_name(host) else host, port, path

@@ -32,3 +32,15 @@ def refuse_both(env: Mapping[str, str], variable: str, file_variable: str) -> No
 
 def token_given(env: Mapping[str, str], token_var: str) -> bool:
     return token_var in env or f"{token_var}_FILE" in env
+
+
+def without_empty_twins(env: Mapping[str, str], twins: Mapping[str, str]) -> Mapping[str, str]:
+    """Without a secret's empty variable when its file is given (`<VARIABLE>_FILE`, or the twin
+    `twins` names): compose.yaml passes `TRILIUM_ETAPI_TOKEN: ${TRILIUM_ETAPI_TOKEN:-}` whatever
+    the user chose, and the file the user gave was refused as "set but empty"."""
+    empty = {
+        name
+        for name, value in env.items()
+        if not value.strip() and twins.get(name, f"{name}_FILE") in env
+    }
+    return {k: v for k, v in env.items() if k not in empty} if empty else env

@@ -47,8 +47,11 @@ def recall(
     if deadline is not None and time.monotonic() > deadline:  # queued behind a slow search
         return RecallResult("late", took_ms=_since(started))
     prompt, session_id, instance = request.prompt, request.session_id, request.instance
-    if instance is not None and instance not in settings.instances:
-        raise UnknownInstance(f"unknown instance {instance!r}")
+    if instance is not None:
+        instance = instance.lower()  # RECALL_INSTANCES=Work names the instance "work"
+        if instance not in settings.instances:
+            known = ", ".join(settings.instances) or "none"
+            raise UnknownInstance(f"unknown instance {request.instance!r} (known: {known})")
     if request.use_skip_rules:
         decided = triage(prompt, from_subagent=request.from_subagent)
         if decided.skip is not None:
