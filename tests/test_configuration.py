@@ -15,7 +15,7 @@ import pytest
 
 from engine_process import EngineProcess
 from procs import closed_port_url, free_port, scrubbed_env
-from trilium_recall.config import ENGINE_VARIABLES, load_settings
+from trilium_recall.config import ENGINE_VARIABLES, load_settings, unknown_variables
 from trilium_recall.demo.standin import FakeTrilium
 from trilium_recall.demo.standin.newest import APP_INFO
 from trilium_recall.errors import ConfigError
@@ -426,3 +426,22 @@ def test_an_empty_secret_beside_its_file_is_left_out(tmp_path: Path) -> None:
     assert settings.login_password is not None
     assert settings.login_password.get_secret_value() == "file-password"
     assert settings.password_source == "RECALL_PASSWORD_FILE"
+
+
+def test_passages_link_where_the_browser_opens_trilium() -> None:
+    """compose.yaml reaches Trilium as http://trilium:8080, a name only Docker's network
+    knows: every passage linked there."""
+    env = {
+        "RECALL_INSTANCES": "home", "TRILIUM_URL_HOME": "http://trilium:8080",
+        "TRILIUM_ETAPI_TOKEN_HOME": "t", "TRILIUM_LINK_URL_HOME": "http://localhost:8080/",
+    }  # fmt: skip
+    instance = load_settings(env).instances["home"]
+    assert instance.url == "http://trilium:8080"  # where the engine reads it
+    assert instance.note_url("abc") == "http://localhost:8080/#root/abc"
+    with pytest.raises(ConfigError, match=r"^TRILIUM_LINK_URL_HOME must be an http"):
+        load_settings({**env, "TRILIUM_LINK_URL_HOME": "localhost:8080"})
+    stray = {**env, "TRILIUM_LINK_URL_WORK": "http://x:1", "TRILIUM_LINK_URL": "http://y:1"}
+    assert unknown_variables(stray) == [
+        "TRILIUM_LINK_URL is ignored: RECALL_INSTANCES is set (use TRILIUM_LINK_URL_<NAME>)",
+        'TRILIUM_LINK_URL_WORK is ignored: RECALL_INSTANCES does not name "work"',
+    ]

@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from procs import scrubbed_env
+from trilium_recall.config import load_settings
 
 DOCKERFILE = Path(__file__).resolve().parent.parent / "Dockerfile"
 COMPOSE = DOCKERFILE.with_name("compose.yaml")
@@ -143,3 +144,12 @@ def test_recall_started_before_its_token_exists_stops_in_one_line(tmp_path: Path
     ]
     given = compose_environment("recall", TRILIUM_ETAPI_TOKEN="tok", RECALL_LOGIN_PASSWORD="pw")
     assert given["TRILIUM_ETAPI_TOKEN"] == "tok" and given["RECALL_LOGIN_PASSWORD"] == "pw"
+
+
+def test_compose_s_passages_link_where_the_host_s_browser_opens_trilium() -> None:
+    """compose.yaml reaches Trilium as http://trilium:8080; its links went there too, a name
+    the host's browser cannot resolve."""
+    env = compose_environment("recall", TRILIUM_ETAPI_TOKEN="tok", RECALL_LOGIN_PASSWORD="pw")
+    instance = load_settings(env, quiet=True).instances["default"]
+    assert instance.url == "http://trilium:8080"
+    assert instance.note_url("abc") == "http://localhost:8080/#root/abc"

@@ -34,6 +34,7 @@ DEFAULT_INSTANCE = "default"
 # variable name can hold.
 _INSTANCE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,31}$")
 PASSWORD_VAR, PASSWORD_FILE_VAR = "RECALL_LOGIN_PASSWORD", "RECALL_PASSWORD_FILE"
+TRILIUM_VARIABLES = ("TRILIUM_URL", "TRILIUM_ETAPI_TOKEN", "TRILIUM_LINK_URL")  # [_NAME][_FILE]
 # Read here besides the settings class's own RECALL_<FIELD> variables.
 READ_HERE = ("RECALL_INSTANCES", "RECALL_URL", PASSWORD_FILE_VAR)
 # Read by the hook alone, and by the test suite: known, so they are not taken for typos. (The
@@ -54,6 +55,9 @@ class Instance:
     url: str
     token: SecretStr = field(repr=False)
     token_file: bool = False  # read from TRILIUM_ETAPI_TOKEN[_NAME]_FILE: a fix names that file
+    # TRILIUM_LINK_URL[_NAME]: where a browser opens this Trilium, when the engine reaches it
+    # elsewhere (compose's http://trilium:8080 is a name only Docker's network knows).
+    link_url: str | None = None
 
     @property
     def shown_url(self) -> str:
@@ -61,7 +65,7 @@ class Instance:
 
     def note_url(self, note_id: str) -> str:
         """A link into the instance's web UI (passages carry it to the assistant)."""
-        return f"{self.shown_url}/#root/{note_id}"
+        return f"{shown_url(self.link_url or self.url)}/#root/{note_id}"
 
 
 def shown_url(url: str) -> str:
@@ -258,7 +262,7 @@ def load_settings(
     variables are logged as warnings (`quiet`: not; `doctor` shows them as a check)."""
     env = without_empty_twins(os.environ if env is None else env, {PASSWORD_VAR: PASSWORD_FILE_VAR})
     for name, value in env.items():
-        ours = name in ENGINE_VARIABLES or name.startswith(("TRILIUM_URL", "TRILIUM_ETAPI"))
+        ours = name in ENGINE_VARIABLES or name.startswith(TRILIUM_VARIABLES)
         if ours and not value.strip():
             raise ConfigError(f"{name} is set but empty: give it a value or unset it")
     if not quiet:
@@ -340,6 +344,10 @@ def _read_instance(env: Mapping[str, str], name: str, suffix: str, listed: str |
         raise ConfigError(f"{url_var} must be an http(s) URL such as http://localhost:8080")
     # The address the browser opens; ETAPI's own path was accepted, and broke every link.
     url = re.sub(r"/etapi/?$", "", url.rstrip("/"), flags=re.IGNORECASE)
+    link_var = f"TRILIUM_LINK_URL{suffix}"
+    link = env.get(link_var, "").strip().rstrip("/") or None
+    if link is not None and not is_http_url(link):
+        raise ConfigError(f"{link_var} must be an http(s) URL such as http://localhost:8080")
     refuse_both(env, token_var, f"{token_var}_FILE")
     if token_var in env:
         token = env[token_var].strip()
@@ -351,7 +359,7 @@ def _read_instance(env: Mapping[str, str], name: str, suffix: str, listed: str |
         # It travels in an HTTP header, and httpx's refusal of it would quote it in the error.
         given = token_var if token_var in env else f"{token_var}_FILE"
         raise ConfigError(f"{given}: the token must be one line of printable ASCII")
-    return Instance(name, url.rstrip("/"), SecretStr(token), token_file=token_var not in env)
+    return Instance(name, url, SecretStr(token), token_var not in env, link)
 
 
 def _check_distinct_urls(instances: dict[str, Instance]) -> None:
@@ -376,10 +384,10 @@ def unknown_variables(env: Mapping[str, str]) -> list[str]:
             close = difflib.get_close_matches(name, sorted(KNOWN_VARIABLES), n=1, cutoff=0.75)
             hint = f"did you mean {close[0]}?" if close else "see the README's configuration table"
             warnings.append(f"{name} is not a trilium-recall setting ({hint})")
-        elif listed and name in ("TRILIUM_URL", "TRILIUM_ETAPI_TOKEN"):
+        elif listed and name in TRILIUM_VARIABLES:
             warnings.append(f"{name} is ignored: RECALL_INSTANCES is set (use {name}_<NAME>)")
         elif (
-            (match := re.fullmatch(r"TRILIUM_(?:URL|ETAPI_TOKEN)_(\w+?)(?:_FILE)?", name))
+            (match := re.fullmatch(r"TRILIUM_(?:URL|ETAPI_TOKEN|LINK_URL)_(\w+?)(?:_FILE)?", name))
             and match[1] not in listed
             and name != "TRILIUM_ETAPI_TOKEN_FILE"
         ):
