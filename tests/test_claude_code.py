@@ -204,7 +204,9 @@ TOOL = "mcp__trilium-recall__recall"  # Claude Code's name for our server's `rec
 
 
 def use_mcp_server(project: Path, engine: DemoEngine) -> None:
-    """Register the engine's /mcp in the project's .mcp.json, the password as a Bearer header.
+    """Register the engine's /mcp in the project's .mcp.json, as the README writes it: the
+    password a Bearer header that names RECALL_LOGIN_PASSWORD, which Claude Code fills in from
+    its environment (`run_claude` sets it), so the file never holds it.
 
     Claude Code 2.1.197 connects to project .mcp.json servers in -p mode without --mcp-config and
     without the approval an interactive session asks for once (enabledMcpjsonServers /
@@ -215,9 +217,10 @@ def use_mcp_server(project: Path, engine: DemoEngine) -> None:
     server = {
         "type": "http",
         "url": f"{engine.url}/mcp",
-        "headers": {"Authorization": f"Bearer {engine.password}"},
+        "headers": {"Authorization": "Bearer ${RECALL_LOGIN_PASSWORD}"},
     }
     (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"trilium-recall": server}}))
+    assert engine.password not in (project / ".mcp.json").read_text()
 
 
 async def server_instructions(engine: DemoEngine) -> str:
