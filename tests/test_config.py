@@ -32,6 +32,7 @@ def test_what_doctor_shows_of_a_trilium_url_leaves_its_password_out() -> None:
     from trilium_recall.server.checks import _masked
 
     assert _masked("TRILIUM_URL_WORK", "http://me:pa55@h:8080/") == "http://h:8080"
+    assert _masked("TRILIUM_LINK_URL_WORK", "http://me:pa55@h:8080/") == "http://h:8080"
     env = {
         "RECALL_INSTANCES": "a,b",
         "TRILIUM_URL_A": "http://me:pa55@notes:8080",

@@ -239,7 +239,7 @@ def test_a_hook_the_engine_refuses_is_named_with_the_fix(tmp_path: Path) -> None
         _, working = doctor(url, tmp_path, RECALL_LOGIN_PASSWORD=PASSWORD)
     check = refused["last hook request"]
     assert code == 1 and check["status"] == "fail", check
-    assert check["detail"].endswith(": refused (no password sent)"), check
+    assert check["detail"].endswith(": refused (no password sent, from 127.0.0.1)"), check
     assert "has no RECALL_LOGIN_PASSWORD, or an old one" in check["fix"]
     assert working["last hook request"]["status"] == "ok"  # the newer success counts again
 

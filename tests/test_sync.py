@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -31,6 +32,7 @@ from trilium_recall.server.overview import failed_notes
 from trilium_recall.sync.run_status import SyncStatus
 from trilium_recall.sync.schedule import run_forever
 from trilium_recall.sync.syncer import NOTES_PER_ROUND, Syncer
+from trilium_recall.sync.watermark import moved_mark
 from trilium_recall.trilium.client import TriliumClient
 
 TOKEN = "syncTest_secret"
@@ -814,4 +816,42 @@ async def test_a_failed_read_of_an_edited_note_keeps_its_last_version(
     monkeypatch.setattr(harness.client, "content", real_content)
     await harness.syncer.full()
     assert "hourly" in _section_text(harness, "resticAAAAAA")
+    assert failed_notes(harness.store, "default") == []
+
+
+def test_the_mark_never_passes_the_moment_the_notes_were_listed() -> None:
+    """Capped at the end of a long run, the mark passed over the edits made during it."""
+    ahead = SimpleNamespace(utc_date_modified="2099-01-01 00:00:00.000Z")
+    listed_at = datetime(2026, 12, 7, 20, 0, 0, 123000, tzinfo=UTC)
+    assert moved_mark([ahead], "", listed_at) == "2026-12-07 20:00:00.123Z"
+    assert moved_mark([ahead], "2026-12-07 20:00:00.123Z", listed_at) is None  # it stays
+    older = SimpleNamespace(utc_date_modified="2026-12-01 00:00:00.000Z")
+    assert moved_mark([older], "2099-01-01 00:00:00.000Z", listed_at) is None  # a tick keeps it
+    assert moved_mark([older], "2099-01-01 00:00:00.000Z", listed_at, full=True) == (
+        "2026-12-01 00:00:00.000Z"  # a full comparison sets it as found
+    )
+
+
+async def test_a_kept_version_the_note_went_back_to_is_no_failure(
+    harness, trilium, monkeypatch
+) -> None:
+    """An edit whose read failed, then undone: the note is never read again (its blobId is
+    the stored one), and the failure stayed listed for ever."""
+    from trilium_recall.errors import TriliumBadResponse
+
+    await harness.syncer.full()
+    original = trilium._require("resticAAAAAA").content
+    trilium.set_content("resticAAAAAA", "<p>restic now runs hourly</p>")
+    real_content = harness.client.content
+
+    async def broken_for_restic(note_id: str) -> str:
+        if note_id == "resticAAAAAA":
+            raise TriliumBadResponse("Trilium answers HTTP 500 for its content")
+        return await real_content(note_id)
+
+    monkeypatch.setattr(harness.client, "content", broken_for_restic)
+    await harness.syncer.tick()
+    assert len(failed_notes(harness.store, "default")) == 1
+    trilium.set_content("resticAAAAAA", original)  # undone: the stored blobId again
+    await harness.syncer.full()
     assert failed_notes(harness.store, "default") == []

@@ -124,7 +124,7 @@ def _parser() -> argparse.ArgumentParser:
             dest="scope",
             action="store_const",
             const="user",
-            help="~/.claude/settings.json (default)",
+            help="~/.claude/settings.json, or $CLAUDE_CONFIG_DIR/settings.json (default)",
         )
         scope.add_argument(
             "--project",

@@ -34,7 +34,8 @@ DEFAULT_INSTANCE = "default"
 # variable name can hold.
 _INSTANCE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,31}$")
 PASSWORD_VAR, PASSWORD_FILE_VAR = "RECALL_LOGIN_PASSWORD", "RECALL_PASSWORD_FILE"
-TRILIUM_VARIABLES = ("TRILIUM_URL", "TRILIUM_ETAPI_TOKEN", "TRILIUM_LINK_URL")  # [_NAME][_FILE]
+# Each also as <VARIABLE>_<NAME> for RECALL_INSTANCES; the token also from a file (_FILE).
+TRILIUM_VARIABLES = ("TRILIUM_URL", "TRILIUM_ETAPI_TOKEN", "TRILIUM_LINK_URL")
 # Read here besides the settings class's own RECALL_<FIELD> variables.
 READ_HERE = ("RECALL_INSTANCES", "RECALL_URL", PASSWORD_FILE_VAR)
 # Read by the hook alone, and by the test suite: known, so they are not taken for typos. (The

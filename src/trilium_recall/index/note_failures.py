@@ -4,7 +4,9 @@ comparison; a note written whole since has no failure left."""
 
 from __future__ import annotations
 
+import json
 import time
+from collections.abc import Iterable
 from typing import Any
 
 import apsw
@@ -22,6 +24,16 @@ def record(db: apsw.Connection, instance: str, note_id: str, reason: str) -> Non
 
 def clear(db: apsw.Connection, instance: str, note_id: str) -> None:
     db.execute("DELETE FROM note_errors WHERE instance = ? AND note_id = ?", (instance, note_id))
+
+
+def clear_kept(db: apsw.Connection, instance: str, unread: Iterable[str]) -> None:
+    """A full comparison found every note but the `unread` ones as stored: a kept last version
+    whose note went back to it (an edit undone) has nothing left to read, so no failure."""
+    db.execute(
+        "DELETE FROM note_errors WHERE instance = ? AND substr(reason, 1, ?) = ? "
+        "AND note_id NOT IN (SELECT value FROM json_each(?))",
+        (instance, len(KEPT), KEPT, json.dumps(sorted(unread))),
+    )
 
 
 def failed(db: apsw.Connection, instance: str, limit: int) -> list[tuple[Any, ...]]:

@@ -160,7 +160,7 @@ class Store(InstanceRows):
                 removed = self._delete_sections(note.instance, note.note_id)
                 for section in sections:
                     added += self._insert_section(note, section)
-                if before is None or note.content_hash != before[0]:  # sent_marks.py
+                if before is not None and note.content_hash != before[0]:  # sent_marks.py
                     db.execute(  # a session that had the old text is sent the new one
                         "DELETE FROM sent WHERE instance = ? AND note_id = ?",
                         (note.instance, note.note_id),

@@ -330,14 +330,15 @@ def _markdown_links(text: str) -> list[Link]:
     for match in _MD_LINK_RE.finditer(text):
         target = match.group(1) or _href_target(match.group(2))
         if target:
-            links.append(Link(target, "link"))
+            links.append(Link(target, LINK))
     return links
 
 
 # --- HTML links ---
 
 # The kinds of link a note's text makes; its relations bear their own names (plan.py).
-TEXT_LINK_KINDS = frozenset({"link", "include"})
+LINK, INCLUDE = "link", "include"
+TEXT_LINK_KINDS = frozenset({LINK, INCLUDE})
 
 
 def _html_links(html: str) -> list[Link]:
@@ -345,10 +346,10 @@ def _html_links(html: str) -> list[Link]:
     for tree in parse_html(html):
         for node in tree.css("a[href], section.include-note"):
             if node.tag == "a":
-                target, kind = _href_target(node.attributes.get("href") or ""), "link"
+                target, kind = _href_target(node.attributes.get("href") or ""), LINK
             else:
                 note_id = node.attributes.get("data-note-id") or ""
-                target, kind = note_id if NOTE_ID.fullmatch(note_id) else None, "include"
+                target, kind = note_id if NOTE_ID.fullmatch(note_id) else None, INCLUDE
             if target:
                 links.append(Link(target, kind))
     return links

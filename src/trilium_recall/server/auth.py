@@ -72,10 +72,10 @@ class Authenticator:
         self._base_url = settings.base_url
         self._guard = PasswordGuard(clock)  # Bearer and login page: one password, one budget
         self._registrations = registration_limit(clock)
-        # The last refused POST /recall (when, why), until one is let through: a hook whose
-        # Claude Code lacks the password, or holds an old one, is refused at every prompt, and
-        # only `doctor` can say so.
-        self.refused_hook: tuple[str, str] | None = None
+        # The last refused POST /recall (when, why, from where), until one is let through: a
+        # hook whose Claude Code lacks the password, or holds an old one, is refused at every
+        # prompt, and only `doctor` can say so.
+        self.refused_hook: tuple[str, str, str] | None = None
         self._provider: OAuthProvider | None = None
         self._store: Store | None = None
         if self._password and self._base_url:
@@ -172,7 +172,7 @@ class Authenticator:
                 return
             token = bearer_token(scope)
             if token is None:
-                self._note_refusal(path, "no password sent")
+                self._note_refusal(scope, "no password sent")
                 await self.deny(path, "authentication required", None)(scope, receive, send)
                 return
             access = await self.oauth_access(token)
@@ -181,7 +181,7 @@ class Authenticator:
                 attempt = self.try_password(token, source)
                 if not attempt.ok:
                     why = "throttled: too many wrong passwords" if attempt.retry_after else ""
-                    self._note_refusal(path, why or "a wrong password")
+                    self._note_refusal(scope, why or "a wrong password")
                     await self.refuse(path, source, attempt)(scope, receive, send)
                     return
                 access = AccessToken(token="", client_id=PASSWORD_CLIENT_ID, scopes=[])
@@ -194,9 +194,11 @@ class Authenticator:
 
         return guarded
 
-    def _note_refusal(self, path: str, why: str) -> None:
-        if path == "/recall":
-            self.refused_hook = (datetime.now(UTC).isoformat(timespec="seconds"), why)
+    def _note_refusal(self, scope: Scope, why: str) -> None:
+        """Hooks POST; a scanner's GET, or a request elsewhere, says nothing about them."""
+        if scope.get("path") == "/recall" and scope.get("method") == "POST":
+            when = datetime.now(UTC).isoformat(timespec="seconds")
+            self.refused_hook = (when, why, source_of(scope))
 
     def refuse(self, path: str, source: str, attempt: Attempt) -> JSONResponse:
         if attempt.retry_after:

@@ -88,7 +88,7 @@ def configuration(
 def _masked(name: str, value: str) -> str:
     if any(word in name for word in SECRET_WORDS) and not name.endswith("_FILE"):
         return "•••• (set)"  # not even its length
-    return shown_url(value) if name.startswith("TRILIUM_URL") else value
+    return shown_url(value) if name.startswith(("TRILIUM_URL", "TRILIUM_LINK_URL")) else value
 
 
 def instance_variables(name: str) -> tuple[str, str]:
@@ -244,12 +244,13 @@ REFUSED_HOOK_FIX = (
 def last_hook_request(
     entries: Sequence[Mapping[str, Any]],
     log_enabled: bool = True,
-    refused: tuple[str, str] | None = None,
+    refused: tuple[str, str, str] | None = None,
 ) -> Check:
     """The newest hook call in the activity log (entries newest first, as `recent` gives), or
-    the POST /recall the engine refused since the last it let through (`refused`: when, why)."""
+    the POST /recall the engine refused since the last it let through (`refused`: when, why,
+    from which address)."""
     if refused is not None:
-        detail = f"{refused[0]}: refused ({refused[1]})"
+        detail = f"{refused[0]}: refused ({refused[1]}, from {refused[2]})"
         return Check("last hook request", "fail", detail, REFUSED_HOOK_FIX)
     if not log_enabled:
         fix = "set RECALL_ACTIVITY_MAX_ROWS above 0 to see hook requests"

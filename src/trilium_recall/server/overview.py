@@ -58,8 +58,8 @@ FAILED_NOTES_SHOWN = 100
 
 
 def failed_notes(store: Store, instance: str) -> list[dict[str, object]]:
-    """Each note that failed to index, with the reason, by title; a reason left from a note
-    that has indexed since is not shown (the note's own row must still say "error")."""
+    """Each note that failed to index, with the reason, by title: skipped for "error", or
+    serving its last version (index/note_failures.py)."""
     with index_errors(store.path):
         rows = note_failures.failed(store.db, instance, FAILED_NOTES_SHOWN)
     return [

@@ -16,12 +16,12 @@ import numpy as np
 
 from ..notes.classify import Rules, Verdict, attribute_fingerprint, classify
 from ..notes.records import NoteRecord, SectionInput, SnippetInput, text_hash
-from ..notes.sections import TEXT_LINK_KINDS, Section, extract_links, split_note
+from ..notes.sections import INCLUDE, LINK, TEXT_LINK_KINDS, Section, extract_links, split_note
 from ..notes.snippets import Snippet, split_snippets
 from ..trilium.records import Note
 
 # Trilium mirrors links as relations; these are kept as plain link kinds, the rest by name.
-LINK_RELATIONS = {"internalLink": "link", "includeNoteLink": "include"}
+LINK_RELATIONS = {"internalLink": LINK, "includeNoteLink": INCLUDE}  # mirror the text's links
 IGNORED_RELATIONS = {"imageLink", "relationMapLink", "template", "inherit"}
 
 

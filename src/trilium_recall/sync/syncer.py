@@ -22,6 +22,7 @@ import numpy as np
 
 from ..config import Instance
 from ..errors import NoteNotFound, NoteProtected, StoreError, TriliumBadResponse, TriliumError
+from ..index import note_failures
 from ..index.embed import Embedder
 from ..index.store import Store
 from ..notes.classify import Rules
@@ -122,6 +123,7 @@ class Syncer:
         # Known now, shown during a first build; the sync features wait for the run's end.
         self.store.update_instance(self.instance.name, trilium_version=version)
         with collector_paused():
+            listed_at = datetime.now(UTC)  # the mark never passes it: edits during the run
             notes = await self.client.all_notes()
             self.tree = {note.note_id: note for note in notes}
             known = self.store.known_notes(self.instance.name)
@@ -134,7 +136,7 @@ class Syncer:
                 message = f"{self._where}: note {note.note_id} is listed without a blobId"
                 self._once.warn(f"blob:{note.note_id}", message + "; re-read at each full run")
         await self._apply(notes, known, report, full=True)
-        self._advance_watermark(notes, full=True)
+        self._advance_watermark(notes, listed_at, full=True)
         features = Features(version, changes is not None, any(n.blob_id for n in notes))
         self.store.update_instance(
             self.instance.name,
@@ -147,6 +149,7 @@ class Syncer:
         since = listed_since(
             str(self.store.instance_state(self.instance.name).get("watermark") or "")
         )
+        listed_at = datetime.now(UTC)
         changed = await self.client.changed_since(since) if since else await self.client.all_notes()
         news = await self._news()
         if news is not None and news.truncated:
@@ -174,7 +177,7 @@ class Syncer:
                 for descendant in self._descendants(note.note_id):
                     affected.setdefault(descendant.note_id, descendant)
         await self._apply(list(affected.values()), known, report)
-        self._advance_watermark(changed)
+        self._advance_watermark(changed, listed_at)
         if news is not None:
             self.store.update_instance(self.instance.name, history_mark=news.mark)
         return report
@@ -236,6 +239,9 @@ class Syncer:
         report.skipped += len(decided.skipped) + decided.unchanged_skips
         report.updated += len(decided.metadata)
         to_read = decided.to_read
+        if full:
+            with self.store.atomic() as db:
+                note_failures.clear_kept(db, self.instance.name, (n.note_id for n, _ in to_read))
         self.status.kept = self.status.done = decided.kept
         self.status.total = decided.kept + len(to_read)
         self.status.started = time.monotonic()
@@ -349,8 +355,10 @@ class Syncer:
     def _mark(self) -> str:
         return str(self.store.instance_state(self.instance.name).get("watermark") or "")
 
-    def _advance_watermark(self, notes: Iterable[Note], *, full: bool = False) -> None:
-        if (mark := moved_mark(notes, self._mark(), full=full)) is not None:
+    def _advance_watermark(
+        self, notes: Iterable[Note], listed_at: datetime, *, full: bool = False
+    ) -> None:
+        if (mark := moved_mark(notes, self._mark(), listed_at, full=full)) is not None:
             self.store.update_instance(self.instance.name, watermark=mark)
 
     def _progress(self) -> None:
