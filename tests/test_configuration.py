@@ -445,3 +445,24 @@ def test_passages_link_where_the_browser_opens_trilium() -> None:
         "TRILIUM_LINK_URL is ignored: RECALL_INSTANCES is set (use TRILIUM_LINK_URL_<NAME>)",
         'TRILIUM_LINK_URL_WORK is ignored: RECALL_INSTANCES does not name "work"',
     ]
+
+
+def test_a_url_given_as_a_file_is_named_not_taken_for_an_instance() -> None:
+    """It warned that RECALL_INSTANCES does not name an instance called "file"."""
+    env = {"TRILIUM_URL_FILE": "/run/secrets/url", "TRILIUM_LINK_URL_FILE": "/run/secrets/link"}
+    assert unknown_variables(env) == [
+        "TRILIUM_LINK_URL_FILE is ignored: only the ETAPI token is read from a file",
+        "TRILIUM_URL_FILE is ignored: only the ETAPI token is read from a file",
+    ]
+
+
+def test_doctor_lists_the_variables_as_the_engine_reads_them(tmp_path: Path) -> None:
+    from trilium_recall.server.checks import configuration
+
+    token = tmp_path / "token"
+    token.write_text("file_token\n")
+    env = {"TRILIUM_URL": "http://trilium:8080", "TRILIUM_ETAPI_TOKEN": "",
+           "TRILIUM_ETAPI_TOKEN_FILE": str(token)}  # fmt: skip
+    check = configuration(env)
+    assert check.status == "ok", check
+    assert not any(line.startswith("TRILIUM_ETAPI_TOKEN=") for line in check.lines), check.lines

@@ -19,7 +19,7 @@ from datetime import datetime
 from pydantic import SecretStr
 
 from .claude_settings import install_hook, uninstall_hook
-from .config import PASSWORD_FILE_VAR, Instance, Settings, load_settings
+from .config import Instance, Settings, load_settings
 from .demo.mode import demo_index
 from .doctor import engine_health, password_check, render, run_doctor
 from .engine_address import engine_base, is_http_url
@@ -29,6 +29,7 @@ from .index.activity_log import Activity, recent
 from .index.file import index_errors, missing_index
 from .index.store import Store
 from .search.answers import RecallRequest, RecallResult, silence_reason
+from .secret_files import PASSWORD_FILE_VAR
 from .server.activity import parse_since
 from .server.engine import Engine
 from .server.overview import failed_notes

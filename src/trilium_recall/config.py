@@ -17,33 +17,34 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from .areas import DEFAULT_WEIGHTS, parse_weights
-from .engine_address import engine_base, is_http_url, is_loopback_name, server_key
+from .engine_address import engine_base, is_http_url, is_loopback_name, server_key, shown_url
 from .errors import ConfigError
-from .secret_files import read_secret_file, refuse_both, token_given, without_empty_twins
+from .secret_files import (
+    PASSWORD_FILE_VAR,
+    PASSWORD_VAR,
+    read_secret_file,
+    refuse_both,
+    token_given,
+    without_empty_twins,
+)
 
 log = logging.getLogger(__name__)
 
 DEFAULT_PORT = 8765
 DEFAULT_INSTANCE = "default"
-# A name becomes part of variable names (TRILIUM_URL_<NAME>), so it takes only what a shell
-# variable name can hold.
+# A name becomes part of variable names (TRILIUM_URL_<NAME>): what a shell variable name holds.
 _INSTANCE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,31}$")
-PASSWORD_VAR, PASSWORD_FILE_VAR = "RECALL_LOGIN_PASSWORD", "RECALL_PASSWORD_FILE"
 # Each also as <VARIABLE>_<NAME> for RECALL_INSTANCES; the token also from a file (_FILE).
 TRILIUM_VARIABLES = ("TRILIUM_URL", "TRILIUM_ETAPI_TOKEN", "TRILIUM_LINK_URL")
 # Read here besides the settings class's own RECALL_<FIELD> variables.
 READ_HERE = ("RECALL_INSTANCES", "RECALL_URL", PASSWORD_FILE_VAR)
 # Read by the hook alone, and by the test suite: known, so they are not taken for typos. (The
 # suite's, eval's and bench's SHARED_DIR and SHARED_REQUIRED are deliberately not RECALL_*.)
-READ_ELSEWHERE = (
-    "RECALL_HOOK_DEBUG",
-    "RECALL_WRITE_SCREENSHOT",
-)
+READ_ELSEWHERE = ("RECALL_HOOK_DEBUG", "RECALL_WRITE_SCREENSHOT")
 
 CommaList = tuple[str, ...]
 
@@ -67,13 +68,6 @@ class Instance:
     def note_url(self, note_id: str) -> str:
         """A link into the instance's web UI (passages carry it to the assistant)."""
         return f"{shown_url(self.link_url or self.url)}/#root/{note_id}"
-
-
-def shown_url(url: str) -> str:
-    """A Trilium URL as messages, links and pages show it: without the user name and password
-    it may hold for a proxy in front of Trilium, and without a trailing slash."""
-    parts = urlsplit(url)
-    return parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl().rstrip("/")
 
 
 def _split(value: Any) -> Any:
@@ -261,7 +255,7 @@ def load_settings(
 ) -> Settings:
     """Read and validate everything; raise ConfigError naming the first bad variable. Unknown
     variables are logged as warnings (`quiet`: not; `doctor` shows them as a check)."""
-    env = without_empty_twins(os.environ if env is None else env, {PASSWORD_VAR: PASSWORD_FILE_VAR})
+    env = without_empty_twins(os.environ if env is None else env)
     for name, value in env.items():
         ours = name in ENGINE_VARIABLES or name.startswith(TRILIUM_VARIABLES)
         if ours and not value.strip():
@@ -387,6 +381,8 @@ def unknown_variables(env: Mapping[str, str]) -> list[str]:
             warnings.append(f"{name} is not a trilium-recall setting ({hint})")
         elif listed and name in TRILIUM_VARIABLES:
             warnings.append(f"{name} is ignored: RECALL_INSTANCES is set (use {name}_<NAME>)")
+        elif name in ("TRILIUM_URL_FILE", "TRILIUM_LINK_URL_FILE"):  # not an instance "file"
+            warnings.append(f"{name} is ignored: only the ETAPI token is read from a file")
         elif (
             (match := re.fullmatch(r"TRILIUM_(?:URL|ETAPI_TOKEN|LINK_URL)_(\w+?)(?:_FILE)?", name))
             and match[1] not in listed

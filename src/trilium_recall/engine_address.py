@@ -1,6 +1,7 @@
 """Where a client on this machine finds the engine: the default address, a URL as a user gives
-it made the engine's base, what counts as an http(s) URL at all, and which names are this
-machine. Standard library only: the hook imports it on every prompt."""
+it made the engine's base, what counts as an http(s) URL at all, which names are this machine,
+when two URLs name one server, and a URL as shown (no credentials). Standard library only: the
+hook imports it on every prompt."""
 
 from __future__ import annotations
 
@@ -55,3 +56,10 @@ def server_key(url: str) -> tuple[str, str, int | None, str]:
     port = parsed.port or {"http": 80, "https": 443}.get(parsed.scheme)
     path = parsed.path.rstrip("/")
     return parsed.scheme, "loopback" if is_loopback_name(host) else host, port, path
+
+
+def shown_url(url: str) -> str:
+    """A Trilium URL as messages, links and pages show it: without the user name and password
+    it may hold for a proxy in front of Trilium, and without a trailing slash."""
+    parts = urlsplit(url)
+    return parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl().rstrip("/")

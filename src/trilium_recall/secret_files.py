@@ -7,6 +7,8 @@ from collections.abc import Mapping
 
 from .errors import ConfigError
 
+PASSWORD_VAR, PASSWORD_FILE_VAR = "RECALL_LOGIN_PASSWORD", "RECALL_PASSWORD_FILE"
+
 
 def read_secret_file(variable: str, path: str) -> str:
     """A secret kept in a file (Docker secrets, a password manager's export): its one line,
@@ -34,10 +36,12 @@ def token_given(env: Mapping[str, str], token_var: str) -> bool:
     return token_var in env or f"{token_var}_FILE" in env
 
 
-def without_empty_twins(env: Mapping[str, str], twins: Mapping[str, str]) -> Mapping[str, str]:
-    """Without a secret's empty variable when its file is given (`<VARIABLE>_FILE`, or the twin
-    `twins` names): compose.yaml passes `TRILIUM_ETAPI_TOKEN: ${TRILIUM_ETAPI_TOKEN:-}` whatever
-    the user chose, and the file the user gave was refused as "set but empty"."""
+def without_empty_twins(env: Mapping[str, str]) -> Mapping[str, str]:
+    """The environment as settings read it: without a secret's empty variable when its file is
+    given (`<VARIABLE>_FILE`, the password's RECALL_PASSWORD_FILE). compose.yaml passes
+    `TRILIUM_ETAPI_TOKEN: ${TRILIUM_ETAPI_TOKEN:-}` whatever the user chose, and the file the
+    user gave was refused as "set but empty"."""
+    twins = {PASSWORD_VAR: PASSWORD_FILE_VAR}
     empty = {
         name
         for name, value in env.items()

@@ -15,10 +15,16 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..claude_settings import hook_url, hooks_disabled_by, installed_hooks, settings_path
-from ..config import DEFAULT_INSTANCE, Instance, load_settings, shown_url, unknown_variables
-from ..engine_address import named_engine, same_engine
+from ..config import (
+    DEFAULT_INSTANCE,
+    Instance,
+    load_settings,
+    unknown_variables,
+)
+from ..engine_address import named_engine, same_engine, shown_url
 from ..errors import ConfigError, TriliumAuthError, TriliumError, TriliumUnavailable
 from ..index.store import Store
+from ..secret_files import without_empty_twins
 from ..textclean import counted
 from ..trilium.client import TriliumClient
 from ..trilium.features import Features
@@ -62,7 +68,8 @@ def configuration(
 ) -> Check:
     """Which variables are set (secrets masked) and whether they make a valid configuration.
     `serves`: whether this configuration runs the engine (a client needs no Trilium)."""
-    names = sorted(k for k in env if k.startswith(("RECALL_", "TRILIUM_")))
+    given = without_empty_twins(env)  # as the engine reads it
+    names = sorted(k for k in given if k.startswith(("RECALL_", "TRILIUM_")))
     shown = tuple(f"{k}={_masked(k, env[k])}" for k in names)
     try:
         settings = load_settings(env, quiet=True)

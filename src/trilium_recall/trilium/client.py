@@ -15,7 +15,7 @@ from urllib.parse import quote
 import httpx
 from pydantic import BaseModel, ConfigDict, RootModel, TypeAdapter, ValidationError
 
-from ..config import shown_url
+from ..engine_address import shown_url
 from ..errors import (
     NoteNotFound,
     NoteProtected,
