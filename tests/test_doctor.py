@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 
 import apsw
+import httpx
 import pytest
 
 from conftest import PASSWORD
@@ -234,8 +235,13 @@ def test_a_hook_the_engine_refuses_is_named_with_the_fix(tmp_path: Path) -> None
         wait_ok(url)
         assert "Sourdough starter" in hook(url, RECALL_LOGIN_PASSWORD=PASSWORD).stdout
         assert hook(url).stdout == ""  # no password where this hook runs: refused
+        bearer = {"Authorization": f"Bearer {PASSWORD}"}
+        api = httpx.post(f"{url}/recall", json={"prompt": PROMPT}, headers=bearer, timeout=30)
+        assert api.status_code == 200  # not the hook: the hook is still refused
         code, refused = doctor(url, tmp_path, RECALL_LOGIN_PASSWORD=PASSWORD)
         assert hook(url, RECALL_LOGIN_PASSWORD=PASSWORD).returncode == 0
+        stranger = httpx.post(f"{url}/recall", data={"prompt": "x"}, timeout=30)  # a form
+        assert stranger.status_code == 401  # refused, and no hook's
         _, working = doctor(url, tmp_path, RECALL_LOGIN_PASSWORD=PASSWORD)
     check = refused["last hook request"]
     assert code == 1 and check["status"] == "fail", check
@@ -331,7 +337,7 @@ def test_our_hook_in_two_forms_is_a_warning(tmp_path: Path) -> None:
     assert install(url, tmp_path, "--project", "--http", cwd=project).returncode == 0
     _, checks = doctor(url, tmp_path, cwd=project)
     assert checks["hook"]["status"] == "warn"
-    assert checks["hook"]["detail"] == "installed twice, in two forms"
+    assert checks["hook"]["detail"] == "installed twice: Claude Code runs both"
     assert len(checks["hook"]["lines"]) == 2
     _, one = doctor(url, tmp_path)  # outside that project: one hook
     assert one["hook"]["detail"] == f"installed, sends to {url}"

@@ -340,7 +340,7 @@ def _read_instance(env: Mapping[str, str], name: str, suffix: str, listed: str |
     # The address the browser opens; ETAPI's own path was accepted, and broke every link.
     url = re.sub(r"/etapi/?$", "", url.rstrip("/"), flags=re.IGNORECASE)
     link_var = f"TRILIUM_LINK_URL{suffix}"
-    link = env.get(link_var, "").strip().rstrip("/") or None
+    link = re.sub(r"/etapi/?$", "", env.get(link_var, "").strip().rstrip("/"), flags=re.I) or None
     if link is not None and not is_http_url(link):
         raise ConfigError(f"{link_var} must be an http(s) URL such as http://localhost:8080")
     refuse_both(env, token_var, f"{token_var}_FILE")

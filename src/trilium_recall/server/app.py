@@ -99,6 +99,8 @@ def create_app(
             waits_s=HOOK_ANSWER_S if hook_mode else None,
         )
         result = await engine.recall(asked)
+        if hook_mode:  # a hook got through: one refused before has its password now
+            authenticator.refused_hook = None
         path = "hook" if hook_mode else "api"
         budget_ms = asked.budget_s(engine.settings.time_budget_ms / 1000) * 1000
         activity.record(

@@ -72,9 +72,9 @@ class Authenticator:
         self._base_url = settings.base_url
         self._guard = PasswordGuard(clock)  # Bearer and login page: one password, one budget
         self._registrations = registration_limit(clock)
-        # The last refused POST /recall (when, why, from where), until one is let through: a
-        # hook whose Claude Code lacks the password, or holds an old one, is refused at every
-        # prompt, and only `doctor` can say so.
+        # The last refused JSON POST /recall (when, why, from where), until a hook's request is
+        # let through (app.py): a hook whose Claude Code lacks the password, or holds an old
+        # one, is refused at every prompt, and only `doctor` can say so.
         self.refused_hook: tuple[str, str, str] | None = None
         self._provider: OAuthProvider | None = None
         self._store: Store | None = None
@@ -185,8 +185,6 @@ class Authenticator:
                     await self.refuse(path, source, attempt)(scope, receive, send)
                     return
                 access = AccessToken(token="", client_id=PASSWORD_CLIENT_ID, scopes=[])
-            if path == "/recall":
-                self.refused_hook = None
             user = AuthenticatedUser(access)
             await with_context(
                 {**scope, "user": user, "auth": AuthCredentials(access.scopes)}, receive, send
@@ -195,8 +193,12 @@ class Authenticator:
         return guarded
 
     def _note_refusal(self, scope: Scope, why: str) -> None:
-        """Hooks POST; a scanner's GET, or a request elsewhere, says nothing about them."""
-        if scope.get("path") == "/recall" and scope.get("method") == "POST":
+        """Both hooks POST JSON; a scanner's GET or form, or a request elsewhere, says nothing
+        about them."""
+        json_body = (b"content-type", b"application/json") in [
+            (name, value.split(b";")[0].strip().lower()) for name, value in scope["headers"]
+        ]
+        if scope.get("path") == "/recall" and scope.get("method") == "POST" and json_body:
             when = datetime.now(UTC).isoformat(timespec="seconds")
             self.refused_hook = (when, why, source_of(scope))
 

@@ -236,7 +236,7 @@ def hook_installed(
     if len({json.dumps(hook, sort_keys=True) for _, hook in found}) > 1:
         # Claude Code runs each distinct hook: every prompt is asked, and answered, twice.
         fix = "keep one: trilium-recall uninstall-hook (or --project) removes ours from a file"
-        return Check("hook", "warn", "installed twice, in two forms", fix, tuple(lines))
+        return Check("hook", "warn", "installed twice: Claude Code runs both", fix, tuple(lines))
     return Check("hook", "ok", f"installed, sends to {engine_url}", None, tuple(lines))
 
 
@@ -244,7 +244,7 @@ def hook_installed(
 REFUSED_HOOK_FIX = (
     "the Claude Code that sent it has no RECALL_LOGIN_PASSWORD, or an old one (it keeps the "
     "environment it started with): start it again from a shell that has the engine's, or "
-    "install the hook with RECALL_PASSWORD_FILE set (trilium-recall install-hook)"
+    "install the command hook with RECALL_PASSWORD_FILE set (trilium-recall install-hook)"
 )
 
 
