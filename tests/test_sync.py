@@ -601,16 +601,7 @@ async def test_a_note_deleted_between_listing_and_fetch_is_dropped(harness, tril
 async def test_a_note_with_a_broken_answer_is_skipped_counted_and_retried(
     harness, monkeypatch
 ) -> None:
-    from trilium_recall.errors import TriliumBadResponse
-
-    real_content = harness.client.content
-
-    async def broken_for_restic(note_id: str) -> str:
-        if note_id == "resticAAAAAA":
-            raise TriliumBadResponse("garbage from the server")
-        return await real_content(note_id)
-
-    monkeypatch.setattr(harness.client, "content", broken_for_restic)
+    real_content = _restic_unreadable(harness, monkeypatch, "garbage from the server")
     report = await harness.syncer.full()
     assert harness.notes()["resticAAAAAA"] == ("other", "error")
     assert report.failed == ["resticAAAAAA: garbage from the server"]
@@ -795,18 +786,7 @@ async def test_a_failed_read_of_an_edited_note_keeps_its_last_version(
     """One bad answer for an edited note's content took it out of search until it was read
     again; now the last version keeps serving, listed as failed, and is read at the next
     full comparison."""
-    from trilium_recall.errors import TriliumBadResponse
-
-    await harness.syncer.full()
-    trilium.set_content("resticAAAAAA", "<p>restic now runs hourly</p>")
-    real_content = harness.client.content
-
-    async def broken_for_restic(note_id: str) -> str:
-        if note_id == "resticAAAAAA":
-            raise TriliumBadResponse("Trilium answers HTTP 500 for its content")
-        return await real_content(note_id)
-
-    monkeypatch.setattr(harness.client, "content", broken_for_restic)
+    real_content = await _edit_restic_unreadable(harness, trilium, monkeypatch)
     report = await harness.syncer.tick()
     assert report.failed == ["resticAAAAAA: Trilium answers HTTP 500 for its content"]
     assert "nightly at 02:00" in _section_text(harness, "resticAAAAAA")  # still searchable
@@ -837,21 +817,32 @@ async def test_a_kept_version_the_note_went_back_to_is_no_failure(
 ) -> None:
     """An edit whose read failed, then undone: the note is never read again (its blobId is
     the stored one), and the failure stayed listed for ever."""
-    from trilium_recall.errors import TriliumBadResponse
-
-    await harness.syncer.full()
     original = trilium._require("resticAAAAAA").content
-    trilium.set_content("resticAAAAAA", "<p>restic now runs hourly</p>")
-    real_content = harness.client.content
-
-    async def broken_for_restic(note_id: str) -> str:
-        if note_id == "resticAAAAAA":
-            raise TriliumBadResponse("Trilium answers HTTP 500 for its content")
-        return await real_content(note_id)
-
-    monkeypatch.setattr(harness.client, "content", broken_for_restic)
+    await _edit_restic_unreadable(harness, trilium, monkeypatch)
     await harness.syncer.tick()
     assert len(failed_notes(harness.store, "default")) == 1
     trilium.set_content("resticAAAAAA", original)  # undone: the stored blobId again
     await harness.syncer.full()
     assert failed_notes(harness.store, "default") == []
+
+
+def _restic_unreadable(harness, monkeypatch, why: str):
+    """The restic note's content read fails with `why`; return the client's real reader."""
+    from trilium_recall.errors import TriliumBadResponse
+
+    real_content = harness.client.content
+
+    async def broken_for_restic(note_id: str) -> str:
+        if note_id == "resticAAAAAA":
+            raise TriliumBadResponse(why)
+        return await real_content(note_id)
+
+    monkeypatch.setattr(harness.client, "content", broken_for_restic)
+    return real_content
+
+
+async def _edit_restic_unreadable(harness, trilium, monkeypatch):
+    """Index, then edit the restic note and make its content unreadable (HTTP 500)."""
+    await harness.syncer.full()
+    trilium.set_content("resticAAAAAA", "<p>restic now runs hourly</p>")
+    return _restic_unreadable(harness, monkeypatch, "Trilium answers HTTP 500 for its content")
