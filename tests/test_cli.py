@@ -832,3 +832,24 @@ def _read_all(fd: int) -> str:
             chunks.append(chunk)
     os.close(fd)
     return b"".join(chunks).decode(errors="replace")
+
+
+def test_the_documented_trilium_variables_from_a_real_environment(tmp_path: Path) -> None:
+    """compose.yaml's shape, started as a user starts it: the ETAPI path on TRILIUM_URL, the
+    token from a file beside its empty variable, and links where the browser opens Trilium."""
+    token = tmp_path / "token"
+    token.write_text("cli_token\n", encoding="utf-8")
+    with garden() as trilium:
+        env = {
+            "RECALL_DATA_DIR": str(tmp_path / "data"),
+            "TRILIUM_URL": f"{trilium.url()}/etapi/",
+            "TRILIUM_ETAPI_TOKEN": "",
+            "TRILIUM_ETAPI_TOKEN_FILE": str(token),
+            "TRILIUM_LINK_URL": "http://localhost:18099/",
+        }
+        built = run("index", env=env)
+        assert built.returncode == 0, built.stderr
+        found = run("search", "when do the tomatoes go out in the garden?", "--json", env=env)
+    assert found.returncode == 0, found.stderr
+    [passage] = json.loads(found.stdout)["passages"]
+    assert passage["url"] == "http://localhost:18099/#root/garden000001"

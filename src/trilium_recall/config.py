@@ -21,7 +21,14 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from .areas import DEFAULT_WEIGHTS, parse_weights
-from .engine_address import engine_base, is_http_url, is_loopback_name, server_key, shown_url
+from .engine_address import (
+    engine_base,
+    is_http_url,
+    is_loopback_name,
+    server_key,
+    shown_url,
+    trilium_base,
+)
 from .errors import ConfigError
 from .secret_files import (
     PASSWORD_FILE_VAR,
@@ -337,10 +344,9 @@ def _read_instance(env: Mapping[str, str], name: str, suffix: str, listed: str |
         raise ConfigError(f"{url_var} is not set{because or f': {given} needs a Trilium URL'}")
     if not is_http_url(url):
         raise ConfigError(f"{url_var} must be an http(s) URL such as http://localhost:8080")
-    # The address the browser opens; ETAPI's own path was accepted, and broke every link.
-    url = re.sub(r"/etapi/?$", "", url.rstrip("/"), flags=re.IGNORECASE)
+    url = trilium_base(url)
     link_var = f"TRILIUM_LINK_URL{suffix}"
-    link = re.sub(r"/etapi/?$", "", env.get(link_var, "").strip().rstrip("/"), flags=re.I) or None
+    link = trilium_base(env.get(link_var, "")) or None
     if link is not None and not is_http_url(link):
         raise ConfigError(f"{link_var} must be an http(s) URL such as http://localhost:8080")
     refuse_both(env, token_var, f"{token_var}_FILE")

@@ -6,6 +6,7 @@ hook imports it on every prompt."""
 from __future__ import annotations
 
 import os
+import re
 from urllib.parse import urlsplit
 
 DEFAULT_ENGINE_URL = "http://127.0.0.1:8765"
@@ -56,6 +57,12 @@ def server_key(url: str) -> tuple[str, str, int | None, str]:
     port = parsed.port or {"http": 80, "https": 443}.get(parsed.scheme)
     path = parsed.path.rstrip("/")
     return parsed.scheme, "loopback" if is_loopback_name(host) else host, port, path
+
+
+def trilium_base(url: str) -> str:
+    """A Trilium URL as the server's own address: ETAPI's path and a trailing slash taken off
+    (the browser opens the former, the client adds /etapi itself)."""
+    return re.sub(r"/etapi$", "", url.strip().rstrip("/"), flags=re.IGNORECASE)
 
 
 def shown_url(url: str) -> str:

@@ -146,9 +146,7 @@ class Syncer:
         return report
 
     async def _tick(self) -> RunReport:
-        since = listed_since(
-            str(self.store.instance_state(self.instance.name).get("watermark") or "")
-        )
+        since = listed_since(self._mark())
         listed_at = datetime.now(UTC)
         changed = await self.client.changed_since(since) if since else await self.client.all_notes()
         news = await self._news()

@@ -15,7 +15,7 @@ from urllib.parse import quote
 import httpx
 from pydantic import BaseModel, ConfigDict, RootModel, TypeAdapter, ValidationError
 
-from ..engine_address import shown_url
+from ..engine_address import shown_url, trilium_base
 from ..errors import (
     NoteNotFound,
     NoteProtected,
@@ -131,7 +131,7 @@ class TriliumClient:
         self._retries = max(0, retries)
         self._backoff = backoff
         self._http = httpx.AsyncClient(
-            base_url=url.rstrip("/").removesuffix("/etapi") + "/etapi",
+            base_url=trilium_base(url) + "/etapi",
             transport=ReadOnlyTransport(transport or httpx.AsyncHTTPTransport()),
             headers={"Authorization": token, "Accept": "application/json"},  # works on all versions
             timeout=timeout,
