@@ -311,23 +311,3 @@ def test_the_command_hook_names_its_engine_and_password_source(tmp_path: Path) -
     [group] = read_settings(tmp_path / ".claude" / "settings.json")["hooks"]["UserPromptSubmit"]
     assert again[0].startswith("replaced trilium-recall hook with command hook")
     assert hook_url(group["hooks"][0]) == "http://127.0.0.1:9002"
-
-
-def test_install_warns_of_what_would_stop_the_hook(tmp_path: Path) -> None:
-    """Only doctor said so: install-hook said "added" beside a copy in the other scope (each
-    prompt then asked twice) and under disableAllHooks (no hook runs)."""
-    home, project = tmp_path / "home", tmp_path / "project"
-    install_hook("user", home=home, engine_url="http://127.0.0.1:8765")
-    lines = install_hook("project", http=True, home=home, project_dir=project)
-    user_file = home / ".claude" / "settings.json"
-    assert lines[-1] == (
-        f"warning: {user_file} holds our hook too, and Claude Code runs both: "
-        "trilium-recall uninstall-hook takes that one out"
-    )
-    local = project / ".claude" / "settings.local.json"
-    local.write_text(json.dumps({"disableAllHooks": True}), encoding="utf-8")
-    again = install_hook("project", http=True, home=home, project_dir=project)
-    assert again[0].startswith("http hook already installed")
-    assert f'warning: {local} sets "disableAllHooks": no hook runs' in again
-    alone = install_hook("user", home=tmp_path / "elsewhere", project_dir=tmp_path / "other")
-    assert not [line for line in alone if line.startswith("warning:")]

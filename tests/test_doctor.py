@@ -341,3 +341,21 @@ def test_our_hook_in_two_forms_is_a_warning(tmp_path: Path) -> None:
     assert len(checks["hook"]["lines"]) == 2
     _, one = doctor(url, tmp_path)  # outside that project: one hook
     assert one["hook"]["detail"] == f"installed, sends to {url}"
+
+
+def test_install_hook_says_what_would_stop_the_hook_it_installs(tmp_path: Path) -> None:
+    """Only doctor said so: install-hook said "added" beside our hook in another form in the
+    other scope (each prompt then asked twice) and under disableAllHooks (no hook runs)."""
+    url = closed_port_url()
+    assert install(url, tmp_path).returncode == 0
+    project = tmp_path / "project"
+    project.mkdir()
+    twice = install(url, tmp_path, "--project", "--http", cwd=project)
+    assert twice.returncode == 0, twice.stderr
+    assert "warn  hook    installed twice: Claude Code runs both" in twice.stdout
+    local = project / ".claude" / "settings.local.json"
+    local.write_text(json.dumps({"disableAllHooks": True}), encoding="utf-8")
+    off = install(url, tmp_path, "--project", "--http", cwd=project)
+    assert f"FAIL  hook    {local} turns every hook off" in off.stdout
+    alone = install(url, tmp_path)  # run in HOME: one hook, nothing to say of it
+    assert not [line for line in alone.stdout.splitlines() if "  hook  " in line], alone.stdout

@@ -58,39 +58,14 @@ def install_hook(
         where.append(f"  password: ${PASSWORD_ENV} from the environment Claude Code runs in")
     else:
         where.append(f"  password: read from {password_file} (RECALL_PASSWORD_FILE)")
-    warnings = _what_stops_it(scope, entry, project_dir=project_dir, home=home)
     if ours == [entry]:
-        return [f"{kind} hook already installed in {path}", *where, *warnings]
+        return [f"{kind} hook already installed in {path}", *where]
     _remove_ours(settings)
     hooks = settings.setdefault("hooks", {})
     hooks.setdefault(EVENT, []).append({"matcher": "", "hooks": [entry]})
     backup = _save(path, settings)
     verb = "replaced trilium-recall hook with" if ours else "added"
-    done = f"{verb} {kind} hook in {path}" + (f" (backup: {backup})" if backup else "")
-    return [done, *where, *warnings]
-
-
-def _what_stops_it(
-    scope: str, entry: dict[str, Any], *, project_dir: Path | None, home: Path | None
-) -> list[str]:
-    """Warnings doctor would give about the hook just installed: all hooks turned off, or ours
-    also in the other scope's file in another form (Claude Code runs both: each prompt twice)."""
-    warnings = []
-    if disabled_by := hooks_disabled_by(project_dir=project_dir, home=home):
-        warnings.append(f'warning: {disabled_by} sets "disableAllHooks": no hook runs')
-    other = "project" if scope == "user" else "user"
-    other_path = settings_path(other, project_dir=project_dir, home=home)
-    try:
-        twins = [h for h in installed_hooks(other_path) if h != entry]
-    except ValueError:  # Claude Code skips that file: nothing of ours runs from it
-        twins = []
-    if twins and other_path != settings_path(scope, project_dir=project_dir, home=home):
-        flag = " --project" if other == "project" else ""
-        warnings.append(
-            f"warning: {other_path} holds our hook too, and Claude Code runs both: "
-            f"trilium-recall uninstall-hook{flag} takes that one out"
-        )
-    return warnings
+    return [f"{verb} {kind} hook in {path}" + (f" (backup: {backup})" if backup else ""), *where]
 
 
 def uninstall_hook(

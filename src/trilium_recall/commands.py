@@ -31,6 +31,7 @@ from .index.store import Store
 from .search.answers import RecallRequest, RecallResult, silence_reason
 from .secret_files import PASSWORD_FILE_VAR
 from .server.activity import parse_since
+from .server.checks import hook_installed
 from .server.engine import Engine
 from .server.overview import failed_notes
 from .serving import build_with_progress, demo, serve
@@ -293,6 +294,8 @@ def _install_hook(args: argparse.Namespace) -> int:
         raise RecallError(str(exc)) from None
     health = engine_health(url)
     checks = [health] if health.status == "fail" else [health, password_check(url, settings)[0]]
+    if (hook := hook_installed(url)).status != "ok":  # disableAllHooks, ours twice: doctor's
+        checks.append(hook)
     print("\n".join(lines + render(checks)[:-1]))
     if health.status == "fail":
         print(
