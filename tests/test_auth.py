@@ -39,7 +39,7 @@ from auth_flow import (
     row_count,
     running_engine,
 )
-from trilium_recall.access.oauth import digest
+from trilium_recall.access.oauth import ACCESS_TOKEN_SECONDS, digest
 from trilium_recall.access.rate_limits import PASSWORD_PER_SOURCE
 from trilium_recall.config import load_settings
 from trilium_recall.errors import ConfigError
@@ -370,14 +370,19 @@ def test_oauth_refuses_a_plain_http_public_base_url(tmp_path: Path):
     store.close()
 
 
-def test_refresh_rotates_and_the_old_pair_dies(engine: Engine, client: OAuthClient):
+def test_refresh_rotates_and_the_old_access_token_lives_its_hour(
+    engine: Engine, client: OAuthClient
+):
     first = client.tokens()
     refreshed = client.token(grant_type="refresh_token", refresh_token=first["refresh_token"])
     assert refreshed.status_code == 200, refreshed.text
     second = refreshed.json()
     assert second["refresh_token"] != first["refresh_token"]
-    assert recall(engine.url, first["access_token"]).status_code == 401
     assert recall(engine.url, second["access_token"]).status_code == 200
+    # Requests already under way with the old one are not refused mid-flight...
+    assert recall(engine.url, first["access_token"]).status_code == 200
+    engine.clock.offset += ACCESS_TOKEN_SECONDS
+    assert recall(engine.url, first["access_token"]).status_code == 401  # ...until its hour ends
     # Reusing the old refresh token ends the grant: tests/test_oauth.py.
 
 

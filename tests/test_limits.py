@@ -8,6 +8,7 @@ part of what is tested.
 from __future__ import annotations
 
 import itertools
+import logging
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -30,6 +31,7 @@ from trilium_recall.access.rate_limits import (
     Attempt,
     Bucket,
     Limit,
+    LogLimit,
     PasswordGuard,
     source_key,
 )
@@ -125,8 +127,10 @@ def test_a_password_refused_before_is_refused_again_uncounted() -> None:
         compared.append("x")
         return False
 
+    assert guard.attempt("127.0.0.1", "the-old-password", stale) == Attempt(ok=False)
     for _ in range(5 * PER_SOURCE):
-        assert guard.attempt("127.0.0.1", "the-old-password", stale) == Attempt(ok=False)
+        again = guard.attempt("127.0.0.1", "the-old-password", stale)
+        assert again == Attempt(ok=False, repeat=True)
     assert len(compared) == 1  # known wrong: not even compared again
     assert guard.attempt("127.0.0.1", PASSWORD, right).ok  # the owner, same address
     for _ in range(PER_SOURCE - 1):  # new guesses count as before (the old one counted once)
@@ -154,6 +158,41 @@ def test_a_proof_lasts_thirty_days() -> None:
     fill_the_ceiling(guard)
     assert PROVEN_SOURCE_SECONDS == 30 * 24 * 3600
     assert guard.attempt("192.0.2.1", PASSWORD, right).retry_after == 60
+
+
+def test_proofs_are_handed_on_to_be_kept_at_most_once_a_day_and_read_back() -> None:
+    clock = FakeClock()
+    kept: list[tuple[str, float]] = []
+    guard = PasswordGuard(clock, on_proof=lambda source, until: kept.append((source, until)))
+    for _ in range(5):
+        assert guard.attempt("192.0.2.1", PASSWORD, right).ok
+    assert kept == [("192.0.2.1", clock.now + PROVEN_SOURCE_SECONDS)]  # once, not per prompt
+    clock.now += 24 * 3600 + 1
+    assert guard.attempt("192.0.2.1", PASSWORD, right).ok
+    assert len(kept) == 2  # renewed a day later
+    restarted = PasswordGuard(clock, proven=dict(kept))
+    fill_the_ceiling(restarted)
+    assert restarted.attempt("192.0.2.1", PASSWORD, right).ok
+    assert restarted.attempt("192.0.2.2", PASSWORD, right).retry_after == 60
+
+
+def test_this_machine_is_held_by_its_own_limit_only() -> None:
+    guard = PasswordGuard(FakeClock())
+    fill_the_ceiling(guard)
+    assert guard.attempt("127.0.0.1", PASSWORD, right, local=True).ok
+    for _ in range(PER_SOURCE):
+        assert guard.attempt("127.0.0.1", guess(), wrong, local=True).retry_after == 0
+    assert guard.attempt("127.0.0.1", guess(), wrong, local=True).retry_after == 60
+
+
+def test_a_refusal_is_logged_once_a_minute_per_source_and_kind() -> None:
+    clock = FakeClock()
+    limit = LogLimit(60.0, clock)
+    assert [limit.allow("10.0.0.1", "a wrong password") for _ in range(3)] == [True, False, False]
+    assert limit.allow("10.0.0.1", "throttled")  # another kind of refusal
+    assert limit.allow("10.0.0.2", "a wrong password")  # another source
+    clock.now += 60
+    assert limit.allow("10.0.0.1", "a wrong password")
 
 
 @pytest.mark.parametrize(
@@ -266,3 +305,33 @@ def test_rotating_sources_cannot_lock_out_the_owners_usual_address(behind_proxy:
     assert bearer(url, PASSWORD, "10.77.0.1") == 429  # an unproven source waits for the ceiling
     for _ in range(5):
         assert bearer(url, PASSWORD, owner) == 200  # the owner's usual address does not
+
+
+def test_proven_addresses_outlive_a_restart(tmp_path: Path):
+    """Kept only in memory, the proofs went with a restart: guessers then filled the ceiling
+    and the owner's usual address got 429 with the right password."""
+    with running_engine(tmp_path, trusted_proxies=("127.0.0.1",)) as before:
+        assert bearer(before.url, PASSWORD, "192.0.2.10") == 200
+    with running_engine(tmp_path, trusted_proxies=("127.0.0.1",)) as after:
+        for n in range(OVERALL):
+            assert bearer(after.url, guess(), guesser(n)) == 401
+        assert bearer(after.url, PASSWORD, "10.77.0.1") == 429  # the ceiling is full
+        assert bearer(after.url, PASSWORD, "192.0.2.10") == 200
+
+
+def test_this_machine_gets_in_while_the_ceiling_is_full(behind_proxy: Engine):
+    """The hook runs here: a loopback peer with no proxy's header is never held by strangers."""
+    for n in range(OVERALL):
+        assert bearer(behind_proxy.url, guess(), guesser(n)) == 401
+    assert bearer(behind_proxy.url, PASSWORD, "10.77.0.1") == 429
+    assert bearer(behind_proxy.url, PASSWORD) == 200  # never proven, yet this machine
+
+
+def test_a_repeated_refusal_does_not_fill_the_log(engine: Engine, caplog):
+    caplog.set_level(logging.WARNING)
+    for _ in range(3 * PER_SOURCE):
+        assert bearer(engine.url, "the-password-before-the-change") == 401
+    for _ in range(3):
+        assert bearer(engine.url, guess()) == 401
+    lines = [r.getMessage() for r in caplog.records if "rejected a bearer token" in r.getMessage()]
+    assert len(lines) == 1, lines

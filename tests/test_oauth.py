@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,7 @@ from trilium_recall.access.client_metadata import (
     MAX_REDIRECT_URIS,
     MAX_URI_CHARS,
 )
-from trilium_recall.access.oauth import MAX_CLIENTS
+from trilium_recall.access.oauth import MAX_CLIENTS, REUSE_GRACE_SECONDS
 from trilium_recall.access.oauth_routes import _LimitRegistration
 from trilium_recall.access.pending_authorizations import MAX_PENDING
 from trilium_recall.access.rate_limits import (
@@ -313,6 +314,7 @@ def test_a_reused_refresh_token_ends_the_whole_grant(engine: Engine, caplog):
         first = client.tokens()
         second = refresh(client, first["refresh_token"]).json()
         third = refresh(client, second["refresh_token"]).json()
+        engine.clock.offset += REUSE_GRACE_SECONDS  # no parallel request of the client's own
         reused = refresh(client, first["refresh_token"])  # a stolen copy of an old one
         assert (reused.status_code, reused.json()["error"]) == (400, "invalid_grant")
         assert recall(engine.url, third["access_token"]).status_code == 401
@@ -325,10 +327,26 @@ def test_a_reused_refresh_token_ends_the_whole_grant(engine: Engine, caplog):
 def test_misuse_ends_only_its_own_grant(engine: Engine):
     with registered_client(engine.url) as client:
         kept, ended = client.tokens(), client.tokens()
-        assert refresh(client, ended["refresh_token"]).status_code == 200
+        newer = refresh(client, ended["refresh_token"]).json()
+        engine.clock.offset += REUSE_GRACE_SECONDS
         assert refresh(client, ended["refresh_token"]).status_code == 400
+        assert recall(engine.url, newer["access_token"]).status_code == 401  # its grant ended
         assert recall(engine.url, kept["access_token"]).status_code == 200
         assert refresh(client, kept["refresh_token"]).status_code == 200
+
+
+def test_a_refresh_sent_twice_at_once_keeps_the_grant(engine: Engine):
+    """A client's two workers refreshing at expiry send the same refresh token at once: the
+    second was taken for a leak and ended the grant the first had just renewed."""
+    with registered_client(engine.url) as client:
+        tokens = client.tokens()
+        with ThreadPoolExecutor(2) as pool:
+            answers = list(pool.map(lambda _: refresh(client, tokens["refresh_token"]), range(2)))
+        assert sorted(a.status_code for a in answers) == [200, 400]
+        renewed = next(a.json() for a in answers if a.status_code == 200)
+        assert recall(engine.url, renewed["access_token"]).status_code == 200
+        assert recall(engine.url, tokens["access_token"]).status_code == 200  # lives its hour
+        assert refresh(client, renewed["refresh_token"]).status_code == 200
 
 
 def test_spent_credentials_are_forgotten_with_their_grant(engine: Engine):
@@ -353,7 +371,7 @@ async def test_registrations_sent_at_once_cannot_all_pass_the_limit() -> None:
         await send({"type": "http.response.start", "status": 201, "headers": []})
         await send({"type": "http.response.body", "body": b"{}"})
 
-    guard, sent = _LimitRegistration(stored, registration_limit()), 100
+    guard, sent = _LimitRegistration(stored, registration_limit(), lambda _: False), 100
     statuses: list[int] = []
     reading = answered = 0
     every_one_in = asyncio.Event()  # each request waiting for its body, or already answered

@@ -6,9 +6,12 @@ S256, RFC 7009 revocation); this class keeps clients, codes and tokens. Codes an
 random 256-bit strings stored only as SHA-256 digests; a client's secret likewise, which is why
 the token and revocation routes hash the secret a client sends before the SDK compares it.
 Access tokens live an hour, refresh tokens rotate on every use, codes are single-use and live
-five minutes. A used code or a rotated refresh token presented again has leaked (the client
-itself never does that), so it ends its whole grant (RFC 6749 §4.1.2, RFC 9700 §4.14.2): the
-tokens issued from the code, or the newer refresh token. The tables' SQL is in
+five minutes. A used code or a rotated refresh token presented again has leaked, so it ends its
+whole grant (RFC 6749 §4.1.2, RFC 9700 §4.14.2): the tokens issued from the code, or the newer
+refresh token. One exception: a refresh token presented again within `REUSE_GRACE_SECONDS` of
+its rotation is the client's own parallel request (two workers refreshing at expiry), refused
+without ending the grant; later it ends it as before. A rotation leaves the old access token to
+its hour, so requests already under way are not refused mid-flight. The tables' SQL is in
 `index/oauth_records.py`; every write goes through `Store.atomic()`.
 
 This module is protocol state only; the HTTP side (the SDK's routes, our shims around them and
@@ -56,6 +59,7 @@ SPENT_SECONDS = REFRESH_TOKEN_SECONDS  # or until the grant ends, whichever come
 # rate limited (rate_limits.REGISTER_OVERALL, 30 an hour), so pushing out a client that is still
 # signing in (10 minutes at most) would take hours of registering.
 MAX_CLIENTS = 100
+REUSE_GRACE_SECONDS = 30.0
 
 
 def digest(secret: str) -> str:
@@ -169,9 +173,12 @@ class OAuthProvider(OAuthAuthorizationServerProvider[AuthorizationCode, RefreshT
             "resource": params.resource,
         }
         with self._store.atomic() as db:
-            records.purge(db, self._clock())
-            expires_at = self._clock() + CODE_SECONDS
-            records.add_code(db, digest(code), pending.client_id, json.dumps(record), expires_at)
+            now = self._clock()
+            records.purge(db, now)
+            records.add_code(
+                db, digest(code), pending.client_id, json.dumps(record), now + CODE_SECONDS
+            )
+            records.mark_signed_in(db, pending.client_id, now)
         return construct_redirect_uri(str(params.redirect_uri), code=code, state=params.state)
 
     async def load_authorization_code(
@@ -225,7 +232,9 @@ class OAuthProvider(OAuthAuthorizationServerProvider[AuthorizationCode, RefreshT
     ) -> RefreshToken | None:
         row = self._token_row(refresh_token, "refresh")
         if row is None:
-            self._end_grant_if_spent(refresh_token, "refresh token", client.client_id)
+            self._end_grant_if_spent(
+                refresh_token, "refresh token", client.client_id, REUSE_GRACE_SECONDS
+            )
             return None
         if row[0] != client.client_id:
             return None
@@ -234,18 +243,19 @@ class OAuthProvider(OAuthAuthorizationServerProvider[AuthorizationCode, RefreshT
     async def exchange_refresh_token(
         self, client: OAuthClientInformationFull, refresh_token: RefreshToken, scopes: list[str]
     ) -> OAuthToken:
-        """Rotate: the old refresh token and its access token die, a new pair is issued."""
+        """Rotate: the old refresh token dies (its access token lives out its hour), a new
+        pair is issued."""
         old = refresh_token.token
         with self._store.atomic() as db:
             records.purge(db, self._clock())
             grant_id = records.refresh_grant(db, digest(old))
             if grant_id is not None:
-                records.drop_grant_tokens(db, grant_id)
+                records.drop_grant_refresh_tokens(db, grant_id)
                 resource = refresh_token.resource or self.resources[0]
                 issued = self._issue_tokens(db, grant_id, client.client_id, scopes, resource)
                 self._spend(db, old, grant_id)
         if grant_id is None:  # a second rotation raced past load_refresh_token
-            self._end_grant_if_spent(old, "refresh token", client.client_id)
+            self._end_grant_if_spent(old, "refresh token", client.client_id, REUSE_GRACE_SECONDS)
             raise TokenError("invalid_grant", "refresh token was already used")
         return issued
 
@@ -262,14 +272,25 @@ class OAuthProvider(OAuthAuthorizationServerProvider[AuthorizationCode, RefreshT
         logger.info("revoked an OAuth grant of client %s", token.client_id)
 
     def _spend(self, db: apsw.Connection, credential: str, grant_id: str) -> None:
-        records.spend(db, digest(credential), grant_id, self._clock() + SPENT_SECONDS)
+        now = self._clock()
+        records.spend(db, digest(credential), grant_id, now + SPENT_SECONDS, now)
 
-    def _end_grant_if_spent(self, credential: str, what: str, client_id: str) -> None:
+    def _end_grant_if_spent(
+        self, credential: str, what: str, client_id: str, grace_s: float = 0.0
+    ) -> None:
         """A used code or rotated refresh token came back: whoever holds it is not (only) the
-        client, so every token of its grant dies and the client signs in again."""
+        client, so every token of its grant dies and the client signs in again, unless it was
+        spent less than `grace_s` ago. Read first: an unknown credential (anyone can send one)
+        costs no write transaction."""
+        spent = records.spent(self._store.db, digest(credential))
+        if spent is None:
+            return
+        grant_id, spent_at = spent
+        if self._clock() - (spent_at or 0.0) < grace_s:
+            logger.info("a %s spent moments ago came again (client %s)", what, client_id)
+            return
         with self._store.atomic() as db:
-            if not records.end_spent_grant(db, digest(credential)):
-                return
+            records.end_grant(db, grant_id)
         logger.warning(
             "a used OAuth %s was presented again (client %s): ended its grant", what, client_id
         )

@@ -43,7 +43,7 @@ from .login_page import (
 )
 from .oauth import digest
 from .pending_authorizations import ASKING_SOURCE, Pending, PendingAuthorizations
-from .rate_limits import Attempt, SourceLimit, source_of
+from .rate_limits import Attempt, LogLimit, SourceLimit, source_of
 
 logger = logging.getLogger(__name__)
 
@@ -53,14 +53,16 @@ class LoginEndpoint:
 
     def __init__(
         self,
-        try_password: Callable[[str, str], Attempt],
+        try_password: Callable[[str, Scope], Attempt],
         pending: PendingAuthorizations,
         issue_code: Callable[[Pending], Awaitable[str]],
+        log_limit: LogLimit,
     ) -> None:
-        """`try_password(candidate, source)`: the rate-limited password check."""
+        """`try_password(candidate, scope)`: the rate-limited password check."""
         self._try_password = try_password
         self._pending = pending
         self._issue_code = issue_code
+        self._log_limit = log_limit
 
     def routes(self) -> list[BaseRoute]:
         return [
@@ -85,14 +87,17 @@ class LoginEndpoint:
         if pending is None:
             return expired_page()
         if not hmac.compare_digest(form.csrf.encode(), pending.csrf.encode()):
-            logger.warning("sign-in from %s refused: missing or wrong form token", source)
+            if self._log_limit.allow(source, "form token"):
+                logger.warning("sign-in from %s refused: missing or wrong form token", source)
             return form_expired_page()
-        attempt = self._try_password(form.password, source)
+        attempt = self._try_password(form.password, request.scope)
         if attempt.retry_after:
-            logger.warning("sign-in from %s refused: too many wrong passwords", source)
+            if self._log_limit.allow(source, attempt.refusal):
+                logger.warning("sign-in from %s refused: too many wrong passwords", source)
             return too_many_attempts_page(attempt.retry_after)
         if not attempt.ok:
-            logger.warning("wrong password on the sign-in page from %s", source)
+            if not attempt.repeat and self._log_limit.allow(source, attempt.refusal):
+                logger.warning("wrong password on the sign-in page from %s", source)
             return _form(pending, error="Wrong password. Try again.", status=403)
         if self._pending.pop(pending.id) is None:  # a double submit already used it
             return expired_page()
@@ -131,9 +136,12 @@ def metadata_route(
     return Route(METADATA_PATH, endpoint=handler, methods=["GET", "OPTIONS"])
 
 
-def guard_sdk_route(route: BaseRoute, registrations: SourceLimit) -> BaseRoute:
+def guard_sdk_route(
+    route: BaseRoute, registrations: SourceLimit, trusted: Callable[[Scope], bool]
+) -> BaseRoute:
     """Wrap the SDK routes that need it: secrets hashed at /token and /revoke, no error
-    redirects from /authorize, and /register rate limited and small."""
+    redirects from /authorize, and /register rate limited (`trusted` sources only by their own
+    limit) and small."""
     if not isinstance(route, Route):
         return route
     app: ASGIApp
@@ -144,7 +152,7 @@ def guard_sdk_route(route: BaseRoute, registrations: SourceLimit) -> BaseRoute:
     elif route.path == AUTHORIZATION_PATH:
         app = _NoErrorRedirects(_FromSource(route.app))
     elif route.path == REGISTRATION_PATH:
-        app = _LimitRegistration(route.app, registrations)
+        app = _LimitRegistration(route.app, registrations, trusted)
     else:
         return route
     return Route(route.path, app, methods=sorted(route.methods or []))
@@ -153,18 +161,20 @@ def guard_sdk_route(route: BaseRoute, registrations: SourceLimit) -> BaseRoute:
 class _LimitRegistration:
     """Anyone may register (RFC 7591), so the clients registered are counted per source and
     overall (`rate_limits.REGISTER_*`), and a body is at most REGISTRATION_BODY_BYTES (the
-    SDK's: 4 MB)."""
+    SDK's: 4 MB). A stranger can keep the overall limit full; this machine and the addresses
+    that gave the password lately are held only by their own."""
 
-    def __init__(self, app: ASGIApp, limit: SourceLimit) -> None:
+    def __init__(self, app: ASGIApp, limit: SourceLimit, trusted: Callable[[Scope], bool]) -> None:
         self.app = app
         self._limit = limit
+        self._trusted = trusted
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] != "POST":
             await self.app(scope, receive, send)  # CORS preflight
             return
         source = source_of(scope)
-        wait = self._limit.wait(source)
+        wait = self._limit.wait(source, overall=not self._trusted(scope))
         if wait:
             # Not logged: a refusal per line would let a stranger fill the log instead.
             answer = {"error": "too_many_requests", "error_description": "too many registrations"}

@@ -24,15 +24,20 @@ budget) are limited so that the owner still gets in:
 - A guesser can keep the shared ceiling full, and that would lock the owner out for as long as
   the guessing goes on. So a source that has given the correct password in the last 30 days is
   exempt from the shared ceiling (its own per-source limit still holds): the owner's usual
-  addresses keep working whatever others do. A success never forgives failures, though: on a
-  shared address the owner's hook succeeding on every prompt would otherwise reset a guesser's
-  count there.
+  addresses keep working whatever others do. The proofs are kept in the index file
+  (`index/proven_sources.py`), so a restart while someone guesses does not lock them out; and
+  this machine itself (a loopback peer no proxy speaks for: the hook) is always exempt. A
+  success never forgives failures, though: on a shared address the owner's hook succeeding on
+  every prompt would otherwise reset a guesser's count there.
+- A refusal is logged once a minute per source (`LogLimit`): a client repeating an old password
+  on every prompt, or a flood of guesses, must not fill the log.
 - What no limit can fix: owner and guesser behind one address (a proxy that is not trusted, a
   NAT) are the same source, and only the credential tells them apart; accepting the correct
   password while throttled would let the guesser test passwords at full speed. Name the proxy.
 
 Registration is open by design (RFC 7591, claude.ai registers itself), so it counts every
-registration: 10 an hour per source, 30 an hour in all, counted as each arrives (so requests sent
+registration: 10 an hour per source, 30 an hour in all (this machine and proven sources only
+count toward their own 10), counted as each arrives (so requests sent
 at once cannot all pass the check) and given back when it is refused: a refused registration
 stores nothing, and someone fixing a bad redirect URI is not locked out for an hour.
 """
@@ -63,6 +68,8 @@ PASSWORD_OVERALL = Limit(burst=100, drain_seconds=60.0)
 PROVEN_SOURCE_SECONDS = 30 * 24 * 3600.0  # one claude.ai login a month keeps an address proven
 MAX_PROVEN_SOURCES = 64  # the owner's own addresses; only a correct password adds one
 REMEMBERED_REFUSALS = 8  # per source: a stale client repeats one or two old passwords
+PROOF_REWRITE_SECONDS = 24 * 3600.0  # a proof is written again at most once a day per source
+LOG_WINDOW_SECONDS = 60.0
 REGISTER_PER_SOURCE = Limit(burst=10, drain_seconds=360.0)
 REGISTER_OVERALL = Limit(burst=30, drain_seconds=120.0)
 # Memory bound. Marks come only from failures (or registrations), which the overall limits cap,
@@ -157,27 +164,47 @@ class Attempt:
 
     ok: bool
     retry_after: int = 0
+    repeat: bool = False  # refused before: nothing was compared or counted
+
+    @property
+    def refusal(self) -> str:
+        """Why a refused attempt was refused, for logs and doctor."""
+        return "throttled: too many wrong passwords" if self.retry_after else "a wrong password"
 
 
 class PasswordGuard:
     """Who may try the login password now (see the module doc for the reasoning)."""
 
-    def __init__(self, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        clock: Callable[[], float] = time.time,
+        *,
+        proven: Mapping[str, float] | None = None,
+        on_proof: Callable[[str, float], None] | None = None,
+    ) -> None:
+        """`proven`: source -> when its proof expires, as kept; `on_proof(source, until)` keeps
+        a new or renewed one (at most once a day per source)."""
         self._clock = clock
         self._failures = SourceLimit(PASSWORD_PER_SOURCE, PASSWORD_OVERALL, clock)
         self._proven: dict[str, float] = {}  # source -> when its proof expires, oldest first
+        for source, until in sorted((proven or {}).items(), key=lambda item: item[1]):
+            self._add_proof(source, until)
+        self._on_proof = on_proof
         # source -> keyed digests of the passwords it was refused, least recent source first
         self._refused: dict[str, tuple[bytes, ...]] = {}
         self._key = secrets.token_bytes(32)  # the digests mean nothing outside this process
 
-    def attempt(self, source: str, presented: str, check: Callable[[], bool]) -> Attempt:
+    def attempt(
+        self, source: str, presented: str, check: Callable[[], bool], *, local: bool = False
+    ) -> Attempt:
         """Run `check` (the comparison of the `presented` password) unless `source` must wait;
-        count a failure, unless `source` was refused this same password before."""
+        count a failure, unless `source` was refused this same password before. `local`: this
+        machine, never held by the shared ceiling."""
         digest = hmac.new(self._key, presented.encode("utf-8", "surrogatepass"), hashlib.sha256)
         mark = digest.digest()
         if mark in self._refused.get(source, ()):
-            return Attempt(ok=False)  # a repeat, not a guess: nothing new to learn from it
-        wait = self._failures.wait(source, overall=not self._is_proven(source))
+            return Attempt(ok=False, repeat=True)  # not a guess: nothing new to learn from it
+        wait = self._failures.wait(source, overall=not (local or self.is_proven(source)))
         if wait:
             return Attempt(ok=False, retry_after=wait)
         if not check():
@@ -187,6 +214,9 @@ class PasswordGuard:
         self._prove(source)
         return Attempt(ok=True)
 
+    def is_proven(self, source: str) -> bool:
+        return self._proven.get(source, 0.0) > self._clock()
+
     def _remember_refusal(self, source: str, mark: bytes) -> None:
         marks = self._refused.pop(source, ())
         while len(self._refused) >= MAX_TRACKED_SOURCES:
@@ -194,13 +224,39 @@ class PasswordGuard:
         self._refused[source] = (*marks, mark)[-REMEMBERED_REFUSALS:]
 
     def _prove(self, source: str) -> None:
+        until = self._clock() + PROVEN_SOURCE_SECONDS
+        renewed = until - self._proven.get(source, 0.0) > PROOF_REWRITE_SECONDS
+        self._add_proof(source, until)
+        if renewed and self._on_proof is not None:
+            self._on_proof(source, until)
+
+    def _add_proof(self, source: str, until: float) -> None:
         self._proven.pop(source, None)
         while len(self._proven) >= MAX_PROVEN_SOURCES:
             del self._proven[next(iter(self._proven))]
-        self._proven[source] = self._clock() + PROVEN_SOURCE_SECONDS
+        self._proven[source] = until
 
-    def _is_proven(self, source: str) -> bool:
-        return self._proven.get(source, 0.0) > self._clock()
+
+class LogLimit:
+    """Whether a refusal is logged now: once a window per source and kind of refusal, so a
+    flood writes a line a minute per source, not a line a request."""
+
+    def __init__(
+        self, window_s: float = LOG_WINDOW_SECONDS, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self._window_s = window_s
+        self._clock = clock
+        self._logged: dict[tuple[str, str], float] = {}  # -> when last logged, oldest first
+
+    def allow(self, source: str, refusal: str) -> bool:
+        now, key = self._clock(), (source, refusal)
+        if now - self._logged.get(key, -math.inf) < self._window_s:
+            return False
+        self._logged.pop(key, None)
+        while len(self._logged) >= MAX_TRACKED_SOURCES:
+            del self._logged[next(iter(self._logged))]
+        self._logged[key] = now
+        return True
 
 
 def registration_limit(clock: Callable[[], float] = time.time) -> SourceLimit:

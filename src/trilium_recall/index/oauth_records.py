@@ -46,15 +46,21 @@ def client_count(db: apsw.Connection) -> int:
 
 
 def drop_idle_clients(db: apsw.Connection, at_most: int) -> int:
-    """Delete up to `at_most` of the oldest clients without a code or token; returns how many."""
+    """Delete up to `at_most` clients without a code or token, those that never signed in
+    first (a flood of registrations must not push out a real client whose grant ended), oldest
+    first; returns how many."""
     db.execute(
         "DELETE FROM oauth_clients WHERE client_id IN (SELECT client_id FROM oauth_clients "
         "WHERE client_id NOT IN (SELECT client_id FROM oauth_tokens) "
         "AND client_id NOT IN (SELECT client_id FROM oauth_codes) "
-        "ORDER BY created_at LIMIT ?)",
+        "ORDER BY signed_in_at IS NOT NULL, coalesce(signed_in_at, created_at) LIMIT ?)",
         (at_most,),
     )
     return db.changes()
+
+
+def mark_signed_in(db: apsw.Connection, client_id: str, at: float) -> None:
+    db.execute("UPDATE oauth_clients SET signed_in_at = ? WHERE client_id = ?", (at, client_id))
 
 
 def add_code(
@@ -106,8 +112,8 @@ def refresh_grant(db: apsw.Connection, token_hash: str) -> str | None:
     return row[0] if row else None
 
 
-def drop_grant_tokens(db: apsw.Connection, grant_id: str) -> None:
-    db.execute("DELETE FROM oauth_tokens WHERE grant_id = ?", (grant_id,))
+def drop_grant_refresh_tokens(db: apsw.Connection, grant_id: str) -> None:
+    db.execute("DELETE FROM oauth_tokens WHERE grant_id = ? AND kind = 'refresh'", (grant_id,))
 
 
 def drop_grant_of_token(db: apsw.Connection, token_hash: str) -> None:
@@ -119,24 +125,29 @@ def drop_grant_of_token(db: apsw.Connection, token_hash: str) -> None:
     )
 
 
-def spend(db: apsw.Connection, credential_hash: str, grant_id: str, expires_at: float) -> None:
+def spend(
+    db: apsw.Connection, credential_hash: str, grant_id: str, expires_at: float, spent_at: float
+) -> None:
     """Remember a used code or rotated refresh token, and its grant."""
     db.execute(
-        "INSERT OR REPLACE INTO oauth_spent VALUES (?, ?, ?)",
-        (credential_hash, grant_id, expires_at),
+        "INSERT OR REPLACE INTO oauth_spent (credential_hash, grant_id, expires_at, spent_at) "
+        "VALUES (?, ?, ?, ?)",
+        (credential_hash, grant_id, expires_at, spent_at),
     )
 
 
-def end_spent_grant(db: apsw.Connection, credential_hash: str) -> bool:
-    """End the grant of a spent credential (its tokens and spent rows); False if not spent."""
-    row = db.execute(
-        "SELECT grant_id FROM oauth_spent WHERE credential_hash = ?", (credential_hash,)
+def spent(db: apsw.Connection, credential_hash: str) -> tuple[str, float | None] | None:
+    """(grant_id, spent_at) of a spent credential; spent_at is None for those spent before
+    the file recorded it."""
+    return db.execute(
+        "SELECT grant_id, spent_at FROM oauth_spent WHERE credential_hash = ?", (credential_hash,)
     ).fetchone()
-    if row is None:
-        return False
-    db.execute("DELETE FROM oauth_tokens WHERE grant_id = ?", (row[0],))
-    db.execute("DELETE FROM oauth_spent WHERE grant_id = ?", (row[0],))
-    return True
+
+
+def end_grant(db: apsw.Connection, grant_id: str) -> None:
+    """Every token and spent credential of a grant."""
+    db.execute("DELETE FROM oauth_tokens WHERE grant_id = ?", (grant_id,))
+    db.execute("DELETE FROM oauth_spent WHERE grant_id = ?", (grant_id,))
 
 
 def purge(db: apsw.Connection, now: float) -> None:

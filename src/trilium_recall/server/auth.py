@@ -15,11 +15,13 @@ two, on both /recall and /mcp, because both sit behind the same password.
 from __future__ import annotations
 
 import hmac
+import ipaddress
 import logging
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 
+import apsw
 from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
@@ -38,9 +40,17 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from ..access.login_page import LOGIN_PATH
 from ..access.oauth import OAuthProvider
 from ..access.oauth_routes import METADATA_PATH, LoginEndpoint, guard_sdk_route, metadata_route
-from ..access.rate_limits import Attempt, PasswordGuard, registration_limit, source_of
+from ..access.rate_limits import (
+    MAX_PROVEN_SOURCES,
+    Attempt,
+    LogLimit,
+    PasswordGuard,
+    registration_limit,
+    source_of,
+)
 from ..config import MCP_PATH, Settings
-from ..errors import ConfigError
+from ..errors import ConfigError, StoreError
+from ..index import proven_sources
 from ..index.store import Store
 
 logger = logging.getLogger(__name__)
@@ -70,18 +80,21 @@ class Authenticator:
             settings.login_password.get_secret_value().encode() if settings.login_password else None
         )
         self._base_url = settings.base_url
-        self._guard = PasswordGuard(clock)  # Bearer and login page: one password, one budget
+        self._clock = clock
+        # Its own connection: a transaction another thread holds open on `store.db` must never
+        # swallow (or roll back) a token or proof write.
+        self._store = Store(store.path) if self._password else None
+        proven = proven_sources.live(self._store.db, clock()) if self._store else {}
+        # Bearer and login page: one password, one budget
+        self._guard = PasswordGuard(clock, proven=proven, on_proof=self._keep_proof)
         self._registrations = registration_limit(clock)
+        self.log_limit = LogLimit()
         # The last refused JSON POST /recall (when, why, from where), until a hook's request is
         # let through (app.py): a hook whose Claude Code lacks the password, or holds an old
         # one, is refused at every prompt, and only `doctor` can say so.
         self.refused_hook: tuple[str, str, str] | None = None
         self._provider: OAuthProvider | None = None
-        self._store: Store | None = None
-        if self._password and self._base_url:
-            # Its own connection: a transaction another thread holds open on `store.db` must
-            # never swallow (or roll back) a token write.
-            self._store = Store(store.path)
+        if self._store and self._password and self._base_url:
             login_url = f"{self._base_url}{LOGIN_PATH}"
             resources = (f"{self._base_url}{MCP_PATH}", self._base_url)
             self._provider = OAuthProvider(self._store, resources, login_url, clock)
@@ -101,9 +114,28 @@ class Authenticator:
             return False
         return hmac.compare_digest(candidate.encode(), self._password)
 
-    def try_password(self, candidate: str, source: str) -> Attempt:
-        """The password compared, unless `source` must wait first (limits.PasswordGuard)."""
-        return self._guard.attempt(source, candidate, lambda: self.check_password(candidate))
+    def try_password(self, candidate: str, scope: Scope) -> Attempt:
+        """The password compared, unless the request's source must wait first
+        (rate_limits.PasswordGuard)."""
+        return self._guard.attempt(
+            source_of(scope),
+            candidate,
+            lambda: self.check_password(candidate),
+            local=from_this_machine(scope),
+        )
+
+    def trusted_source(self, scope: Scope) -> bool:
+        """This machine, or an address that gave the password lately: past shared limits."""
+        return from_this_machine(scope) or self._guard.is_proven(source_of(scope))
+
+    def _keep_proof(self, source: str, until: float) -> None:
+        """Write a proof to the index file; a failure costs only the proof after a restart."""
+        assert self._store is not None  # a proof needs the password, which opened the store
+        try:
+            with self._store.atomic(wait_s=0.5) as db:
+                proven_sources.keep(db, source, until, self._clock(), MAX_PROVEN_SOURCES)
+        except (StoreError, apsw.Error) as exc:
+            logger.warning("could not keep that %s gave the password: %s", source, exc)
 
     async def oauth_access(self, token: str) -> AccessToken | None:
         """A live OAuth access token issued for this server; never rate limited: 256 random bits
@@ -149,9 +181,11 @@ class Authenticator:
                 resource, [settings.issuer_url], resource_name="trilium-recall"
             )
         ]
-        login = LoginEndpoint(self.try_password, self._provider.pending, self._provider.issue_code)
+        login = LoginEndpoint(
+            self.try_password, self._provider.pending, self._provider.issue_code, self.log_limit
+        )
         guarded = [
-            guard_sdk_route(route, self._registrations)
+            guard_sdk_route(route, self._registrations, self.trusted_source)
             for route in sdk_routes
             if getattr(route, "path", None) != METADATA_PATH
         ]
@@ -177,12 +211,10 @@ class Authenticator:
                 return
             access = await self.oauth_access(token)
             if access is None:
-                source = source_of(scope)
-                attempt = self.try_password(token, source)
+                attempt = self.try_password(token, scope)
                 if not attempt.ok:
-                    why = "throttled: too many wrong passwords" if attempt.retry_after else ""
-                    self._note_refusal(scope, why or "a wrong password")
-                    await self.refuse(path, source, attempt)(scope, receive, send)
+                    self._note_refusal(scope, attempt.refusal)
+                    await self.refuse(path, source_of(scope), attempt)(scope, receive, send)
                     return
                 access = AccessToken(token="", client_id=PASSWORD_CLIENT_ID, scopes=[])
             user = AuthenticatedUser(access)
@@ -206,7 +238,8 @@ class Authenticator:
         if attempt.retry_after:
             answer = {"error": "too_many_requests", "error_description": "too many bad tokens"}
             return JSONResponse(answer, 429, headers={"Retry-After": str(attempt.retry_after)})
-        logger.warning("rejected a bearer token from %s on %.100r", source, path)
+        if not attempt.repeat and self.log_limit.allow(source, attempt.refusal):
+            logger.warning("rejected a bearer token from %s on %.100r", source, path)
         return self.deny(path, "the token is wrong, expired or revoked", "invalid_token")
 
     def deny(self, path: str, description: str, error: str | None) -> JSONResponse:
@@ -247,6 +280,16 @@ def proxied_without_password() -> JSONResponse:
     )
     answer = {"error": "forbidden", "error_description": description}
     return JSONResponse(answer, 403, headers={"Cache-Control": "no-store"})
+
+
+def from_this_machine(scope: Scope) -> bool:
+    """A loopback peer that no proxy speaks for: a process of this machine (the hook)."""
+    client = scope.get("client")
+    try:
+        loopback = client is not None and ipaddress.ip_address(client[0]).is_loopback
+    except ValueError:
+        return False
+    return loopback and not forwarded(scope)
 
 
 def bearer_token(scope: Scope) -> str | None:

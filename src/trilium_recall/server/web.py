@@ -159,10 +159,10 @@ class WebUI:
             return Caller(None)
         token = bearer_token(request.scope)
         if token is not None:
-            source = source_of(request.scope)
-            attempt = self._auth.try_password(token, source)
+            attempt = self._auth.try_password(token, request.scope)
             if attempt.ok:
                 return Caller(None, bearer=True)
+            source = source_of(request.scope)
             return _with_headers(self._auth.refuse(request.url.path, source, attempt))
         cookie = request.cookies.get(COOKIE)
         if self._sessions.valid(cookie):
@@ -203,18 +203,21 @@ class WebUI:
 
     async def login(self, request: Request) -> Response:
         refused = await self._origin_check.validate_request(request)
+        source = source_of(request.scope)
         if refused is not None or not self._same_origin(request):
-            log.warning("status page sign-in refused: from another site (Origin or Host)")
+            if self._auth.log_limit.allow(source, "another site"):
+                log.warning("status page sign-in from %s refused: another site's form", source)
             return sign_in_page(LOGIN, "This sign-in came from another site: sign in here.", 403)
         if not self._auth.enabled:
             return RedirectResponse("/", status_code=303, headers=HEADERS)
-        source = source_of(request.scope)
-        attempt = self._auth.try_password(parse_submission(await request.form()).password, source)
+        password = parse_submission(await request.form()).password
+        attempt = self._auth.try_password(password, request.scope)
+        refusal = attempt.refusal
+        if not attempt.ok and not attempt.repeat and self._auth.log_limit.allow(source, refusal):
+            log.warning("status page sign-in from %s refused: %s", source, attempt.refusal)
         if attempt.retry_after:
-            log.warning("status page sign-in from %s refused: too many wrong passwords", source)
             return too_many_attempts_page(attempt.retry_after)
         if not attempt.ok:
-            log.warning("wrong password on the status page sign-in from %s", source)
             return sign_in_page(LOGIN, "Wrong password. Try again.", status=403)
         response = RedirectResponse("/", status_code=303, headers=HEADERS)
         response.set_cookie(

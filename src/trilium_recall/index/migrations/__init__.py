@@ -35,6 +35,8 @@ from .tables import (
     m016_notes_changes,
     m017_note_calendar,
     m019_snippet_hubness,
+    m022_proven_sources,
+    m023_grant_times,
 )
 
 MIGRATIONS: list[Callable[[apsw.Connection], None]] = [
@@ -42,5 +44,6 @@ MIGRATIONS: list[Callable[[apsw.Connection], None]] = [
     m006_snippets, m007_activity, m008_note_errors, m009_server_features, m010_vector_blobs,
     m011_vector_codes, m012_reference_points, m013_resplit_snippets, m014_snippet_hashes,
     m015_stemmed_keywords, m016_notes_changes, m017_note_calendar, m018_resplit_with_whole_lines,
-    m019_snippet_hubness, m020_read_again_for_new_text, m021_cjk_pairs,
+    m019_snippet_hubness, m020_read_again_for_new_text, m021_cjk_pairs, m022_proven_sources,
+    m023_grant_times,
 ]  # fmt: skip

@@ -281,3 +281,18 @@ def m019_snippet_hubness(db: apsw.Connection) -> None:
     """Each snippet's hubness beside its codes (hubness.py): NULL until the next start
     measures it (vector_rows.measure_hubness)."""
     db.execute("ALTER TABLE snippet_codes ADD COLUMN hubness REAL")
+
+
+def m022_proven_sources(db: apsw.Connection) -> None:
+    """The addresses that gave the login password in the last 30 days (access/rate_limits.py):
+    kept, so an engine restarted while someone guesses still lets the owner's addresses past
+    the shared limit."""
+    db.execute("CREATE TABLE proven_sources (source TEXT PRIMARY KEY, until REAL NOT NULL)")
+
+
+def m023_grant_times(db: apsw.Connection) -> None:
+    """When each credential was spent (a refresh token presented again seconds after its
+    rotation is the client's own parallel request, not a leak: access/oauth.py) and when each
+    client last signed in (registration makes room by dropping those that never did first)."""
+    db.execute("ALTER TABLE oauth_spent ADD COLUMN spent_at REAL")
+    db.execute("ALTER TABLE oauth_clients ADD COLUMN signed_in_at REAL")
