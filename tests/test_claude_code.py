@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shlex
 import shutil
 import socket
 import subprocess
@@ -302,7 +303,7 @@ def test_the_context_the_engine_keeps_within_reaches_the_model_whole(
         "print(json.dumps({'hookSpecificOutput': "
         "{'hookEventName': 'UserPromptSubmit', 'additionalContext': text}}))\n"
     )
-    command = {"type": "command", "command": f"{sys.executable} {hook}"}
+    command = {"type": "command", "command": shlex.join([sys.executable, str(hook)])}
     settings = {"hooks": {"UserPromptSubmit": [{"hooks": [command]}]}}
     (project / ".claude").mkdir()
     (project / ".claude" / "settings.json").write_text(json.dumps(settings))

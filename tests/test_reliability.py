@@ -42,6 +42,7 @@ from faults import (
     start_engine,
     wait_until,
 )
+from procs import free_port
 from standin_faults import FaultyTrilium
 from trilium_recall.index.store import Store
 
@@ -475,7 +476,9 @@ def _serve(data_dir: Path, **popen: object) -> subprocess.CompletedProcess[str]:
     env = {
         **base,
         "RECALL_DATA_DIR": str(data_dir),
-        "RECALL_PORT": "9",  # never reached: the index opens before the server binds
+        # Free, so the start gets past the check that it can listen, to the index; a port
+        # below 1024 (as this was) fails that check first for any user but root.
+        "RECALL_PORT": str(free_port()),
         "TRILIUM_URL": "http://127.0.0.1:9",
         "TRILIUM_ETAPI_TOKEN": "unused_token",
     }
