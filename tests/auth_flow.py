@@ -98,14 +98,20 @@ def loopback_socket() -> socket.socket:
 
 @contextlib.contextmanager
 def running_engine(
-    data_dir: Path, password: str | None = PASSWORD, oauth: bool = True, **overrides: Any
+    data_dir: Path,
+    password: str | None = PASSWORD,
+    oauth: bool = True,
+    base_host: str = "127.0.0.1",
+    **overrides: Any,
 ) -> Iterator[Engine]:
+    """`base_host`: how RECALL_BASE_URL names this machine."""
     sock = loopback_socket()
     url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    base_url = f"http://{base_host}:{sock.getsockname()[1]}"
     settings = load_settings(
         {},
         login_password=password,
-        base_url=url if oauth else None,
+        base_url=base_url if oauth else None,
         data_dir=data_dir,
         **overrides,
     )

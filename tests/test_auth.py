@@ -35,6 +35,7 @@ from auth_flow import (
     form_inputs,
     mcp_tools,
     recall,
+    registered_client,
     retry_after_fits,
     row_count,
     running_engine,
@@ -535,3 +536,18 @@ def test_form_encoded_body_is_rebuilt_not_trusted(client: OAuthClient):
     response = client.http.post(f"{client.url}/token", content=body, headers=headers)
     assert response.status_code == 200, response.text
     assert json.loads(response.text)["token_type"] == "Bearer"
+
+
+def test_a_base_url_in_capitals_signs_in(tmp_path: Path):
+    """The metadata named the resource in lower case and /authorize compared it with the
+    variable as written: every sign-in ended in invalid_target."""
+    with (
+        running_engine(tmp_path, base_host="LOCALHOST") as engine,
+        registered_client(engine.url) as client,
+    ):
+        port = engine.url.rsplit(":", 1)[1]
+        metadata = httpx.get(f"{engine.url}/.well-known/oauth-protected-resource/mcp").json()
+        assert metadata["resource"] == f"http://localhost:{port}/mcp"
+        authorized = client.authorize(resource=metadata["resource"])
+        assert authorized.status_code == 302, authorized.text
+        assert authorized.headers["location"].startswith(f"http://localhost:{port}/login?")

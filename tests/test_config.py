@@ -73,6 +73,7 @@ def test_several_instances() -> None:
         ({"TRILIUM_URL": "http://x", "TRILIUM_ETAPI_TOKEN": "tok\nmore"}, "one line of printable"),
         ({"TRILIUM_URL": "http://x", "TRILIUM_ETAPI_TOKEN": "tök"}, "TRILIUM_ETAPI_TOKEN: the"),
         ({"RECALL_BASE_URL": "recall.example"}, "RECALL_BASE_URL"),
+        ({"RECALL_BASE_URL": "https://x.org/recall"}, "RECALL_BASE_URL: must be the engine's orig"),
         ({"RECALL_LOGIN_PASSWORD": "pässword"}, "RECALL_LOGIN_PASSWORD: .*printable ASCII"),
         ({"RECALL_TRUSTED_PROXIES": "*"}, "RECALL_TRUSTED_PROXIES: .*'\\*' is not an IP"),
         ({"RECALL_TRUSTED_PROXIES": "127.0.0.1,proxy"}, "RECALL_TRUSTED_PROXIES: .*'proxy'"),
@@ -81,6 +82,22 @@ def test_several_instances() -> None:
 def test_bad_values_name_the_variable(env: dict[str, str], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         load_settings(env)
+
+
+@pytest.mark.parametrize(
+    ("given", "origin"),
+    [
+        ("https://Recall.Example.org/", "https://recall.example.org"),
+        ("HTTPS://recall.example.org:443", "https://recall.example.org"),
+        ("http://LOCALHOST:80", "http://localhost"),
+        ("https://recall.example.org:8443", "https://recall.example.org:8443"),
+        ("http://[::1]:8765", "http://[::1]:8765"),
+    ],
+)
+def test_the_base_url_is_kept_as_oauth_clients_compare_it(given: str, origin: str) -> None:
+    """Clients compare the issuer and resource character for character, and the SDK writes
+    them in lower case without a default port: "http://LOCALHOST:8765" failed every sign-in."""
+    assert load_settings({"RECALL_BASE_URL": given}).base_url == origin
 
 
 def test_trusted_proxies_default_to_none_and_take_addresses_and_networks() -> None:

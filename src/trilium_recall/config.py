@@ -18,13 +18,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 
 from .areas import DEFAULT_WEIGHTS, parse_weights
 from .engine_address import (
     engine_base,
+    host_header_name,
     is_http_url,
     is_loopback_name,
+    public_origin,
     server_key,
     shown_url,
     trilium_base,
@@ -85,7 +95,6 @@ def _split(value: Any) -> Any:
 
 # A Host header's value: a name (a Docker service's may hold "_") or a bracketed IPv6 address,
 # with a port or ":*" for any.
-_HOST_NAME = re.compile(r"(\[[0-9a-f:.]+\]|[a-z0-9_](?:[a-z0-9_.-]*[a-z0-9_.])?)(?::(\d{1,5}|\*))?")
 # Where the MCP server answers; with RECALL_BASE_URL, `<base_url>/mcp` is the OAuth resource.
 MCP_PATH = "/mcp"
 
@@ -194,33 +203,17 @@ class Settings(BaseModel):
     @field_validator("allowed_hosts")
     @classmethod
     def _check_hosts(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        # Compared with the Host header as written (lower-case): a URL or a path there never
-        # matches, and every request from that name would fail the DNS-rebinding check.
-        hosts = tuple(entry.lower() for entry in value)
-        for entry in hosts:
-            match = _HOST_NAME.fullmatch(entry)
-            if not match or (match[2] not in (None, "*") and not 0 < int(match[2]) < 65536):
-                raise ValueError(
-                    f"{entry!r} is not a host name: write it as a Host header does, such as "
-                    "notes.example.org, notes.example.org:8443, notes.example.org:* or "
-                    "[::1]:8765 (no scheme, no path)"
-                )
-        return hosts
+        return tuple(host_header_name(entry) for entry in value)
 
     @field_validator("base_url", "url")
     @classmethod
-    def _check_url(cls, value: str | None) -> str | None:
+    def _check_url(cls, value: str | None, info: ValidationInfo) -> str | None:
         if value is None:
             return None
         if not is_http_url(value):
             raise ValueError("must be an http(s) URL such as https://recall.example.org")
-        return value.rstrip("/")
-
-    @field_validator("url")
-    @classmethod
-    def _engine_base(cls, value: str | None) -> str | None:
-        """RECALL_URL given as the http hook's own URL, `…/recall`, names the engine."""
-        return engine_base(value) if value else value
+        # RECALL_URL may be given as the http hook's own URL, `…/recall`: it names the engine.
+        return public_origin(value) if info.field_name == "base_url" else engine_base(value)
 
     @field_validator("area_weights", mode="before")
     @classmethod

@@ -70,3 +70,38 @@ def shown_url(url: str) -> str:
     it may hold for a proxy in front of Trilium, and without a trailing slash."""
     parts = urlsplit(url)
     return parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl().rstrip("/")
+
+
+def public_origin(url: str) -> str:
+    """RECALL_BASE_URL as OAuth clients compare it, character for character: scheme and host in
+    lower case, no default port, no trailing slash. A path, query, fragment or user name is
+    refused: discovery looks for the metadata at the root of the host (RFC 8414, RFC 9728),
+    which an engine served under a path does not hold."""
+    parsed = urlsplit(url.strip())
+    if parsed.path.strip("/") or parsed.query or parsed.fragment or "@" in parsed.netloc:
+        raise ValueError(
+            "must be the engine's origin alone, such as https://recall.example.org: serve it at "
+            "the root of its own host name (OAuth clients look for /.well-known/ there)"
+        )
+    host = (parsed.hostname or "").lower()
+    netloc = f"[{host}]" if ":" in host else host
+    if parsed.port and parsed.port != {"http": 80, "https": 443}.get(parsed.scheme.lower()):
+        netloc += f":{parsed.port}"
+    return f"{parsed.scheme.lower()}://{netloc}"
+
+
+_HOST_NAME = re.compile(r"(\[[0-9a-f:.]+\]|[a-z0-9_](?:[a-z0-9_.-]*[a-z0-9_.])?)(?::(\d{1,5}|\*))?")
+
+
+def host_header_name(entry: str) -> str:
+    """An allowed host as the Host header writes it (lower case): a URL or a path there never
+    matches, and every request from that name would fail the DNS-rebinding check."""
+    host = entry.lower()
+    match = _HOST_NAME.fullmatch(host)
+    if not match or (match[2] not in (None, "*") and not 0 < int(match[2]) < 65536):
+        raise ValueError(
+            f"{entry!r} is not a host name: write it as a Host header does, such as "
+            "notes.example.org, notes.example.org:8443, notes.example.org:* or "
+            "[::1]:8765 (no scheme, no path)"
+        )
+    return host
