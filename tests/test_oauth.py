@@ -72,6 +72,11 @@ def engine_log(caplog: pytest.LogCaptureFixture) -> list[str]:
             f"client_name is longer than {MAX_CLIENT_NAME_CHARS}",
         ),
         (
+            {"client_name": "Claude\u202e"},  # would reverse the return host printed after it
+            "invalid_client_metadata",
+            "client_name holds control or formatting characters",
+        ),
+        (
             {"redirect_uris": [f"{CALLBACK}/{n}" for n in range(MAX_REDIRECT_URIS + 1)]},
             "invalid_redirect_uri",
             f"more than {MAX_REDIRECT_URIS} redirect URIs",

@@ -4,6 +4,7 @@ to https or to this machine."""
 
 from __future__ import annotations
 
+import unicodedata
 from urllib.parse import urlparse
 
 from mcp.server.auth.provider import RegistrationError
@@ -36,6 +37,11 @@ def check_client_metadata(client: OAuthClientInformationFull) -> None:
         raise RegistrationError(
             "invalid_client_metadata", f"client_name is longer than {MAX_CLIENT_NAME_CHARS}"
         )
+    if client.client_name is not None and any(map(_invisible, client.client_name)):
+        # A right-to-left override turns the sign-in page's "you return to <host>" around.
+        raise RegistrationError(
+            "invalid_client_metadata", "client_name holds control or formatting characters"
+        )
     redirect_uris = [str(uri) for uri in client.redirect_uris or []]
     if len(redirect_uris) > MAX_REDIRECT_URIS:
         raise RegistrationError(
@@ -54,3 +60,8 @@ def check_client_metadata(client: OAuthClientInformationFull) -> None:
                 "invalid_redirect_uri",
                 f"redirect URI {uri} {problem}",
             )
+
+
+def _invisible(char: str) -> bool:
+    """A control or formatting character (Unicode Cc, Cf: bidi overrides, zero-width joiners)."""
+    return unicodedata.category(char) in ("Cc", "Cf")

@@ -123,8 +123,9 @@ def form_page(
     host = urlparse(redirect_uri).hostname or redirect_uri
     body = (
         "<h1>Sign in to trilium-recall</h1>\n"
-        f'<p class="who"><strong>{escape(client_name)}</strong> wants to search your '
-        f"Trilium notes. After you sign in you return to <strong>{escape(host)}</strong>.</p>\n"
+        f'<p class="who"><strong><bdi>{escape(client_name)}</bdi></strong> wants to search your '
+        f"Trilium notes. After you sign in you return to <strong><bdi>{escape(host)}</bdi>"
+        "</strong>.</p>\n"
         + _password_form(LOGIN_PATH, {"request": request_id, "csrf": csrf}, error)
     )
     headers = _security_headers(_origin(redirect_uri))
