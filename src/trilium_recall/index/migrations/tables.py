@@ -286,13 +286,17 @@ def m019_snippet_hubness(db: apsw.Connection) -> None:
 def m022_proven_sources(db: apsw.Connection) -> None:
     """The addresses that gave the login password in the last 30 days (access/rate_limits.py):
     kept, so an engine restarted while someone guesses still lets the owner's addresses past
-    the shared limit."""
-    db.execute("CREATE TABLE proven_sources (source TEXT PRIMARY KEY, until REAL NOT NULL)")
+    the shared limit. Made to run again harmlessly."""
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS proven_sources (source TEXT PRIMARY KEY, until REAL NOT NULL)"
+    )
 
 
 def m023_grant_times(db: apsw.Connection) -> None:
     """When each credential was spent (a refresh token presented again seconds after its
     rotation is the client's own parallel request, not a leak: access/oauth.py) and when each
-    client last signed in (registration makes room by dropping those that never did first)."""
-    db.execute("ALTER TABLE oauth_spent ADD COLUMN spent_at REAL")
-    db.execute("ALTER TABLE oauth_clients ADD COLUMN signed_in_at REAL")
+    client last signed in (registration makes room by dropping those that never did first).
+    Made to run again harmlessly."""
+    for table, column in (("oauth_spent", "spent_at"), ("oauth_clients", "signed_in_at")):
+        if column not in {row[1] for row in db.execute(f"PRAGMA table_info({table})")}:
+            db.execute(f"ALTER TABLE {table} ADD COLUMN {column} REAL")
