@@ -24,6 +24,7 @@ from ..config import Instance
 from ..errors import NoteNotFound, NoteProtected, StoreError, TriliumBadResponse, TriliumError
 from ..index import note_failures
 from ..index.embed import Embedder
+from ..index.file import store_error
 from ..index.store import Store
 from ..notes.classify import Rules
 from ..notes.records import NoteRecord
@@ -102,8 +103,9 @@ class Syncer:
             self.store.ensure_instance(self.instance.name, self.instance.url)
             report = await run()
         except (TriliumError, StoreError, apsw.Error) as exc:
-            written = isinstance(exc, apsw.Error)
-            self.status.error = f"cannot write the index: {exc}" if written else str(exc)
+            # SQLite's own words name no file ("disk I/O error"): said as the store says them.
+            said = store_error(exc, self.store.path) if isinstance(exc, apsw.Error) else exc
+            self.status.error = str(said)
             log.warning("%s sync of %s failed: %s", kind, self.instance.name, self.status.error)
             with contextlib.suppress(apsw.Error):  # the disk may be what failed
                 self.store.update_instance(self.instance.name, error=self.status.error)
