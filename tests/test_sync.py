@@ -677,7 +677,8 @@ async def test_a_round_the_disk_could_not_take_is_not_embedded_again(tmp_path, m
         try:
             with pytest.raises(apsw.FullError):
                 await harness.syncer.full()
-            assert "disk is full" in str(harness.syncer.status.error)  # as /health shows it
+            # as /health shows it: what failed, and the file
+            assert str(harness.syncer.status.error).startswith("disk full while writing ")
             embedded_once = list(harness.embedder.passage_calls)
             full_disk.clear()
             await harness.syncer.full()
