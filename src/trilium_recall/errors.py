@@ -74,10 +74,14 @@ class IndexDamaged(IndexUnusable):
 
 
 class IndexTooNew(IndexUnusable):
-    """Written by a newer trilium-recall: this one's `serve` would move it aside and rebuild,
-    which throws away an index the newer release keeps."""
+    """Written by a newer trilium-recall: refused by every command, `serve` too. Moved aside,
+    the live index would lose what the newer release keeps (OAuth sign-ins, activity, every
+    embedding: hours of rebuilding), and upgrading again would not bring it back."""
 
-    FIX = "run the newer trilium-recall that wrote it; this one's `serve` would move it aside"
+    FIX = (
+        "run the newer trilium-recall that wrote it, or move the file away to build a fresh "
+        "index with this one"
+    )
 
 
 class EngineStarting(RecallError):

@@ -1,9 +1,10 @@
 """The engine's index file and the vector mirror it fills, from the first start on.
 
-A file the engine cannot use (damaged, or found damaged by a search of an earlier run; from a
-newer schema; built by another model) is moved aside, kept for a look, and a fresh one begun,
-which the first full build fills while /health says "starting". A reading command (search,
-explain) reports such a file and never moves it: it may be a newer `serve`'s.
+A file the engine cannot use (damaged, or found damaged by a search of an earlier run; built
+by another model) is moved aside, kept for a look, and a fresh one begun, which the first full
+build fills while /health says "starting". A file from a newer schema is refused instead (a
+downgrade by mistake must not cost the newer release's index), and a reading command (search,
+explain) reports any such file and never moves it: it may be a newer `serve`'s.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from ..errors import IndexDamaged, IndexUnusable
+from ..errors import IndexDamaged, IndexTooNew, IndexUnusable
 from ..index.embed import Embedder
 from ..index.file import move_aside, record_damage, recorded_damage
 from ..index.store import Store
@@ -40,7 +41,7 @@ class IndexFile:
                 raise damage
             return self._load()
         except IndexUnusable as exc:
-            if self.reading:
+            if self.reading or isinstance(exc, IndexTooNew):
                 raise
             return self.begin_again(exc)
 
