@@ -6,14 +6,20 @@ import stat
 import threading
 from pathlib import Path
 
+import apsw
 import numpy as np
 import pytest
+import sqlite_vec
 
 from conftest import add_note, reopened_at_schema, undo_m014, undo_m019
 from trilium_recall.errors import IndexInUse, IndexUnusable, StoreError
 from trilium_recall.index import sent_marks, vector_rows
 from trilium_recall.index.file import hold_index
-from trilium_recall.index.migrations import MIGRATIONS, m018_resplit_with_whole_lines
+from trilium_recall.index.migrations import (
+    MIGRATIONS,
+    m009_server_features,
+    m018_resplit_with_whole_lines,
+)
 from trilium_recall.index.store import Store
 from trilium_recall.index.vectors import ExactVectors, Match, VectorIndex
 from trilium_recall.notes.records import text_hash
@@ -275,6 +281,46 @@ def test_connections_opening_a_new_file_at_once_migrate_it_once(tmp_path) -> Non
     assert errors == [] and len(opened) == 4
     assert opened[0].db.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
     assert {store.db.execute("PRAGMA journal_mode").fetchone()[0] for store in opened} == {"wal"}
+
+
+def _schema_8_of_the_branch_that_numbered_m009_as_m008(path: Path) -> None:
+    db = apsw.Connection(str(path))
+    db.enable_load_extension(True)
+    db.load_extension(sqlite_vec.loadable_path())  # m001's vec0 table
+    for step in MIGRATIONS[:7]:
+        step(db)
+    m009_server_features(db)  # that branch's step 8
+    db.execute("PRAGMA user_version = 8")
+    db.close()
+
+
+def test_a_schema_8_file_of_the_branch_numbered_otherwise_migrates(tmp_path, embedder) -> None:
+    """Releases on one branch shipped m009 as their step 8: their files came back at schema 8
+    with its columns, and m009 failed ("duplicate column name") at every start."""
+    path = tmp_path / "recall.sqlite3"
+    _schema_8_of_the_branch_that_numbered_m009_as_m008(path)
+    store = Store(path, VectorIndex(embedder.dim, embedder.name))
+    assert store.db.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
+    assert store.db.execute("SELECT count(*) FROM note_errors").fetchone() == (0,)
+    columns = {row[1] for row in store.db.execute("PRAGMA table_info(instances)")}
+    assert {"trilium_version", "sync_features", "history_mark"} <= columns
+    add_note(store, embedder, "a", "Alpha", [("Alpha", "alpha text")])
+    assert store.db.execute("SELECT count(*) FROM notes").fetchone() == (1,)
+
+
+def test_a_migration_the_file_cannot_take_makes_it_unusable(tmp_path, embedder) -> None:
+    """A file no release wrote (here: its keyword index gone) fails a step: unusable, which
+    `serve` moves aside and rebuilds, naming the step, rather than a bare SQL error at every
+    start."""
+    path = tmp_path / "recall.sqlite3"
+    store = Store(path, VectorIndex(embedder.dim, embedder.name))
+    with store.atomic() as db:
+        db.execute("DROP TABLE sections_vocab")
+        db.execute("DROP TABLE sections_fts")
+        db.execute("PRAGMA user_version = 20")
+    store.close()
+    with pytest.raises(IndexUnusable, match=r"could not be updated to schema 21 \(m021_cjk_pairs"):
+        Store(path, VectorIndex(embedder.dim, embedder.name))
 
 
 def test_vectors_in_a_schema_9_vec0_table_move_to_blobs_unchanged(tmp_path, embedder) -> None:

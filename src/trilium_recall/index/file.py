@@ -183,9 +183,21 @@ def migrate(db: apsw.Connection, path: Path) -> int:
         with write_transaction(db):
             version = _version(db)
             if version < len(MIGRATIONS):
-                MIGRATIONS[version](db)
+                _apply(db, path, version)
                 db.execute(f"PRAGMA user_version = {version + 1}")
     return len(MIGRATIONS)
+
+
+def _apply(db: apsw.Connection, path: Path, version: int) -> None:
+    """One migration; a file whose tables it cannot take (written by no release this one knows
+    of) is unusable: `serve` moves it aside and rebuilds rather than fail at every start."""
+    step = MIGRATIONS[version]
+    try:
+        step(db)
+    except (apsw.SQLError, apsw.ConstraintError) as exc:
+        raise IndexUnusable(
+            f"{path} could not be updated to schema {version + 1} ({step.__name__}: {exc})"
+        ) from None
 
 
 def _refuse_a_foreign_file(db: apsw.Connection, path: Path) -> None:

@@ -185,23 +185,25 @@ def m007_activity(db: apsw.Connection) -> None:
 
 
 def m008_note_errors(db: apsw.Connection) -> None:
-    """Why each note that failed to index failed (its notes row says skip_reason "error")."""
+    """Why each note that failed to index failed (its notes row says skip_reason "error").
+    Made to run again harmlessly (m009 makes it for files that skipped it)."""
     db.execute(
-        "CREATE TABLE note_errors (instance TEXT NOT NULL, note_id TEXT NOT NULL, "
+        "CREATE TABLE IF NOT EXISTS note_errors (instance TEXT NOT NULL, note_id TEXT NOT NULL, "
         "reason TEXT NOT NULL, at TEXT NOT NULL, PRIMARY KEY (instance, note_id))"
     )
 
 
 def m009_server_features(db: apsw.Connection) -> None:
     """Per instance, what its Trilium is and offers (trilium/features.py), and how far the minute
-    tick has read its recent changes."""
-    db.execute(
-        """
-        ALTER TABLE instances ADD COLUMN trilium_version TEXT;   -- app-info's appVersion
-        ALTER TABLE instances ADD COLUMN sync_features TEXT;     -- JSON list, e.g. ["history"]
-        ALTER TABLE instances ADD COLUMN history_mark TEXT;      -- newest recent-change row read
-        """
-    )
+    tick has read its recent changes. Releases on the branch that added these numbered this
+    step 8, so their files come here at schema 8 with the columns and without m008's table:
+    made to run again harmlessly, and makes that table."""
+    have = {row[1] for row in db.execute("PRAGMA table_info(instances)")}
+    # appVersion; a JSON list such as ["history"]; the newest recent-change row read
+    for column in ("trilium_version", "sync_features", "history_mark"):
+        if column not in have:
+            db.execute(f"ALTER TABLE instances ADD COLUMN {column} TEXT")
+    m008_note_errors(db)
 
 
 def m010_vector_blobs(db: apsw.Connection) -> None:
