@@ -149,9 +149,12 @@ def test_the_limits_still_take_a_normal_registration(engine: Engine, caplog):
 
 def test_a_client_name_cannot_forge_log_lines(engine: Engine, caplog):
     caplog.set_level(logging.INFO)
-    assert register(engine.url, client_name="app\nWARNING forged: all good").status_code == 201
-    [line] = [m for m in engine_log(caplog) if m.startswith("registered OAuth client")]
-    assert "\n" not in line and "'app\\nWARNING forged: all good'" in line
+    refused = register(engine.url, client_name="app\nWARNING forged: all good")
+    assert refused.status_code == 400
+    assert refused.json()["error_description"] == (
+        "client_name holds control or formatting characters"
+    )
+    assert not any("forged" in m for m in engine_log(caplog))
 
 
 def test_registration_is_rate_limited_per_source(engine: Engine):

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .products import products
+
 HUB_NEIGHBOURS = 10
 HUB_WEIGHT = 0.5
 # How it is measured, recorded with the kept values: a change here measures every row again.
@@ -38,7 +40,7 @@ def hubness(vectors: np.ndarray, reference: np.ndarray, scale: float = 1.0) -> n
     scaled = (reference.T / np.float32(scale)).astype(np.float32)
     for start in range(0, len(vectors), HUB_BLOCK):
         block = np.asarray(vectors[start : start + HUB_BLOCK], np.float32)
-        cosines = block @ scaled
+        cosines = products(block, scaled)
         closest = np.partition(cosines, len(reference) - nearest, axis=1)[:, -nearest:]
         out[start : start + len(cosines)] = closest.mean(axis=1)
     return out

@@ -26,6 +26,7 @@ import numpy as np
 from ..errors import StoreError
 from ..index import note_stats, reference_points
 from ..index.embed import Embedder
+from ..index.products import products
 from ..index.store import Store
 from ..index.terms import FTS_TOKENIZER, tokenize_option
 from ..index.vectors import VectorIndex
@@ -80,7 +81,7 @@ def reference(
         reason = f"{notes} notes (fewer than {MIN_NOTES}): shipped defaults for the about-level"
         return Reference(generic_level, None, languages, 0, reason, technologies)
     queries = query_vectors(store, embedder, prompts, "pseudo-prompts")
-    closest = np.minimum((queries @ generic_vectors.T).max(axis=1), TWIN_COSINE)
+    closest = np.minimum(products(queries, generic_vectors.T).max(axis=1), TWIN_COSINE)
     margins = vectors.best_cosines(queries, store.exact_vectors) - closest
     about = float(np.median(margins))
     reason = f"{len(prompts)} pseudo-prompts from {notes} notes"

@@ -20,6 +20,7 @@ import numpy as np
 from ..errors import StoreError
 from ..index import query_cache
 from ..index.embed import Embedder
+from ..index.products import products
 from ..index.store import Store
 from ..index.vectors import VectorIndex
 from ..notes.records import text_hash
@@ -106,7 +107,7 @@ class GenericPrompts:
             points = Reference(self.offset, reason=f"{why}: shipped defaults")
             return GenericPrompts(self.prompts, self.vectors, self.offset, points)
         picked = np.arange(0, len(self.prompts), max(1, len(self.prompts) // CALIBRATION_PROMPTS))
-        nearest = self.vectors[picked] @ self.vectors.T
+        nearest = products(self.vectors[picked], self.vectors.T)
         nearest[np.arange(len(picked)), picked] = -1.0  # a prompt is not its own neighbour
         exact = store.exact_vectors if store is not None else None
         closest = np.minimum(nearest.max(axis=1), TWIN_COSINE)

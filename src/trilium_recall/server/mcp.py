@@ -269,6 +269,10 @@ def mcp_routes(server: MCPServer, settings: Settings) -> list[BaseRoute]:
         streamable_http_path=MCP_PATH,
         transport_security=transport_security(settings),
         max_request_body_size=PROMPT_BODY_BYTES,
+        # The tool keeps nothing per session. Kept, each client's session held ~40 KB for 30
+        # minutes, and a client that never closed them filled the SDK's 10,000 with every new
+        # client refused (503) while /health said ok.
+        stateless_http=True,
     )
     routes: list[BaseRoute] = list(app.routes)
     sdk = next(r for r in routes if isinstance(r, Route) and r.path == MCP_PATH)
