@@ -25,6 +25,7 @@ from auth_flow import (
     running_engine,
 )
 from trilium_recall.access.rate_limits import (
+    LOG_LINES_PER_WINDOW,
     PASSWORD_OVERALL,
     PASSWORD_PER_SOURCE,
     PROVEN_SOURCE_SECONDS,
@@ -35,6 +36,7 @@ from trilium_recall.access.rate_limits import (
     PasswordGuard,
     source_key,
 )
+from trilium_recall.index.store import Store
 
 PER_SOURCE = PASSWORD_PER_SOURCE.burst
 OVERALL = PASSWORD_OVERALL.burst
@@ -195,6 +197,15 @@ def test_a_refusal_is_logged_once_a_minute_per_source_and_kind() -> None:
     assert limit.allow("10.0.0.1", "a wrong password")
 
 
+def test_rotating_sources_get_a_few_log_lines_a_minute_in_all() -> None:
+    clock = FakeClock()
+    limit = LogLimit(60.0, clock)
+    logged = [limit.allow(f"10.0.{n // 250}.{n % 250}", "throttled") for n in range(500)]
+    assert sum(logged) == LOG_LINES_PER_WINDOW
+    clock.now += 60
+    assert limit.allow("10.9.9.9", "throttled")
+
+
 @pytest.mark.parametrize(
     ("host", "key"),
     [
@@ -305,6 +316,19 @@ def test_rotating_sources_cannot_lock_out_the_owners_usual_address(behind_proxy:
     assert bearer(url, PASSWORD, "10.77.0.1") == 429  # an unproven source waits for the ceiling
     for _ in range(5):
         assert bearer(url, PASSWORD, owner) == 200  # the owner's usual address does not
+
+
+def test_a_new_password_voids_every_kept_proof(tmp_path: Path):
+    """Whoever knew the old password must keep no address past the shared limit."""
+    with running_engine(tmp_path, trusted_proxies=("127.0.0.1",)) as before:
+        assert bearer(before.url, PASSWORD, "192.0.2.10") == 200
+    new = "a-new-login-password-0123"
+    with running_engine(tmp_path, password=new, trusted_proxies=("127.0.0.1",)) as after:
+        for n in range(OVERALL):
+            assert bearer(after.url, guess(), guesser(n)) == 401
+        assert bearer(after.url, new, "192.0.2.10") == 429  # proven under the old one only
+    kept = Store(tmp_path / "recall.sqlite3").db.execute("SELECT source FROM proven_sources")
+    assert "192.0.2.10" not in {row[0] for row in kept}  # digests, never the address
 
 
 def test_proven_addresses_outlive_a_restart(tmp_path: Path):

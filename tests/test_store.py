@@ -308,10 +308,9 @@ def test_a_schema_8_file_of_the_branch_numbered_otherwise_migrates(tmp_path, emb
     assert store.db.execute("SELECT count(*) FROM notes").fetchone() == (1,)
 
 
-def test_a_migration_the_file_cannot_take_makes_it_unusable(tmp_path, embedder) -> None:
-    """A file no release wrote (here: its keyword index gone) fails a step: unusable, which
-    `serve` moves aside and rebuilds, naming the step, rather than a bare SQL error at every
-    start."""
+def test_a_migration_the_file_cannot_take_is_refused_and_left_as_it_was(tmp_path, embedder):
+    """A file no release wrote (here: its keyword index gone) fails a step: refused, naming the
+    step, rather than a bare SQL error; and never moved aside, as the fault may be the step's."""
     path = tmp_path / "recall.sqlite3"
     store = Store(path, VectorIndex(embedder.dim, embedder.name))
     with store.atomic() as db:
@@ -319,8 +318,12 @@ def test_a_migration_the_file_cannot_take_makes_it_unusable(tmp_path, embedder) 
         db.execute("DROP TABLE sections_fts")
         db.execute("PRAGMA user_version = 20")
     store.close()
-    with pytest.raises(IndexUnusable, match=r"could not be updated to schema 21 \(m021_cjk_pairs"):
+    failed = r"could not be updated to schema 21 \(m021_cjk_pairs"
+    with pytest.raises(StoreError, match=failed) as e:
         Store(path, VectorIndex(embedder.dim, embedder.name))
+    assert not isinstance(e.value, IndexUnusable)  # which `serve` would move aside
+    kept = apsw.Connection(str(path)).execute("PRAGMA user_version").get
+    assert kept == 20 and list(tmp_path.glob("*.broken-*")) == []
 
 
 def test_vectors_in_a_schema_9_vec0_table_move_to_blobs_unchanged(tmp_path, embedder) -> None:
@@ -528,5 +531,6 @@ def test_a_migrated_file_gives_back_its_free_pages(tmp_path, embedder) -> None:
     again = Store(path, VectorIndex(embedder.dim, embedder.name))
     assert again.db.execute("PRAGMA freelist_count").get == 0
     assert again.db.execute("PRAGMA user_version").get == len(MIGRATIONS)
-    again.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     assert path.stat().st_size < size / 4
+    wal = path.with_name(path.name + "-wal")  # the copy VACUUM wrote there is given back too
+    assert not wal.exists() or wal.stat().st_size < size / 4

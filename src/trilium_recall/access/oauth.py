@@ -59,7 +59,9 @@ SPENT_SECONDS = REFRESH_TOKEN_SECONDS  # or until the grant ends, whichever come
 # rate limited (rate_limits.REGISTER_OVERALL, 30 an hour), so pushing out a client that is still
 # signing in (10 minutes at most) would take hours of registering.
 MAX_CLIENTS = 100
-REUSE_GRACE_SECONDS = 30.0
+# Short: a thief who times a stolen token's use just before the client's own refresh keeps the
+# grant while the client's reuse falls inside it.
+REUSE_GRACE_SECONDS = 10.0
 
 
 def digest(secret: str) -> str:
@@ -287,7 +289,12 @@ class OAuthProvider(OAuthAuthorizationServerProvider[AuthorizationCode, RefreshT
             return
         grant_id, spent_at = spent
         if self._clock() - (spent_at or 0.0) < grace_s:
-            logger.info("a %s spent moments ago came again (client %s)", what, client_id)
+            logger.warning(
+                "a %s spent moments ago came again (client %s): refused, its grant kept as a "
+                "parallel request's",
+                what,
+                client_id,
+            )
             return
         with self._store.atomic() as db:
             records.end_grant(db, grant_id)

@@ -29,15 +29,16 @@ budget) are limited so that the owner still gets in:
   this machine itself (a loopback peer no proxy speaks for: the hook) is always exempt. A
   success never forgives failures, though: on a shared address the owner's hook succeeding on
   every prompt would otherwise reset a guesser's count there.
-- A refusal is logged once a minute per source (`LogLimit`): a client repeating an old password
-  on every prompt, or a flood of guesses, must not fill the log.
+- A refusal is logged once a minute per source and kind, at most 20 lines a minute in all
+  (`LogLimit`): a client repeating an old password on every prompt, or a flood of guesses from
+  rotating sources, must not fill the log.
 - What no limit can fix: owner and guesser behind one address (a proxy that is not trusted, a
   NAT) are the same source, and only the credential tells them apart; accepting the correct
   password while throttled would let the guesser test passwords at full speed. Name the proxy.
 
 Registration is open by design (RFC 7591, claude.ai registers itself), so it counts every
-registration: 10 an hour per source, 30 an hour in all (this machine and proven sources only
-count toward their own 10), counted as each arrives (so requests sent
+registration: 10 an hour per source, 30 an hour in all (this machine and proven sources are held
+only by their own 10, though theirs count toward the 30), counted as each arrives (so requests sent
 at once cannot all pass the check) and given back when it is refused: a refused registration
 stores nothing, and someone fixing a bad redirect URI is not locked out for an hour.
 """
@@ -70,6 +71,7 @@ MAX_PROVEN_SOURCES = 64  # the owner's own addresses; only a correct password ad
 REMEMBERED_REFUSALS = 8  # per source: a stale client repeats one or two old passwords
 PROOF_REWRITE_SECONDS = 24 * 3600.0  # a proof is written again at most once a day per source
 LOG_WINDOW_SECONDS = 60.0
+LOG_LINES_PER_WINDOW = 20  # over all sources: rotating ones must not fill the log either
 REGISTER_PER_SOURCE = Limit(burst=10, drain_seconds=360.0)
 REGISTER_OVERALL = Limit(burst=30, drain_seconds=120.0)
 # Memory bound. Marks come only from failures (or registrations), which the overall limits cap,
@@ -181,12 +183,16 @@ class PasswordGuard:
         *,
         proven: Mapping[str, float] | None = None,
         on_proof: Callable[[str, float], None] | None = None,
+        proof_key: Callable[[str], str] = str,
     ) -> None:
-        """`proven`: source -> when its proof expires, as kept; `on_proof(source, until)` keeps
-        a new or renewed one (at most once a day per source)."""
+        """`proof_key(source)`: what a proof is kept under (the index file keeps a keyed digest
+        of the password and the source, so a new password voids every proof); `proven`: proof
+        key -> when it expires, as kept; `on_proof(key, until)` keeps a new or renewed one (at
+        most once a day per source)."""
         self._clock = clock
+        self._proof_key = proof_key
         self._failures = SourceLimit(PASSWORD_PER_SOURCE, PASSWORD_OVERALL, clock)
-        self._proven: dict[str, float] = {}  # source -> when its proof expires, oldest first
+        self._proven: dict[str, float] = {}  # proof key -> when it expires, oldest first
         for source, until in sorted((proven or {}).items(), key=lambda item: item[1]):
             self._add_proof(source, until)
         self._on_proof = on_proof
@@ -215,7 +221,7 @@ class PasswordGuard:
         return Attempt(ok=True)
 
     def is_proven(self, source: str) -> bool:
-        return self._proven.get(source, 0.0) > self._clock()
+        return self._proven.get(self._proof_key(source), 0.0) > self._clock()
 
     def _remember_refusal(self, source: str, mark: bytes) -> None:
         marks = self._refused.pop(source, ())
@@ -224,22 +230,23 @@ class PasswordGuard:
         self._refused[source] = (*marks, mark)[-REMEMBERED_REFUSALS:]
 
     def _prove(self, source: str) -> None:
-        until = self._clock() + PROVEN_SOURCE_SECONDS
-        renewed = until - self._proven.get(source, 0.0) > PROOF_REWRITE_SECONDS
-        self._add_proof(source, until)
+        key, until = self._proof_key(source), self._clock() + PROVEN_SOURCE_SECONDS
+        renewed = until - self._proven.get(key, 0.0) > PROOF_REWRITE_SECONDS
+        self._add_proof(key, until)
         if renewed and self._on_proof is not None:
-            self._on_proof(source, until)
+            self._on_proof(key, until)
 
-    def _add_proof(self, source: str, until: float) -> None:
-        self._proven.pop(source, None)
+    def _add_proof(self, key: str, until: float) -> None:
+        self._proven.pop(key, None)
         while len(self._proven) >= MAX_PROVEN_SOURCES:
             del self._proven[next(iter(self._proven))]
-        self._proven[source] = until
+        self._proven[key] = until
 
 
 class LogLimit:
-    """Whether a refusal is logged now: once a window per source and kind of refusal, so a
-    flood writes a line a minute per source, not a line a request."""
+    """Whether a refusal is logged now: once a window per source and kind of refusal, and at
+    most LOG_LINES_PER_WINDOW in all, so a flood writes a few lines a minute, not a line a
+    request, even from rotating sources."""
 
     def __init__(
         self, window_s: float = LOG_WINDOW_SECONDS, clock: Callable[[], float] = time.monotonic
@@ -247,11 +254,16 @@ class LogLimit:
         self._window_s = window_s
         self._clock = clock
         self._logged: dict[tuple[str, str], float] = {}  # -> when last logged, oldest first
+        self._recent: list[float] = []  # when each line of the last window was logged
 
     def allow(self, source: str, refusal: str) -> bool:
         now, key = self._clock(), (source, refusal)
         if now - self._logged.get(key, -math.inf) < self._window_s:
             return False
+        self._recent = [at for at in self._recent if now - at < self._window_s]
+        if len(self._recent) >= LOG_LINES_PER_WINDOW:
+            return False
+        self._recent.append(now)
         self._logged.pop(key, None)
         while len(self._logged) >= MAX_TRACKED_SOURCES:
             del self._logged[next(iter(self._logged))]

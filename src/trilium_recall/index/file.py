@@ -13,6 +13,7 @@ import fcntl
 import functools
 import logging
 import os
+import shutil
 import stat
 import time
 from collections.abc import Callable, Iterator
@@ -201,23 +202,36 @@ def _give_back_free_pages(db: apsw.Connection, path: Path) -> None:
     pages = db.execute("PRAGMA page_count").get
     if not isinstance(free, int) or not isinstance(pages, int) or free * 4 <= pages:
         return
+    # VACUUM writes the used pages twice (a temporary copy, then the WAL): room for both first.
+    if shutil.disk_usage(path.parent).free < 2 * path.stat().st_size:
+        _kept(path, free, pages, "the disk is too full")
+        return
     try:
         db.execute("VACUUM")
     except (apsw.BusyError, apsw.LockedError, apsw.FullError, apsw.IOError) as exc:
-        logger.warning("kept %s at its size (%d of %d pages free): %s", path, free, pages, exc)
+        _kept(path, free, pages, str(exc))
     else:
         logger.info("gave back %d free pages of %s after migrating it", free, path.name)
+    finally:  # the WAL holds a copy of the file now: give its space back too
+        with contextlib.suppress(apsw.Error):
+            db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+
+def _kept(path: Path, free: int, pages: int, why: str) -> None:
+    logger.warning("kept %s at its size (%d of %d pages free): %s", path, free, pages, why)
 
 
 def _apply(db: apsw.Connection, path: Path, version: int) -> None:
-    """One migration; a file whose tables it cannot take (written by no release this one knows
-    of) is unusable: `serve` moves it aside and rebuilds rather than fail at every start."""
+    """One migration; a file whose tables it cannot take is refused, naming the step, and left
+    as it was (the step's transaction rolls back): never moved aside, since the fault may be
+    the step's, and the file holds sign-ins and embeddings a rebuild would lose."""
     step = MIGRATIONS[version]
     try:
         step(db)
     except (apsw.SQLError, apsw.ConstraintError) as exc:
-        raise IndexUnusable(
-            f"{path} could not be updated to schema {version + 1} ({step.__name__}: {exc})"
+        raise StoreError(
+            f"{path} could not be updated to schema {version + 1} ({step.__name__}: {exc}); it "
+            "is left as it was: report this, or move the file away to build a fresh index"
         ) from None
 
 

@@ -1,5 +1,7 @@
 """The addresses that gave the login password lately (access/rate_limits.PasswordGuard), kept
-in the index file so a restart does not forget them. Writers pass a `Store.atomic()` block."""
+in the index file so a restart does not forget them. Each is kept as a digest keyed by the
+password (server/auth.py): a new password voids them, and the file names no address. Writers
+pass a `Store.atomic()` block."""
 
 from __future__ import annotations
 

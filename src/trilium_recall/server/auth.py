@@ -86,7 +86,9 @@ class Authenticator:
         self._store = Store(store.path) if self._password else None
         proven = proven_sources.live(self._store.db, clock()) if self._store else {}
         # Bearer and login page: one password, one budget
-        self._guard = PasswordGuard(clock, proven=proven, on_proof=self._keep_proof)
+        self._guard = PasswordGuard(
+            clock, proven=proven, on_proof=self._keep_proof, proof_key=self._proof_key
+        )
         self._registrations = registration_limit(clock)
         self.log_limit = LogLimit()
         # The last refused JSON POST /recall (when, why, from where), until a hook's request is
@@ -128,14 +130,20 @@ class Authenticator:
         """This machine, or an address that gave the password lately: past shared limits."""
         return from_this_machine(scope) or self._guard.is_proven(source_of(scope))
 
-    def _keep_proof(self, source: str, until: float) -> None:
+    def _proof_key(self, source: str) -> str:
+        """A source as its proof is kept: keyed by the password, so a new one voids every proof
+        (whoever knew the old one keeps no address past the shared limit), and the file holds
+        no address."""
+        return hmac.new(self._password or b"", source.encode(), "sha256").hexdigest()
+
+    def _keep_proof(self, key: str, until: float) -> None:
         """Write a proof to the index file; a failure costs only the proof after a restart."""
         assert self._store is not None  # a proof needs the password, which opened the store
         try:
             with self._store.atomic(wait_s=0.5) as db:
-                proven_sources.keep(db, source, until, self._clock(), MAX_PROVEN_SOURCES)
+                proven_sources.keep(db, key, until, self._clock(), MAX_PROVEN_SOURCES)
         except (StoreError, apsw.Error) as exc:
-            logger.warning("could not keep that %s gave the password: %s", source, exc)
+            logger.warning("could not keep a proof of the password in the index: %s", exc)
 
     async def oauth_access(self, token: str) -> AccessToken | None:
         """A live OAuth access token issued for this server; never rate limited: 256 random bits

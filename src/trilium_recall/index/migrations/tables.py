@@ -302,3 +302,5 @@ def m023_grant_times(db: apsw.Connection) -> None:
     for table, column in (("oauth_spent", "spent_at"), ("oauth_clients", "signed_in_at")):
         if column not in {row[1] for row in db.execute(f"PRAGMA table_info({table})")}:
             db.execute(f"ALTER TABLE {table} ADD COLUMN {column} REAL")
+            if column == "signed_in_at":  # unknown before: no client is taken for never signed in
+                db.execute("UPDATE oauth_clients SET signed_in_at = created_at")
