@@ -853,3 +853,14 @@ def test_the_documented_trilium_variables_from_a_real_environment(tmp_path: Path
     assert found.returncode == 0, found.stderr
     [passage] = json.loads(found.stdout)["passages"]
     assert passage["url"] == "http://localhost:18099/#root/garden000001"
+
+
+def test_serve_refuses_a_base_url_with_a_path_in_one_line(tmp_path: Path) -> None:
+    """OAuth clients look for the metadata at the root of the host: an engine served under a
+    path never had it there, and every sign-in failed after the engine had started."""
+    env = {"RECALL_DATA_DIR": str(tmp_path), "RECALL_LOGIN_PASSWORD": "a-login-password-0123"}
+    done = run("serve", env={**env, "RECALL_BASE_URL": "https://recall.example.org/notes"})
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    said = [line for line in done.stderr.splitlines() if line.startswith("trilium-recall:")]
+    assert len(said) == 1 and "RECALL_BASE_URL: must be the engine's origin alone" in said[0]
+    assert not (tmp_path / "recall.sqlite3").exists()  # refused before any work

@@ -13,6 +13,7 @@ DEFAULT_ENGINE_URL = "http://127.0.0.1:8765"
 # This machine by name: binding here needs no password, OAuth may redirect here over plain http,
 # and /mcp accepts these Host and Origin headers.
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 def is_loopback_name(host: str) -> bool:
@@ -54,7 +55,7 @@ def server_key(url: str) -> tuple[str, str, int | None, str]:
     """One server whatever its URL's spelling: case, a default port, this machine's names."""
     parsed = urlsplit(url)
     host = (parsed.hostname or "").lower()
-    port = parsed.port or {"http": 80, "https": 443}.get(parsed.scheme)
+    port = parsed.port or DEFAULT_PORTS.get(parsed.scheme)
     path = parsed.path.rstrip("/")
     return parsed.scheme, "loopback" if is_loopback_name(host) else host, port, path
 
@@ -85,7 +86,7 @@ def public_origin(url: str) -> str:
         )
     host = (parsed.hostname or "").lower()
     netloc = f"[{host}]" if ":" in host else host
-    if parsed.port and parsed.port != {"http": 80, "https": 443}.get(parsed.scheme.lower()):
+    if parsed.port and parsed.port != DEFAULT_PORTS.get(parsed.scheme.lower()):
         netloc += f":{parsed.port}"
     return f"{parsed.scheme.lower()}://{netloc}"
 

@@ -61,8 +61,8 @@ class IndexBusy(StoreError):
 
 class IndexUnusable(StoreError):
     """The file is damaged, from a newer schema, or built by another embedding model: the
-    engine moves it aside and builds a fresh one when it starts (server/engine.py); the message says
-    why, `FIX` what the user can do."""
+    engine moves it aside and builds a fresh one when it starts (server/index_file.py), except
+    a newer schema's, which it refuses; the message says why, `FIX` what the user can do."""
 
     FIX = "start `trilium-recall serve` (again): it moves the file aside and rebuilds"
 

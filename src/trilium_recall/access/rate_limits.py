@@ -193,8 +193,8 @@ class PasswordGuard:
         self._proof_key = proof_key
         self._failures = SourceLimit(PASSWORD_PER_SOURCE, PASSWORD_OVERALL, clock)
         self._proven: dict[str, float] = {}  # proof key -> when it expires, oldest first
-        for source, until in sorted((proven or {}).items(), key=lambda item: item[1]):
-            self._add_proof(source, until)
+        for key, until in sorted((proven or {}).items(), key=lambda item: item[1]):
+            self._add_proof(key, until)
         self._on_proof = on_proof
         # source -> keyed digests of the passwords it was refused, least recent source first
         self._refused: dict[str, tuple[bytes, ...]] = {}

@@ -9,15 +9,16 @@ import apsw
 
 
 def live(db: apsw.Connection, now: float) -> dict[str, float]:
-    """source -> when its proof expires, for the proofs not yet expired."""
+    """Proof key -> when it expires, for the proofs not yet expired (the column `source` holds
+    the key)."""
     rows = db.execute("SELECT source, until FROM proven_sources WHERE until > ?", (now,))
     return {str(source): float(until) for source, until in rows}
 
 
-def keep(db: apsw.Connection, source: str, until: float, now: float, at_most: int) -> None:
-    """Keep `source`'s proof until `until`; expired proofs go, and past `at_most` the proofs
+def keep(db: apsw.Connection, key: str, until: float, now: float, at_most: int) -> None:
+    """Keep the proof `key` until `until`; expired proofs go, and past `at_most` the proofs
     that expire first."""
-    db.execute("INSERT OR REPLACE INTO proven_sources VALUES (?, ?)", (source, until))
+    db.execute("INSERT OR REPLACE INTO proven_sources VALUES (?, ?)", (key, until))
     db.execute("DELETE FROM proven_sources WHERE until <= ?", (now,))
     db.execute(
         "DELETE FROM proven_sources WHERE source NOT IN "

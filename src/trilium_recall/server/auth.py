@@ -15,7 +15,6 @@ two, on both /recall and /mcp, because both sit behind the same password.
 from __future__ import annotations
 
 import hmac
-import ipaddress
 import logging
 import time
 from collections.abc import Callable
@@ -49,6 +48,7 @@ from ..access.rate_limits import (
     source_of,
 )
 from ..config import MCP_PATH, Settings
+from ..engine_address import is_loopback_name
 from ..errors import ConfigError, StoreError
 from ..index import proven_sources
 from ..index.store import Store
@@ -293,11 +293,7 @@ def proxied_without_password() -> JSONResponse:
 def from_this_machine(scope: Scope) -> bool:
     """A loopback peer that no proxy speaks for: a process of this machine (the hook)."""
     client = scope.get("client")
-    try:
-        loopback = client is not None and ipaddress.ip_address(client[0]).is_loopback
-    except ValueError:
-        return False
-    return loopback and not forwarded(scope)
+    return client is not None and is_loopback_name(client[0]) and not forwarded(scope)
 
 
 def bearer_token(scope: Scope) -> str | None:

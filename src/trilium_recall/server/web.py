@@ -214,7 +214,7 @@ class WebUI:
         attempt = self._auth.try_password(password, request.scope)
         refusal = attempt.refusal
         if not attempt.ok and not attempt.repeat and self._auth.log_limit.allow(source, refusal):
-            log.warning("status page sign-in from %s refused: %s", source, attempt.refusal)
+            log.warning("status page sign-in from %s refused: %s", source, refusal)
         if attempt.retry_after:
             return too_many_attempts_page(attempt.retry_after)
         if not attempt.ok:

@@ -198,11 +198,9 @@ def m009_server_features(db: apsw.Connection) -> None:
     tick has read its recent changes. Releases on the branch that added these numbered this
     step 8, so their files come here at schema 8 with the columns and without m008's table:
     made to run again harmlessly, and makes that table."""
-    have = {row[1] for row in db.execute("PRAGMA table_info(instances)")}
     # appVersion; a JSON list such as ["history"]; the newest recent-change row read
     for column in ("trilium_version", "sync_features", "history_mark"):
-        if column not in have:
-            db.execute(f"ALTER TABLE instances ADD COLUMN {column} TEXT")
+        _add_column(db, "instances", column, "TEXT")
     m008_note_errors(db)
 
 
@@ -275,8 +273,7 @@ def m017_note_calendar(db: apsw.Connection) -> None:
     its nearest ancestor's), so a journal whose day notes are not titled "21 - Thursday" is found
     by date too. Empty until the next full comparison writes each labelled note again (a change
     of its metadata only: nothing is read or embedded again). Made to run again harmlessly."""
-    if "calendar" not in {row[1] for row in db.execute("PRAGMA table_info(notes)")}:
-        db.execute("ALTER TABLE notes ADD COLUMN calendar TEXT")
+    _add_column(db, "notes", "calendar", "TEXT")
 
 
 def m019_snippet_hubness(db: apsw.Connection) -> None:
@@ -299,8 +296,15 @@ def m023_grant_times(db: apsw.Connection) -> None:
     rotation is the client's own parallel request, not a leak: access/oauth.py) and when each
     client last signed in (registration makes room by dropping those that never did first).
     Made to run again harmlessly."""
-    for table, column in (("oauth_spent", "spent_at"), ("oauth_clients", "signed_in_at")):
-        if column not in {row[1] for row in db.execute(f"PRAGMA table_info({table})")}:
-            db.execute(f"ALTER TABLE {table} ADD COLUMN {column} REAL")
-            if column == "signed_in_at":  # unknown before: no client is taken for never signed in
-                db.execute("UPDATE oauth_clients SET signed_in_at = created_at")
+    _add_column(db, "oauth_spent", "spent_at", "REAL")
+    if _add_column(db, "oauth_clients", "signed_in_at", "REAL"):
+        # Unknown before: no client registered then is taken for one that never signed in.
+        db.execute("UPDATE oauth_clients SET signed_in_at = created_at")
+
+
+def _add_column(db: apsw.Connection, table: str, column: str, kind: str) -> bool:
+    """Add a column unless the table has it (so a step runs again harmlessly); True if added."""
+    if column in {row[1] for row in db.execute(f"PRAGMA table_info({table})")}:
+        return False
+    db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
+    return True
