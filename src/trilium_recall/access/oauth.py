@@ -69,7 +69,7 @@ def digest(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
 
 
-def _password_check(password: bytes, salt: bytes) -> bytes:
+def slow_digest(password: bytes, salt: bytes) -> bytes:
     # scrypt, not a bare hash: the file must not make the password cheap to guess offline.
     return hashlib.scrypt(password, salt=salt, n=2**14, r=8, p=1, dklen=32)
 
@@ -110,11 +110,11 @@ class OAuthProvider(OAuthAuthorizationServerProvider[AuthorizationCode, RefreshT
         every token and code is deleted (clients stay registered). Returns grants ended."""
         with self._store.atomic() as db:
             row = records.password_check(db)
-            if row and hmac.compare_digest(_password_check(password, row[0]), row[1]):
+            if row and hmac.compare_digest(slow_digest(password, row[0]), row[1]):
                 return 0
             ended = records.end_every_grant(db) if row else 0
             salt = secrets.token_bytes(16)
-            records.set_password_check(db, salt, _password_check(password, salt))
+            records.set_password_check(db, salt, slow_digest(password, salt))
         return ended
 
     # -- clients -----------------------------------------------------------------------------

@@ -1,11 +1,27 @@
 """The addresses that gave the login password lately (access/rate_limits.PasswordGuard), kept
-in the index file so a restart does not forget them. Each is kept as a digest keyed by the
-password (server/auth.py): a new password voids them, and the file names no address. Writers
+in the index file so a restart does not forget them. Each is kept as an HMAC keyed by a slow
+digest (scrypt, with this file's salt) of the password (server/auth.py): a new password voids
+them, the file names no address, and guessing the password from it costs what the stored
+password check costs. Writers
 pass a `Store.atomic()` block."""
 
 from __future__ import annotations
 
+import secrets
+
 import apsw
+
+_SALT_KEY = "proof_salt"
+
+
+def salt(db: apsw.Connection) -> bytes:
+    """This file's random salt for the proofs' key, made the first time (pass a write block)."""
+    row = db.execute("SELECT value FROM index_meta WHERE key = ?", (_SALT_KEY,)).fetchone()
+    if row is not None:
+        return bytes.fromhex(row[0])
+    made = secrets.token_bytes(16)
+    db.execute("INSERT INTO index_meta VALUES (?, ?)", (_SALT_KEY, made.hex()))
+    return made
 
 
 def live(db: apsw.Connection, now: float) -> dict[str, float]:

@@ -37,7 +37,7 @@ from starlette.routing import BaseRoute
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..access.login_page import LOGIN_PATH
-from ..access.oauth import OAuthProvider
+from ..access.oauth import OAuthProvider, slow_digest
 from ..access.oauth_routes import METADATA_PATH, LoginEndpoint, guard_sdk_route, metadata_route
 from ..access.rate_limits import (
     MAX_PROVEN_SOURCES,
@@ -84,7 +84,14 @@ class Authenticator:
         # Its own connection: a transaction another thread holds open on `store.db` must never
         # swallow (or roll back) a token or proof write.
         self._store = Store(store.path) if self._password else None
-        proven = proven_sources.live(self._store.db, clock()) if self._store else {}
+        proven, self._proof_secret = {}, b""
+        if self._store and self._password:
+            with self._store.atomic() as db:
+                salt = proven_sources.salt(db)
+            # Slow, once: the file must not make the password cheap to guess offline, and
+            # 127.0.0.1's proof (the hook's) would be a known message under a fast key.
+            self._proof_secret = slow_digest(self._password, salt)
+            proven = proven_sources.live(self._store.db, clock())
         # Bearer and login page: one password, one budget
         self._guard = PasswordGuard(
             clock, proven=proven, on_proof=self._keep_proof, proof_key=self._proof_key
@@ -131,10 +138,10 @@ class Authenticator:
         return from_this_machine(scope) or self._guard.is_proven(source_of(scope))
 
     def _proof_key(self, source: str) -> str:
-        """A source as its proof is kept: keyed by the password, so a new one voids every proof
-        (whoever knew the old one keeps no address past the shared limit), and the file holds
-        no address."""
-        return hmac.new(self._password or b"", source.encode(), "sha256").hexdigest()
+        """A source as its proof is kept: keyed by a slow digest of the password, so a new one
+        voids every proof (whoever knew the old one keeps no address past the shared limit),
+        and the file holds no address."""
+        return hmac.new(self._proof_secret, source.encode(), "sha256").hexdigest()
 
     def _keep_proof(self, key: str, until: float) -> None:
         """Write a proof to the index file; a failure costs only the proof after a restart."""
