@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hmac
 import logging
+import secrets
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -86,12 +87,16 @@ class Authenticator:
         self._store = Store(store.path) if self._password else None
         proven, self._proof_secret = {}, b""
         if self._store and self._password:
-            with self._store.atomic() as db:
-                salt = proven_sources.salt(db)
+            try:
+                with self._store.atomic(wait_s=0.5) as db:
+                    salt = proven_sources.salt(db)
+                proven = proven_sources.live(self._store.db, clock())
+            except (StoreError, apsw.Error) as exc:  # a full disk must not stop the start
+                logger.warning("proofs of the password are not kept this run: %s", exc)
+                salt = secrets.token_bytes(16)
             # Slow, once: the file must not make the password cheap to guess offline, and
             # 127.0.0.1's proof (the hook's) would be a known message under a fast key.
             self._proof_secret = slow_digest(self._password, salt)
-            proven = proven_sources.live(self._store.db, clock())
         # Bearer and login page: one password, one budget
         self._guard = PasswordGuard(
             clock, proven=proven, on_proof=self._keep_proof, proof_key=self._proof_key
